@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "BadgeFlow",
+    products: [
+        .library(name: "BadgeFlow", targets: ["BadgeFlow"]),
+        .executable(name: "badgeflow", targets: ["badgeflow"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CJSONC",
+            pkgConfig: "json-c",
+            providers: [.apt(["libjson-c-dev"])]
+        ),
+        .target(
+            name: "BadgeFlow",
+            dependencies: ["CJSONC"]
+        ),
+        .executableTarget(
+            name: "badgeflow",
+            dependencies: [
+                "BadgeFlow",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "BadgeFlowTests",
+            dependencies: ["BadgeFlow"]
+        ),
+        .testTarget(
+            name: "badgeflowTests",
+            dependencies: ["badgeflow"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}
