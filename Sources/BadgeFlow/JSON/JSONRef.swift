@@ -1,0 +1,225 @@
+private import CJSONC
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A borrowed view of one value inside a parsed json-c document.
+///
+/// A `JSONRef` is valid only inside the `JSONParser.withDocument` call that produced it: the
+/// parser releases the whole document when that call returns. It never owns memory and is
+/// never stored. JSON `null` is represented by json-c as a NULL pointer, so `raw` is optional.
+struct JSONRef {
+    /// The json-c object, or nil for JSON `null`.
+    fileprivate let raw: OpaquePointer?
+
+    /// The kinds of JSON value.
+    enum Kind: UInt8, Sendable {
+        case null, bool, int, double, string, array, object
+    }
+
+    fileprivate init(_ raw: OpaquePointer?) { self.raw = raw }
+
+    /// Wraps a json-c object owned by the caller (the parser).
+    init(borrowing raw: OpaquePointer?) { self.raw = raw }
+
+    /// The kind of this value.
+    var kind: Kind {
+        switch json_object_get_type(raw) {
+        case json_type_boolean: return .bool
+        case json_type_int: return .int
+        case json_type_double: return .double
+        case json_type_string: return .string
+        case json_type_array: return .array
+        case json_type_object: return .object
+        default: return .null
+        }
+    }
+
+    var isNull: Bool { raw == nil }
+
+    /// The integer value when this is a JSON integer; json-c clamps integers beyond 64 bits.
+    var int: Int64? {
+        guard kind == .int else { return nil }
+        return json_object_get_int64(raw)
+    }
+
+    /// True when this integer was clamped by json-c because it does not fit in 64 bits.
+    var intOverflowed: Bool {
+        guard kind == .int else { return false }
+        let v = json_object_get_int64(raw)
+        if v == Int64.max || v == Int64.min { return true }
+        return false
+    }
+
+    /// The value as a Double when this is any JSON number.
+    var number: Double? {
+        switch kind {
+        case .int: return Double(json_object_get_int64(raw))
+        case .double: return json_object_get_double(raw)
+        default: return nil
+        }
+    }
+
+    var bool: Bool? {
+        guard kind == .bool else { return nil }
+        return json_object_get_boolean(raw) != 0
+    }
+
+    /// The string value, copied into a Swift `String`, when this is a JSON string.
+    var string: String? {
+        guard kind == .string else { return nil }
+        return withStringBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with the string's UTF-8 bytes without copying them.
+    func withStringBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        guard kind == .string, let p = json_object_get_string(raw) else {
+            return body(UnsafeBufferPointer(start: nil, count: 0))
+        }
+        let n = Int(json_object_get_string_len(raw))
+        return p.withMemoryRebound(to: UInt8.self, capacity: n) {
+            body(UnsafeBufferPointer(start: $0, count: n))
+        }
+    }
+
+    /// Byte length of the string value (0 for non-strings).
+    var stringByteCount: Int {
+        guard kind == .string else { return 0 }
+        return Int(json_object_get_string_len(raw))
+    }
+
+    /// True when this is a string whose bytes equal `other`'s UTF-8, without allocating.
+    func stringEquals(_ other: String) -> Bool {
+        guard kind == .string else { return false }
+        var other = other
+        return other.withUTF8 { o in
+            withStringBytes { s in
+                s.elementsEqual(o)
+            }
+        }
+    }
+
+    /// Number of elements of an array or members of an object; 0 otherwise.
+    var count: Int {
+        switch kind {
+        case .array: return Int(json_object_array_length(raw))
+        case .object: return Int(json_object_object_length(raw))
+        default: return 0
+        }
+    }
+
+    /// The member named `key` of an object. Returns nil when absent or not an object;
+    /// `.some(JSONRef)` with `isNull` when the member is present and null.
+    subscript(key: String) -> JSONRef? {
+        guard kind == .object else { return nil }
+        var out: OpaquePointer? = nil
+        let found = key.withCString { json_object_object_get_ex(raw, $0, &out) }
+        return found != 0 ? JSONRef(out) : nil
+    }
+
+    /// The element at `index` of an array, or nil.
+    subscript(index: Int) -> JSONRef? {
+        guard kind == .array, index >= 0, index < count else { return nil }
+        return JSONRef(json_object_array_get_idx(raw, index))
+    }
+
+    /// Calls `body` for each member of an object, in document order.
+    func forEachMember(_ body: (UnsafeBufferPointer<UInt8>, JSONRef) -> Void) {
+        guard kind == .object else { return }
+        var it = json_object_iter_begin(raw)
+        var end = json_object_iter_end(raw)
+        while json_object_iter_equal(&it, &end) == 0 {
+            if let name = json_object_iter_peek_name(&it) {
+                let n = strlen(name)
+                name.withMemoryRebound(to: UInt8.self, capacity: n) {
+                    body(UnsafeBufferPointer(start: $0, count: n), JSONRef(json_object_iter_peek_value(&it)))
+                }
+            }
+            json_object_iter_next(&it)
+        }
+    }
+
+    /// Resolves a compiled RFC 6901 pointer against this value.
+    func resolve(_ pointer: JSONPointer) -> JSONRef? {
+        var current = self
+        for token in pointer.tokens {
+            switch current.kind {
+            case .object:
+                guard let next = current[token.key] else { return nil }
+                current = next
+            case .array:
+                guard let i = token.index, let next = current[i] else { return nil }
+                current = next
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+
+    /// Byte length of this value written compactly by json-c.
+    var serializedByteCount: Int {
+        var n: Int = 0
+        _ = json_object_to_json_string_length(raw, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n)
+        return n
+    }
+
+    /// Converts this value, recursively, into an owned Swift `JSONValue`.
+    ///
+    /// Used for configuration and state files only; the per-line path reads fields in place.
+    func toValue() -> JSONValue {
+        switch kind {
+        case .null: return .null
+        case .bool: return .bool(bool ?? false)
+        case .int: return .int(json_object_get_int64(raw))
+        case .double: return .double(json_object_get_double(raw))
+        case .string: return .string(string ?? "")
+        case .array:
+            var items: [JSONValue] = []
+            items.reserveCapacity(count)
+            for i in 0..<count { if let e = self[i] { items.append(e.toValue()) } }
+            return .array(items)
+        case .object:
+            var members: [(String, JSONValue)] = []
+            members.reserveCapacity(count)
+            forEachMember { name, value in
+                members.append((String(decoding: name, as: UTF8.self), value.toValue()))
+            }
+            return .object(members)
+        }
+    }
+}
+
+/// Owns one json-c object created from a Swift value, for serialization with json-c.
+enum JSONCSerializer {
+    /// Writes `value` as JSON text through json-c (pretty or compact), without slash escaping.
+    static func serialize(_ value: JSONValue, pretty: Bool) -> String {
+        let object = make(value)
+        defer { json_object_put(object) }
+        var flags = JSON_C_TO_STRING_NOSLASHESCAPE
+        flags |= pretty ? (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED) : JSON_C_TO_STRING_PLAIN
+        guard let text = json_object_to_json_string_ext(object, flags) else { return "null" }
+        return String(cString: text)
+    }
+
+    private static func make(_ value: JSONValue) -> OpaquePointer? {
+        switch value {
+        case .null: return nil
+        case .bool(let b): return json_object_new_boolean(b ? 1 : 0)
+        case .int(let i): return json_object_new_int64(i)
+        case .double(let d): return json_object_new_double(d)
+        case .string(let s):
+            return s.withCString { json_object_new_string_len($0, Int32(s.utf8.count)) }
+        case .array(let items):
+            let array = json_object_new_array_ext(Int32(items.count))
+            for item in items { json_object_array_add(array, make(item)) }
+            return array
+        case .object(let members):
+            let object = json_object_new_object()
+            for (key, member) in members { json_object_object_add(object, key, make(member)) }
+            return object
+        }
+    }
+}

@@ -1,0 +1,298 @@
+/// Validates a parsed payload in one walk of its `aps` dictionary (SPEC §1).
+///
+/// Pointers are built only when a problem is found, so a clean payload allocates nothing
+/// but its (usually empty) diagnostics array.
+struct PayloadChecker {
+    /// Pointer of the payload inside the line: `""` for a bare payload, `/payload` in an envelope.
+    let base: String
+    private(set) var diagnostics: [Diagnostic] = []
+
+    init(base: String) { self.base = base }
+
+    /// Checks `root` and returns the report.
+    ///
+    /// - Parameters:
+    ///   - root: the payload object.
+    ///   - byteCount: the payload's size as sent.
+    ///   - pushType: the APNs push type, when the event gives one (`voip` raises the limit).
+    static func check(_ root: JSONRef, byteCount: Int, pushType: String?, base: String) -> PayloadReport {
+        var checker = PayloadChecker(base: base)
+        return checker.run(root, byteCount: byteCount, pushType: pushType)
+    }
+
+    private mutating func run(_ root: JSONRef, byteCount: Int, pushType: String?) -> PayloadReport {
+        let limit = PayloadLimits.maxBytes(pushType: pushType)
+        if byteCount > limit {
+            error(.payloadTooLarge, "payload is \(byteCount) bytes, more than the \(limit) bytes APNs accepts" +
+                  (pushType == "voip" ? " for VoIP" : ""), base)
+            return report(kind: nil, badge: nil)
+        }
+        guard root.kind == .object else {
+            error(.notAnObject, "a payload must be a JSON object, got \(Self.describe(root))", base)
+            return report(kind: nil, badge: nil)
+        }
+        guard let aps = root["aps"] else {
+            error(.missingAps, "a payload must have an \"aps\" dictionary", base + "/aps")
+            return report(kind: nil, badge: nil)
+        }
+        guard aps.kind == .object else {
+            error(.apsNotAnObject, "\"aps\" must be an object, got \(Self.describe(aps))", base + "/aps")
+            return report(kind: nil, badge: nil)
+        }
+        let isLiveActivity = aps["event"] != nil
+        var hasAlert = false, hasSound = false, hasBadge = false, contentAvailable = false
+        var badge: Int? = nil
+
+        aps.forEachMember { name, value in
+            let key = String(decoding: name, as: UTF8.self)
+            switch key {
+            case "alert":
+                hasAlert = true
+                checkAlert(value, liveActivity: isLiveActivity)
+            case "badge":
+                hasBadge = true
+                badge = checkBadge(value)
+            case "sound":
+                hasSound = true
+                checkSound(value, at: apsPointer("sound"))
+            case "thread-id", "category", "target-content-id", "filter-criteria", "attributes-type",
+                 "input-push-channel":
+                expectString(value, key)
+            case "content-available":
+                if expectInt(value, key), value.int == 1 { contentAvailable = true }
+            case "mutable-content", "timestamp", "stale-date", "dismissal-date":
+                expectInt(value, key)
+            case "interruption-level":
+                expectEnum(value, key, ["passive", "active", "time-sensitive", "critical"])
+            case "event":
+                expectEnum(value, key, ["start", "update", "end"])
+            case "relevance-score":
+                checkRelevance(value, liveActivity: isLiveActivity)
+            case "content-state", "attributes":
+                if value.kind != .object {
+                    error(.wrongType, "\(key) must be an object, got \(Self.describe(value))", apsPointer(key))
+                }
+            case "input-push-token":
+                if expectInt(value, key), value.int != 1 {
+                    error(.outOfRange, "input-push-token must be 1, got \(Self.describe(value))", apsPointer(key))
+                }
+            default:
+                warning(.unknownApsKey, "\"\(key)\" is not an aps key APNs knows; custom keys belong outside aps",
+                        apsPointer(key))
+            }
+        }
+        if contentAvailable && (hasAlert || hasBadge || hasSound) {
+            warning(.silentWithAlert,
+                    "content-available with alert, badge or sound is not delivered as a silent push",
+                    apsPointer("content-available"))
+        }
+        if diagnostics.contains(where: { $0.severity == .error }) { return report(kind: nil, badge: nil) }
+        let kind: PayloadKind
+        if isLiveActivity { kind = .liveActivity }
+        else if pushType == "voip" { kind = .voip }
+        else if contentAvailable && !hasAlert && !hasBadge && !hasSound { kind = .background }
+        else if hasAlert || hasSound { kind = .alert }
+        else { kind = .badgeOnly }
+        return report(kind: kind, badge: badge)
+    }
+
+    private func report(kind: PayloadKind?, badge: Int?) -> PayloadReport {
+        PayloadReport(kind: kind, badge: badge, diagnostics: diagnostics)
+    }
+
+    // MARK: keys
+
+    private mutating func checkBadge(_ value: JSONRef) -> Int? {
+        let at = apsPointer("badge")
+        guard value.kind == .int, let n = value.int else {
+            error(.wrongType, "badge must be a non-negative integer, got \(Self.describe(value))", at)
+            return nil
+        }
+        if n < 0 || n > Int64(Int32.max) || value.intOverflowed {
+            error(.outOfRange, "badge must be between 0 and 2147483647, got \(Self.describe(value))", at)
+            return nil
+        }
+        return Int(n)
+    }
+
+    private static let alertStringKeys: Set<String> = [
+        "title", "subtitle", "body", "launch-image", "title-loc-key", "subtitle-loc-key", "loc-key", "action-loc-key",
+    ]
+    private static let alertArrayKeys: Set<String> = ["title-loc-args", "subtitle-loc-args", "loc-args"]
+
+    private mutating func checkAlert(_ value: JSONRef, liveActivity: Bool) {
+        let at = apsPointer("alert")
+        switch value.kind {
+        case .string:
+            if value.stringByteCount == 0 { warning(.emptyAlert, "alert is empty: nothing would be shown", at) }
+        case .object:
+            var shows = false
+            value.forEachMember { name, member in
+                let key = String(decoding: name, as: UTF8.self)
+                let memberAt = JSONPointer.appending(at, key)
+                if key == "title" || key == "subtitle" || key == "body" || key == "loc-key" || key == "title-loc-key" {
+                    shows = true
+                }
+                if Self.alertStringKeys.contains(key) {
+                    if member.kind == .string { return }
+                    if liveActivity && (key == "title" || key == "body") && member.kind == .object {
+                        checkLocalizedObject(member, at: memberAt)
+                        return
+                    }
+                    error(.wrongType, "alert \(key) must be a string, got \(Self.describe(member))", memberAt)
+                } else if Self.alertArrayKeys.contains(key) {
+                    checkStringArray(member, name: "alert \(key)", at: memberAt)
+                } else if key == "sound" && liveActivity {
+                    checkSound(member, at: memberAt)
+                } else {
+                    warning(.unknownApsKey, "\"\(key)\" is not an alert key APNs knows", memberAt)
+                }
+            }
+            if !shows { warning(.emptyAlert, "alert has no title, subtitle, body or loc-key: nothing would be shown", at) }
+        default:
+            error(.wrongType, "alert must be a string or an object, got \(Self.describe(value))", at)
+        }
+    }
+
+    private mutating func checkLocalizedObject(_ value: JSONRef, at: String) {
+        value.forEachMember { name, member in
+            let key = String(decoding: name, as: UTF8.self)
+            let memberAt = JSONPointer.appending(at, key)
+            switch key {
+            case "loc-key":
+                if member.kind != .string {
+                    error(.wrongType, "loc-key must be a string, got \(Self.describe(member))", memberAt)
+                }
+            case "loc-args":
+                checkStringArray(member, name: "loc-args", at: memberAt)
+            default:
+                warning(.unknownApsKey, "\"\(key)\" is not a key of a localized alert text", memberAt)
+            }
+        }
+    }
+
+    private mutating func checkStringArray(_ value: JSONRef, name: String, at: String) {
+        guard value.kind == .array else {
+            error(.wrongType, "\(name) must be an array of strings, got \(Self.describe(value))", at)
+            return
+        }
+        for i in 0..<value.count {
+            guard let element = value[i], element.kind == .string else {
+                let element = value[i]
+                error(.wrongType, "\(name) must hold strings only, got \(element.map(Self.describe) ?? "null")",
+                      at + "/\(i)")
+                continue
+            }
+        }
+    }
+
+    private mutating func checkSound(_ value: JSONRef, at: String) {
+        switch value.kind {
+        case .string: return
+        case .object:
+            value.forEachMember { name, member in
+                let key = String(decoding: name, as: UTF8.self)
+                let memberAt = JSONPointer.appending(at, key)
+                switch key {
+                case "critical":
+                    guard member.kind == .int, let n = member.int else {
+                        error(.wrongType, "sound critical must be 0 or 1, got \(Self.describe(member))", memberAt)
+                        return
+                    }
+                    if n != 0 && n != 1 {
+                        error(.outOfRange, "sound critical must be 0 or 1, got \(n)", memberAt)
+                    }
+                case "name":
+                    if member.kind != .string {
+                        error(.wrongType, "sound name must be a string, got \(Self.describe(member))", memberAt)
+                    }
+                case "volume":
+                    guard let v = member.number else {
+                        error(.wrongType, "sound volume must be a number, got \(Self.describe(member))", memberAt)
+                        return
+                    }
+                    if !(v >= 0 && v <= 1) {
+                        error(.outOfRange, "sound volume must be between 0 and 1, got \(Self.describe(member))", memberAt)
+                    }
+                default:
+                    warning(.unknownApsKey, "\"\(key)\" is not a sound key APNs knows", memberAt)
+                }
+            }
+        default:
+            error(.wrongType, "sound must be a string or an object, got \(Self.describe(value))", at)
+        }
+    }
+
+    private mutating func checkRelevance(_ value: JSONRef, liveActivity: Bool) {
+        let at = apsPointer("relevance-score")
+        guard let v = value.number else {
+            error(.wrongType, "relevance-score must be a number, got \(Self.describe(value))", at)
+            return
+        }
+        if !(v >= 0) || !v.isFinite {
+            error(.outOfRange, "relevance-score must not be negative, got \(Self.describe(value))", at)
+        } else if !liveActivity && v > 1 {
+            error(.outOfRange, "relevance-score must be between 0 and 1 outside Live Activities, got \(Self.describe(value))", at)
+        }
+    }
+
+    private mutating func expectString(_ value: JSONRef, _ key: String) {
+        if value.kind != .string {
+            error(.wrongType, "\(key) must be a string, got \(Self.describe(value))", apsPointer(key))
+        }
+    }
+
+    @discardableResult
+    private mutating func expectInt(_ value: JSONRef, _ key: String) -> Bool {
+        if value.kind != .int {
+            error(.wrongType, "\(key) must be an integer, got \(Self.describe(value))", apsPointer(key))
+            return false
+        }
+        return true
+    }
+
+    private mutating func expectEnum(_ value: JSONRef, _ key: String, _ allowed: [String]) {
+        guard value.kind == .string else {
+            error(.wrongType, "\(key) must be a string, got \(Self.describe(value))", apsPointer(key))
+            return
+        }
+        if !allowed.contains(where: { value.stringEquals($0) }) {
+            error(.invalidValue, "\(key) must be one of \(allowed.joined(separator: ", ")), got \(Self.describe(value))",
+                  apsPointer(key))
+        }
+    }
+
+    // MARK: reporting
+
+    private func apsPointer(_ key: String) -> String { JSONPointer.appending(base + "/aps", key) }
+
+    private mutating func error(_ code: Diagnostic.Code, _ message: String, _ at: String) {
+        diagnostics.append(.error(code, message, at: at))
+    }
+
+    private mutating func warning(_ code: Diagnostic.Code, _ message: String, _ at: String) {
+        diagnostics.append(.warning(code, message, at: at))
+    }
+
+    /// `string "99+"`, `number 3.5`, `boolean true`: a value as messages name it.
+    static func describe(_ value: JSONRef) -> String {
+        switch value.kind {
+        case .null: return "null"
+        case .bool: return "boolean \(value.bool == true)"
+        case .int:
+            if value.intOverflowed { return "an integer beyond 64 bits" }
+            return "integer \(value.int ?? 0)"
+        case .double:
+            let d = value.number ?? 0
+            return d.isFinite ? "number \(d)" : "a number beyond the range of a double"
+        case .string:
+            let s = value.string ?? ""
+            let shown = s.count > 40 ? String(s.prefix(40)) + "…" : s
+            var w = JSONWriter(capacity: shown.utf8.count + 2)
+            w.string(shown)
+            return "string " + String(decoding: w.bytes, as: UTF8.self)
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}

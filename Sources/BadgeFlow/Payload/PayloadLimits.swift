@@ -1,0 +1,14 @@
+/// The size and depth limits APNs and BadgeFlow put on payloads.
+public enum PayloadLimits {
+    /// Largest payload APNs accepts, in bytes.
+    public static let maxBytes = 4096
+    /// Largest VoIP payload (`push-type: voip`), in bytes.
+    public static let maxVoIPBytes = 5120
+    /// Deepest nesting of arrays and objects accepted.
+    public static let maxDepth = 32
+
+    /// The byte limit for a push of the given APNs push type.
+    public static func maxBytes(pushType: String?) -> Int {
+        pushType == "voip" ? maxVoIPBytes : maxBytes
+    }
+}

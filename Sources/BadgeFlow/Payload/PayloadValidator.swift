@@ -1,0 +1,82 @@
+/// Parses and validates APNs payloads (SPEC §1).
+///
+/// One validator reuses one json-c tokener, so keep one per thread and call it for every
+/// payload:
+///
+/// ```swift
+/// let validator = PayloadValidator()
+/// let report = validator.validate(#"{"aps":{"badge":"99+"}}"#)
+/// report.firstError?.code   // .wrongType, at "/aps/badge"
+/// ```
+///
+/// Not thread-safe (the tokener is reused); it is cheap to make one per thread.
+public final class PayloadValidator {
+    private let parser = JSONParser(maxDepth: PayloadLimits.maxDepth)
+
+    /// Creates a validator.
+    public init() {}
+
+    /// Validates one payload given as UTF-8 JSON text.
+    ///
+    /// - Parameters:
+    ///   - bytes: the payload as sent, without any envelope.
+    ///   - pushType: the APNs push type, when known (`voip` allows 5120 bytes).
+    /// - Returns: the kind, the badge and every diagnostic.
+    public func validate(_ bytes: UnsafeRawBufferPointer, pushType: String? = nil) -> PayloadReport {
+        let size = Self.trimmedCount(bytes)
+        let limit = PayloadLimits.maxBytes(pushType: pushType)
+        if size > limit {
+            // APNs refuses an oversized payload before reading it; so do we.
+            return PayloadReport(kind: nil, badge: nil, diagnostics: [Self.tooLarge(size, limit: limit, at: "")])
+        }
+        return parser.withDocument(bytes) { result in
+            switch result {
+            case .failure(let e):
+                return PayloadReport(kind: nil, badge: nil, diagnostics: [e.diagnostic])
+            case .success(let root):
+                return PayloadChecker.check(root, byteCount: size, pushType: pushType, base: "")
+            }
+        }
+    }
+
+    /// Validates one payload given as text.
+    public func validate(_ text: String, pushType: String? = nil) -> PayloadReport {
+        var text = text
+        return text.withUTF8 { validate(UnsafeRawBufferPointer($0), pushType: pushType) }
+    }
+
+    /// Validates one `badgeflow validate` input: a bare payload, or a push envelope
+    /// `{"op":"push","payload":{…},"push-type":"voip"}` whose pointers start at `/payload`.
+    public func validateLine(_ bytes: UnsafeRawBufferPointer) -> PayloadReport {
+        let size = Self.trimmedCount(bytes)
+        return parser.withDocument(bytes) { result in
+            switch result {
+            case .failure(let e):
+                // An unreadable line over the limit is reported by its size, as APNs would.
+                let d = size > PayloadLimits.maxBytes ? Self.tooLarge(size, limit: PayloadLimits.maxBytes, at: "") : e.diagnostic
+                return PayloadReport(kind: nil, badge: nil, diagnostics: [d])
+            case .success(let root):
+                if root.kind == .object, root["aps"] == nil, let op = root["op"], op.stringEquals("push"),
+                   let payload = root["payload"] {
+                    let pushType = root["push-type"]?.string
+                    return PayloadChecker.check(payload, byteCount: payload.serializedByteCount,
+                                                pushType: pushType, base: "/payload")
+                }
+                return PayloadChecker.check(root, byteCount: size, pushType: nil, base: "")
+            }
+        }
+    }
+
+    static func tooLarge(_ size: Int, limit: Int, at: String) -> Diagnostic {
+        .error(.payloadTooLarge, "payload is \(size) bytes, more than the \(limit) bytes APNs accepts", at: at)
+    }
+
+    /// The byte count without leading and trailing JSON whitespace.
+    static func trimmedCount(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var lo = 0, hi = bytes.count
+        func ws(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 }
+        while lo < hi, ws(bytes[lo]) { lo += 1 }
+        while hi > lo, ws(bytes[hi - 1]) { hi -= 1 }
+        return hi - lo
+    }
+}

@@ -1,0 +1,141 @@
+/// A validated badge path such as `root.chat.alice` (SPEC §2).
+///
+/// Segments are joined by `.`; each is non-empty UTF-8 without `.` or control characters.
+/// A path has at most 16 segments and 1024 bytes, and is case-sensitive. Whether the first
+/// segment is the tree's root name is checked by the tree, which knows that name.
+///
+/// ```swift
+/// let path = try BadgePath("root.chat.alice")
+/// path.segments        // ["root", "chat", "alice"]
+/// path.parent          // root.chat
+/// ```
+public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// Most segments a path may have.
+    public static let maxSegments = 16
+    /// Most bytes a path may have.
+    public static let maxBytes = 1024
+
+    /// The path text.
+    public let rawValue: String
+
+    /// Validates `text` as a path.
+    ///
+    /// - Throws: `BadgePathError` naming the first rule the text breaks.
+    public init(_ text: String) throws(BadgePathError) {
+        try Self.validate(text)
+        rawValue = text
+    }
+
+    init(unchecked text: String) { rawValue = text }
+
+    public var description: String { rawValue }
+
+    /// The segments, first (the root name) to last.
+    public var segments: [Substring] { rawValue.split(separator: ".", omittingEmptySubsequences: false) }
+
+    /// The last segment.
+    public var name: Substring { rawValue.split(separator: ".").last ?? Substring(rawValue) }
+
+    /// The path of the parent node, or nil for a one-segment path.
+    public var parent: BadgePath? {
+        guard let dot = rawValue.utf8.lastIndex(of: UInt8(ascii: ".")) else { return nil }
+        return BadgePath(unchecked: String(rawValue[..<dot]))
+    }
+
+    /// The path of a child node named `segment` (which must be a valid segment).
+    public func appending(_ segment: String) -> BadgePath {
+        BadgePath(unchecked: rawValue + "." + segment)
+    }
+
+    /// Orders paths by the bytes of their UTF-8 text.
+    public static func < (lhs: BadgePath, rhs: BadgePath) -> Bool {
+        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+    }
+
+    /// Checks the grammar of SPEC §2.
+    ///
+    /// - Complexity: O(n) in the path's bytes.
+    public static func validate(_ text: String) throws(BadgePathError) {
+        let utf8 = text.utf8
+        if utf8.isEmpty { throw BadgePathError(path: text, reason: "a path must not be empty") }
+        if utf8.count > maxBytes {
+            throw BadgePathError(path: text, reason: "a path has at most \(maxBytes) bytes, this one has \(utf8.count)")
+        }
+        var segments = 1
+        var segmentLength = 0
+        for b in utf8 {
+            if b == UInt8(ascii: ".") {
+                if segmentLength == 0 { throw BadgePathError(path: text, reason: "segment \(segments) is empty") }
+                segments += 1
+                segmentLength = 0
+                if segments > maxSegments {
+                    throw BadgePathError(path: text, reason: "a path has at most \(maxSegments) segments")
+                }
+            } else if b < 0x20 || b == 0x7F {
+                throw BadgePathError(path: text, reason: "segment \(segments) holds a control character")
+            } else {
+                segmentLength += 1
+            }
+        }
+        if segmentLength == 0 { throw BadgePathError(path: text, reason: "segment \(segments) is empty") }
+    }
+
+    /// Escapes a value so it stays one segment: `%` → `%25`, `.` → `%2E`, control
+    /// characters → `%XX` (SPEC §3). Round-trips through `unescapeSegment`.
+    ///
+    /// ```swift
+    /// BadgePath.escapeSegment("v1.2")   // "v1%2E2"
+    /// ```
+    public static func escapeSegment(_ value: String) -> String {
+        guard value.utf8.contains(where: { $0 == 0x25 || $0 == 0x2E || $0 < 0x20 || $0 == 0x7F }) else { return value }
+        var out: [UInt8] = []
+        out.reserveCapacity(value.utf8.count + 6)
+        let hex = Array("0123456789ABCDEF".utf8)
+        for b in value.utf8 {
+            if b == 0x25 || b == 0x2E || b < 0x20 || b == 0x7F {
+                out.append(0x25)
+                out.append(hex[Int(b >> 4)])
+                out.append(hex[Int(b & 0xF)])
+            } else {
+                out.append(b)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Reverses `escapeSegment`: every `%XX` becomes the byte XX.
+    public static func unescapeSegment(_ segment: String) -> String {
+        guard segment.utf8.contains(0x25) else { return segment }
+        var out: [UInt8] = []
+        let bytes = Array(segment.utf8)
+        var i = 0
+        func hexValue(_ b: UInt8) -> UInt8? {
+            switch b {
+            case 48...57: return b - 48
+            case 65...70: return b - 55
+            case 97...102: return b - 87
+            default: return nil
+            }
+        }
+        while i < bytes.count {
+            if bytes[i] == 0x25, i + 2 < bytes.count, let h = hexValue(bytes[i + 1]), let l = hexValue(bytes[i + 2]) {
+                out.append(h << 4 | l)
+                i += 3
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Why a text is not a valid badge path.
+public struct BadgePathError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The rejected text.
+    public let path: String
+    /// Which rule it breaks.
+    public let reason: String
+
+    public var description: String { "invalid path \"\(path)\": \(reason)" }
+}
