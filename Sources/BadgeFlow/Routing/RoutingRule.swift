@@ -1,0 +1,79 @@
+/// One compiled routing rule: when its `match` holds, the payload goes to `path` with `action`.
+public struct RoutingRule: Sendable {
+    /// A test of one value selected by a JSON Pointer.
+    enum Test: Sendable {
+        /// Type-strict equality with a literal.
+        case equals(JSONValue)
+        /// The value is present (true) or absent (false).
+        case exists(Bool)
+        /// Equal to one of the literals.
+        case oneOf([JSONValue])
+        /// A string starting with the prefix.
+        case prefix(String)
+    }
+
+    struct Matcher: Sendable {
+        let pointer: JSONPointer
+        let test: Test
+    }
+
+    /// A number given literally or selected from the payload.
+    public enum Amount: Sendable, Equatable {
+        case literal(Int)
+        case pointer(JSONPointer)
+    }
+
+    /// What a matched rule does to its path (SPEC §3).
+    public enum Action: Sendable, Equatable {
+        /// Set a dot.
+        case dot
+        /// Add to the count.
+        case increment(Amount)
+        /// Set the count (0 clears).
+        case set(Amount)
+        /// Remove the mark, or with `force` the whole subtree's marks.
+        case clear(force: Bool)
+        /// Match, and change nothing.
+        case ignore
+    }
+
+    /// The rule's name, reported as `rule` in results.
+    public let name: String
+    let matchers: [Matcher]
+    /// The compiled path template.
+    public let template: PathTemplate
+    /// The action.
+    public let action: Action
+
+    /// Whether every matcher holds for `payload`.
+    func matches(_ payload: JSONRef) -> Bool {
+        for m in matchers {
+            let value = payload.resolve(m.pointer)
+            switch m.test {
+            case .exists(let want):
+                if (value != nil) != want { return false }
+            case .equals(let literal):
+                guard let value, Self.equal(value, literal) else { return false }
+            case .oneOf(let literals):
+                guard let value, literals.contains(where: { Self.equal(value, $0) }) else { return false }
+            case .prefix(let p):
+                guard let value, value.kind == .string else { return false }
+                let ok = value.withStringBytes { bytes in bytes.starts(with: p.utf8) }
+                if !ok { return false }
+            }
+        }
+        return true
+    }
+
+    /// Type-strict equality of a payload value and a rules literal (1 is not 1.0 nor true).
+    static func equal(_ value: JSONRef, _ literal: JSONValue) -> Bool {
+        switch literal {
+        case .null: return value.isNull
+        case .bool(let b): return value.bool == b
+        case .int(let i): return value.kind == .int && value.int == i && !value.intOverflowed
+        case .double(let d): return value.kind == .double && value.number == d
+        case .string(let s): return value.stringEquals(s)
+        case .array, .object: return value.kind != .null && value.toValue() == literal
+        }
+    }
+}

@@ -1,0 +1,97 @@
+/// A compiled rules file (SPEC §3): tree settings, display modes, routing rules, sync policy.
+///
+/// Load it once; routing a payload then costs pointer look-ups only, no parsing of rules.
+///
+/// ```swift
+/// let rules = try RuleSet.load(file: "rules.json")   // or RuleSet.builtIn
+/// ```
+public struct RuleSet: Sendable {
+    /// Where the app-icon number comes from.
+    public enum IconPolicy: String, Sendable {
+        /// The tree's total (the root's count).
+        case tree
+        /// The last payload's `aps.badge`, minus local decrements since.
+        case payload
+    }
+
+    /// When the app should re-sync its unread count (SPEC §5).
+    public struct Sync: Sendable, Equatable {
+        /// Watched pages.
+        public var pages: Set<String>
+        /// Seconds between syncs while a watched page is visible in the foreground.
+        public var interval: Double
+        /// Seconds a watched page must be away before its return triggers a sync.
+        public var away: Double
+
+        public init(pages: Set<String> = ["home", "mine"], interval: Double = 60, away: Double = 60) {
+            self.pages = pages
+            self.interval = interval
+            self.away = away
+        }
+    }
+
+    /// The rules file version; only 1 exists.
+    public var version: Int = 1
+    /// The tree's settings (root name, `maxDisplay`, display modes).
+    public var tree: BadgeTree.Configuration
+    /// The icon policy.
+    public var icon: IconPolicy
+    /// The rules, tried in order.
+    public var rules: [RoutingRule]
+    /// The unread-sync policy's settings.
+    public var sync: Sync
+
+    /// Loads and compiles a rules file.
+    ///
+    /// - Throws: `RulesError` naming the file, the JSON Pointer of the fault and why.
+    public static func load(file: String) throws(RulesError) -> RuleSet {
+        let text: String
+        do {
+            text = try FileIO.readString(file)
+        } catch {
+            throw RulesError(file: file, at: "", message: "cannot read the file: \(error.message)")
+        }
+        return try parse(text, file: file)
+    }
+
+    /// Compiles rules from JSON text; `file` names it in errors.
+    public static func parse(_ text: String, file: String = "<string>") throws(RulesError) -> RuleSet {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(text)
+        } catch {
+            throw RulesError(file: file, at: "", message: "not valid JSON: \(error.message) at byte \(error.offset)")
+        }
+        return try RuleSetCompiler(file: file).compile(value)
+    }
+
+    /// The built-in rules for a typical messaging app; see README and `Fixtures/rules/default.json`.
+    public static var builtIn: RuleSet {
+        // The built-in text is a constant checked by the tests; a fault there is a bug.
+        (try? parse(builtInText, file: "<built-in>")) ?? RuleSet(tree: .init(), icon: .tree, rules: [], sync: .init())
+    }
+
+    /// The routing decision for one payload.
+    enum Routing {
+        /// No rule matched.
+        case none
+        /// Rule `rule` matched, to `path`.
+        case matched(rule: Int, path: String, action: RoutingRule.Action)
+        /// A rule matched but its path or amount could not be made.
+        case failed(Diagnostic)
+    }
+
+    /// Tries the rules in order on `payload`; the first that matches and renders wins.
+    ///
+    /// - Parameter base: the payload's pointer in the line (`""` or `/payload`), for errors.
+    func route(_ payload: JSONRef, base: String) -> Routing {
+        for (i, rule) in rules.enumerated() where rule.matches(payload) {
+            switch rule.template.render(payload, base: base) {
+            case .missing: continue
+            case .invalid(let d): return .failed(d)
+            case .path(let path): return .matched(rule: i, path: path, action: rule.action)
+            }
+        }
+        return .none
+    }
+}

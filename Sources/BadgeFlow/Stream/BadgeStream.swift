@@ -1,0 +1,89 @@
+/// The stateful half of the filter: applies events to devices in input order and writes
+/// one result line per event (SPEC §4).
+///
+/// ```swift
+/// let analyzer = LineAnalyzer(rules: .builtIn)
+/// var stream = BadgeStream(rules: .builtIn)
+/// var out = JSONWriter()
+/// stream.apply(analyzer.analyze(#"{"aps":{"alert":"hi","thread-id":"alice"}}"#), seq: 1, into: &out)
+/// // {"seq":1,"op":"push","device":"","kind":"alert","rule":"chat","path":"root.chat.alice",…}
+/// ```
+///
+/// Output depends only on the input (event times come from `at`), so a replay is
+/// byte-identical.
+public struct BadgeStream: Sendable {
+    /// The compiled rules.
+    public let rules: RuleSet
+    /// Devices by id, created on first use.
+    public internal(set) var devices: [String: Device] = [:]
+    /// The time of the last event (events without `at` take it).
+    public internal(set) var clock: Double = 0
+    /// Lines rejected so far.
+    public private(set) var rejected = 0
+
+    /// Creates a stream with no devices.
+    public init(rules: RuleSet) { self.rules = rules }
+
+    /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
+    public mutating func apply(_ line: LineResult, seq: Int, into out: inout JSONWriter) {
+        switch line {
+        case .blank:
+            return
+        case .rejected(let diagnostic):
+            rejected += 1
+            ResultLine.error(diagnostic, seq: seq, into: &out)
+        case .event(let event):
+            if let at = event.at { clock = at }
+            apply(event, seq: seq, into: &out)
+        }
+    }
+
+    private mutating func apply(_ event: Event, seq: Int, into out: inout JSONWriter) {
+        var device = devices.removeValue(forKey: event.device) ?? Device(rules: rules)
+        defer { devices[event.device] = device }
+        var outcome = Outcome.unchanged
+        if let path = event.path {
+            do {
+                outcome = try Self.perform(event.action, on: path, in: &device.tree)
+            } catch {
+                rejected += 1
+                let at = event.op == .push ? "" : "/path"
+                let d = Diagnostic.error(.invalidPath,
+                                         event.op == .push ? "rule \"\(event.rule ?? "")\" made an invalid path: \(error.description)" : error.description,
+                                         at: at)
+                ResultLine.error(d, seq: seq, into: &out)
+                return
+            }
+        }
+        if rules.icon == .payload {
+            if let d = outcome.decrement { device.payloadIcon = max(0, device.payloadIcon - d.by) }
+            if let b = event.badge { device.payloadIcon = b }
+        }
+        let happening: SyncPolicy.Happening
+        switch event.op {
+        case .login: happening = .login
+        case .logout: happening = .logout
+        case .foreground: happening = .foreground
+        case .background: happening = .background
+        case .appear: happening = .appear(event.page ?? "")
+        case .disappear: happening = .disappear(event.page ?? "")
+        case .push: happening = .push
+        case .set, .clear, .tick, .snapshot: happening = .other
+        }
+        let reason = device.sync.handle(happening, at: clock)
+        ResultLine.event(event, seq: seq, outcome: outcome, icon: device.icon(rules.icon), sync: reason,
+                         tree: event.op == .snapshot ? device.tree.snapshot() : nil,
+                         maxDisplay: rules.tree.maxDisplay, into: &out)
+    }
+
+    /// Performs a resolved action on a tree.
+    static func perform(_ action: RoutingRule.Action, on path: String, in tree: inout BadgeTree) throws(BadgePathError) -> Outcome {
+        switch action {
+        case .dot: return try tree.set(path)
+        case .increment(.literal(let k)): return try tree.increment(path, by: k)
+        case .set(.literal(let n)): return try tree.set(path, count: n)
+        case .clear(let force): return try tree.clear(path, force: force)
+        case .ignore, .increment(.pointer), .set(.pointer): return .unchanged
+        }
+    }
+}

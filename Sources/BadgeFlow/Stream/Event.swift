@@ -1,0 +1,43 @@
+/// One input line, read and routed: everything the stateful part needs, as plain values.
+///
+/// Making an `Event` depends only on the line and the rules, never on device state, so
+/// lines can be analysed on any thread and applied in order on one.
+public struct Event: Sendable {
+    /// The envelope operations of SPEC §4.
+    public enum Op: String, Sendable, CaseIterable {
+        case push, set, clear, login, logout, foreground, background, appear, disappear, tick, snapshot
+    }
+
+    /// The operation.
+    public var op: Op
+    /// The device whose tree it targets (`""` by default).
+    public var device: String = ""
+    /// The event time, when the line gives one.
+    public var at: Double?
+    /// For pushes: the payload's kind.
+    public var kind: PayloadKind?
+    /// For pushes: `aps.badge`, when present.
+    public var badge: Int?
+    /// For pushes: the matched rule's name (nil: no rule matched).
+    public var rule: String?
+    /// For pushes, sets and clears: the target path.
+    public var path: String?
+    /// What to do to `path`.
+    public var action: RoutingRule.Action = .ignore
+    /// For `appear` and `disappear`: the page.
+    public var page: String?
+    /// Warnings found on the line (payload warnings, with pointers into the line).
+    public var warnings: [Diagnostic] = []
+
+    public init(op: Op) { self.op = op }
+}
+
+/// What reading one line gave.
+public enum LineResult: Sendable {
+    /// A blank line: no output.
+    case blank
+    /// A bad line: one error line.
+    case rejected(Diagnostic)
+    /// A good event.
+    case event(Event)
+}

@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Small POSIX file helpers: whole-file reads and atomic writes, without Foundation.
+public enum FileIO {
+    /// An I/O failure with the OS's reason.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// The path involved.
+        public let path: String
+        /// What failed, and `strerror`'s words.
+        public let message: String
+        public var description: String { "\(path): \(message)" }
+    }
+
+    private static func failure(_ path: String, _ what: String) -> Failure {
+        Failure(path: path, message: "\(what): \(String(cString: strerror(errno)))")
+    }
+
+    /// Reads a whole file as bytes.
+    public static func readBytes(_ path: String) throws(Failure) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw failure(path, "cannot open") }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure(path, "cannot read")
+            }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        return out
+    }
+
+    /// Reads a whole file as UTF-8 text.
+    public static func readString(_ path: String) throws(Failure) -> String {
+        String(decoding: try readBytes(path), as: UTF8.self)
+    }
+
+    /// True when `path` exists.
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Writes `bytes` to `path` atomically: a temporary file in the same folder, fsync,
+    /// rename over the target, fsync of the folder. A crash at any moment leaves either the
+    /// old file or the new one, never a torn one.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(Failure) {
+        let temp = path + ".tmp.\(getpid())"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0 { throw failure(temp, "cannot create") }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { buf -> Int in
+                guard let base = buf.baseAddress else { return 0 }
+                return write(fd, base + written, buf.count - written)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let f = failure(temp, "cannot write")
+                close(fd)
+                unlink(temp)
+                throw f
+            }
+            written += n
+        }
+        if fsync(fd) != 0 {
+            let f = failure(temp, "cannot fsync")
+            close(fd)
+            unlink(temp)
+            throw f
+        }
+        close(fd)
+        if rename(temp, path) != 0 {
+            let f = failure(path, "cannot rename \(temp) over it")
+            unlink(temp)
+            throw f
+        }
+        let folder = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
+        let dfd = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_CLOEXEC)
+        if dfd >= 0 {
+            fsync(dfd)
+            close(dfd)
+        }
+    }
+}

@@ -1,0 +1,179 @@
+/// Reads one NDJSON line into an `Event`: parse, validate, route (SPEC §4).
+///
+/// Stateless apart from its reused json-c tokener: give each thread its own analyzer and
+/// share the `RuleSet`. Every problem becomes a `Diagnostic` whose pointer is into the line.
+public final class LineAnalyzer {
+    /// The compiled rules.
+    public let rules: RuleSet
+    private let parser = JSONParser(maxDepth: PayloadLimits.maxDepth)
+
+    /// Creates an analyzer for `rules`.
+    public init(rules: RuleSet) { self.rules = rules }
+
+    /// Analyses one line (without its newline; a trailing CR is ignored).
+    public func analyze(_ line: UnsafeRawBufferPointer) -> LineResult {
+        let size = PayloadValidator.trimmedCount(line)
+        if size == 0 { return .blank }
+        return parser.withDocument(line) { parsed -> LineResult in
+            switch parsed {
+            case .failure(let e):
+                if size > PayloadLimits.maxVoIPBytes * 2 {
+                    return .rejected(PayloadValidator.tooLarge(size, limit: PayloadLimits.maxBytes, at: ""))
+                }
+                return .rejected(e.diagnostic)
+            case .success(let root):
+                guard root.kind == .object else {
+                    return .rejected(.error(.notAnObject, "an event must be a JSON object, got \(PayloadChecker.describe(root))", at: ""))
+                }
+                if root["aps"] != nil {
+                    var event = Event(op: .push)
+                    return push(root, size: size, base: "", pushType: nil, into: &event)
+                }
+                return envelope(root)
+            }
+        }
+    }
+
+    /// Analyses one line given as text.
+    public func analyze(_ line: String) -> LineResult {
+        var line = line
+        return line.withUTF8 { analyze(UnsafeRawBufferPointer($0)) }
+    }
+
+    private func envelope(_ root: JSONRef) -> LineResult {
+        guard let opValue = root["op"] else {
+            return .rejected(.error(.missingField, "an event needs \"aps\" (a bare payload) or \"op\"", at: "/op"))
+        }
+        guard opValue.kind == .string, let opText = opValue.string, let op = Event.Op(rawValue: opText) else {
+            let ops = Event.Op.allCases.map(\.rawValue).joined(separator: ", ")
+            return .rejected(.error(.unknownOp, "unknown op \(PayloadChecker.describe(opValue)); expected one of \(ops)", at: "/op"))
+        }
+        var event = Event(op: op)
+        if let d = root["device"] {
+            guard d.kind == .string, let s = d.string else {
+                return .rejected(.error(.wrongType, "device must be a string, got \(PayloadChecker.describe(d))", at: "/device"))
+            }
+            event.device = s
+        }
+        if let t = root["at"], !t.isNull {
+            switch t.kind {
+            case .int, .double:
+                guard let v = t.number, v.isFinite, !t.intOverflowed else {
+                    return .rejected(.error(.invalidTime, "at must be UNIX seconds or RFC 3339 text, got \(PayloadChecker.describe(t))", at: "/at"))
+                }
+                event.at = v
+            case .string:
+                guard let v = EventTime.parseRFC3339(t.string ?? "") else {
+                    return .rejected(.error(.invalidTime, "at must be RFC 3339 text such as 2026-11-22T10:00:00Z, got \(PayloadChecker.describe(t))", at: "/at"))
+                }
+                event.at = v
+            default:
+                return .rejected(.error(.invalidTime, "at must be UNIX seconds or RFC 3339 text, got \(PayloadChecker.describe(t))", at: "/at"))
+            }
+        }
+        switch op {
+        case .push:
+            guard let payload = root["payload"] else {
+                return .rejected(.error(.missingField, "a push needs a \"payload\"", at: "/payload"))
+            }
+            var pushType: String? = nil
+            if let p = root["push-type"] {
+                guard p.kind == .string else {
+                    return .rejected(.error(.wrongType, "push-type must be a string, got \(PayloadChecker.describe(p))", at: "/push-type"))
+                }
+                pushType = p.string
+            }
+            let size = payload.kind == .object ? payload.serializedByteCount : 0
+            return push(payload, size: size, base: "/payload", pushType: pushType, into: &event)
+        case .set:
+            guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
+            if let c = root["count"], !c.isNull {
+                guard c.kind == .int, let n = c.int, n >= 0, n <= Int64(Int32.max) else {
+                    return .rejected(.error(.wrongType, "count must be an integer from 0 to 2147483647, got \(PayloadChecker.describe(c))", at: "/count"))
+                }
+                event.action = .set(.literal(Int(n)))
+            } else {
+                event.action = .dot
+            }
+            event.path = path
+        case .clear:
+            guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
+            var force = false
+            if let f = root["force"], !f.isNull {
+                guard let b = f.bool else {
+                    return .rejected(.error(.wrongType, "force must be a boolean, got \(PayloadChecker.describe(f))", at: "/force"))
+                }
+                force = b
+            }
+            event.path = path
+            event.action = .clear(force: force)
+        case .appear, .disappear:
+            guard let p = root["page"], p.kind == .string, let page = p.string else {
+                return .rejected(.error(root["page"] == nil ? .missingField : .wrongType,
+                                        "\(op.rawValue) needs a \"page\" string", at: "/page"))
+            }
+            event.page = page
+        case .login, .logout, .foreground, .background, .tick, .snapshot:
+            break
+        }
+        return .event(event)
+    }
+
+    private func pathField(_ root: JSONRef, into event: inout Event) -> String? {
+        guard let p = root["path"], p.kind == .string else { return nil }
+        return p.string
+    }
+
+    private func rejectedPath(_ root: JSONRef) -> LineResult {
+        guard let p = root["path"] else {
+            return .rejected(.error(.missingField, "this op needs a \"path\" such as \"root.chat.alice\"", at: "/path"))
+        }
+        return .rejected(.error(.wrongType, "path must be a string, got \(PayloadChecker.describe(p))", at: "/path"))
+    }
+
+    private func push(_ payload: JSONRef, size: Int, base: String, pushType: String?, into event: inout Event) -> LineResult {
+        let report = PayloadChecker.check(payload, byteCount: size, pushType: pushType, base: base)
+        if let error = report.firstError { return .rejected(error) }
+        event.kind = report.kind
+        event.badge = report.badge
+        event.warnings = report.diagnostics
+        switch rules.route(payload, base: base) {
+        case .none:
+            event.rule = nil
+        case .failed(let d):
+            return .rejected(d)
+        case .matched(let index, let path, let action):
+            event.rule = rules.rules[index].name
+            event.path = path
+            switch resolve(action, payload, base: base) {
+            case .success(let a): event.action = a
+            case .failure(let d): return .rejected(d)
+            }
+        }
+        return .event(event)
+    }
+
+    private struct Failure: Error { let diagnostic: Diagnostic }
+
+    /// Replaces pointer amounts with the payload's values.
+    private func resolve(_ action: RoutingRule.Action, _ payload: JSONRef, base: String) -> Result<RoutingRule.Action, Diagnostic> {
+        func amount(_ a: RoutingRule.Amount, min: Int64) -> Result<RoutingRule.Amount, Diagnostic> {
+            guard case .pointer(let p) = a else { return .success(a) }
+            guard let v = payload.resolve(p), !v.isNull else {
+                return .failure(.error(.missingField, "the rule's amount \(p) is missing from the payload", at: base + p.description))
+            }
+            guard v.kind == .int, let n = v.int, !v.intOverflowed, n >= min, n <= Int64(Int32.max) else {
+                return .failure(.error(.wrongType, "the rule's amount \(p) must be an integer from \(min) to 2147483647, got \(PayloadChecker.describe(v))",
+                                       at: base + p.description))
+            }
+            return .success(.literal(Int(n)))
+        }
+        switch action {
+        case .increment(let a): return amount(a, min: Int64(Int32.min)).map { .increment($0) }
+        case .set(let a): return amount(a, min: 0).map { .set($0) }
+        default: return .success(action)
+        }
+    }
+}
+
+extension Diagnostic: Error {}

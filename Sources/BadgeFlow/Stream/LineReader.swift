@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads NDJSON lines from a file descriptor in large chunks, without copying lines.
+///
+/// Lines end at `\n`; a trailing `\r` is dropped, and so is a UTF-8 byte-order mark at the
+/// start of the input. A last line without a newline still counts. A line longer than
+/// `maxLineBytes` is never held whole: it is skipped to its end and reported as overlong,
+/// so memory stays bounded whatever the input.
+public final class LineReader {
+    /// One line, or the length of a line that was too long to keep.
+    public enum Line {
+        case text(UnsafeRawBufferPointer)
+        case overlong(Int)
+    }
+
+    /// The longest line kept, in bytes.
+    public let maxLineBytes: Int
+    private let fd: Int32
+    private var buffer: UnsafeMutableRawBufferPointer
+    private var start = 0
+    private var end = 0
+    private var first = true
+
+    /// Creates a reader of `fd` (not closed by the reader).
+    public init(fd: Int32, maxLineBytes: Int = 1 << 20, chunkBytes: Int = 1 << 18) {
+        self.fd = fd
+        self.maxLineBytes = maxLineBytes
+        buffer = .allocate(byteCount: max(chunkBytes, 4096) + maxLineBytes + 1, alignment: 16)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Calls `body` for each line until the input ends or `body` returns false.
+    ///
+    /// - Throws: `FileIO.Failure` when reading fails.
+    public func forEachLine(_ name: String = "<stdin>", _ body: (Line) -> Bool) throws(FileIO.Failure) {
+        var skipping = 0   // > 0 while discarding an overlong line: bytes seen so far
+        while true {
+            // Hand out every complete line in the buffer.
+            while start < end {
+                let base = buffer.baseAddress.unsafelyUnwrapped
+                guard let nl = memchr(base + start, 0x0A, end - start) else { break }
+                let lineEnd = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(nl))
+                if skipping > 0 {
+                    let total = skipping + (lineEnd - start)
+                    skipping = 0
+                    start = lineEnd + 1
+                    if !body(.overlong(total)) { return }
+                    continue
+                }
+                let ok = emit(from: start, to: lineEnd, body)
+                start = lineEnd + 1
+                if !ok { return }
+            }
+            // Keep the partial line, or drop it while skipping an overlong one.
+            if skipping > 0 {
+                skipping += end - start
+                start = 0; end = 0
+            } else if end - start > maxLineBytes {
+                skipping = end - start
+                start = 0; end = 0
+            } else if start > 0 {
+                let base = buffer.baseAddress.unsafelyUnwrapped
+                memmove(base, base + start, end - start)
+                end -= start
+                start = 0
+            }
+            let n = read(fd, buffer.baseAddress.unsafelyUnwrapped + end, buffer.count - 1 - end)
+            if n < 0 {
+                if errno == EINTR { return }  // a signal: let the caller decide
+                throw FileIO.Failure(path: name, message: "cannot read: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 {
+                if skipping > 0 { _ = body(.overlong(skipping)); return }
+                if end > start { _ = emit(from: start, to: end, body) }
+                start = 0; end = 0
+                return
+            }
+            end += n
+        }
+    }
+
+    private func emit(from: Int, to: Int, _ body: (Line) -> Bool) -> Bool {
+        var lo = from, hi = to
+        let base = UnsafeRawPointer(buffer.baseAddress.unsafelyUnwrapped)
+        if first {
+            first = false
+            if hi - lo >= 3, base.load(fromByteOffset: lo, as: UInt8.self) == 0xEF,
+               base.load(fromByteOffset: lo + 1, as: UInt8.self) == 0xBB,
+               base.load(fromByteOffset: lo + 2, as: UInt8.self) == 0xBF { lo += 3 }
+        }
+        if hi > lo, base.load(fromByteOffset: hi - 1, as: UInt8.self) == 0x0D { hi -= 1 }
+        return body(.text(UnsafeRawBufferPointer(start: base + lo, count: hi - lo)))
+    }
+}

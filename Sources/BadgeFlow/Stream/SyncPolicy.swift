@@ -1,0 +1,113 @@
+/// Decides when an app should re-sync its unread count (SPEC §5), on event time only.
+///
+/// One value per device. Feed it every event with its time; it answers with the reason
+/// to sync, if any. It never reads the wall clock, so replays give the same answers.
+///
+/// ```swift
+/// var sync = SyncPolicy(configuration: .init(pages: ["home"], interval: 60, away: 60))
+/// sync.handle(.login, at: 0)                 // nil
+/// sync.handle(.appear("home"), at: 1)        // .firstAppearance
+/// sync.handle(.tick, at: 62)                 // .interval
+/// ```
+public struct SyncPolicy: Sendable, Equatable {
+    /// Why a sync is due, in priority order.
+    public enum Reason: String, Sendable, Comparable {
+        case push
+        case firstAppearance = "first-appearance"
+        case returned
+        case interval
+
+        private var rank: Int {
+            switch self {
+            case .push: return 0
+            case .firstAppearance: return 1
+            case .returned: return 2
+            case .interval: return 3
+            }
+        }
+
+        public static func < (a: Reason, b: Reason) -> Bool { a.rank < b.rank }
+    }
+
+    /// What happened, as far as syncing cares.
+    public enum Happening: Sendable, Equatable {
+        case login, logout, foreground, background
+        case appear(String), disappear(String)
+        /// A push was received.
+        case push
+        /// Anything else (ticks, sets, clears, snapshots): only the interval is checked.
+        case other
+    }
+
+    /// The settings from the rules file.
+    public let configuration: RuleSet.Sync
+
+    /// Whether the user is logged in.
+    public private(set) var loggedIn = false
+    /// Whether the app is in the foreground (devices start in the foreground).
+    public private(set) var foreground = true
+    /// Pages visible now.
+    public private(set) var visible: Set<String> = []
+    /// Watched pages that have appeared since login.
+    public private(set) var appearedSinceLogin: Set<String> = []
+    /// When each watched page last disappeared.
+    public private(set) var disappearedAt: [String: Double] = [:]
+    /// Time of the last sync, or of login when there has been none.
+    public private(set) var intervalStart: Double = 0
+
+    public init(configuration: RuleSet.Sync) { self.configuration = configuration }
+
+    /// Applies `happening` at time `now` and returns the sync it triggers, if any.
+    public mutating func handle(_ happening: Happening, at now: Double) -> Reason? {
+        var reason: Reason? = nil
+        func propose(_ r: Reason) { if reason.map({ r < $0 }) ?? true { reason = r } }
+        switch happening {
+        case .login:
+            if !loggedIn {
+                loggedIn = true
+                appearedSinceLogin = []
+                intervalStart = now
+            }
+        case .logout:
+            loggedIn = false
+            appearedSinceLogin = []
+        case .foreground: foreground = true
+        case .background: foreground = false
+        case .appear(let page):
+            visible.insert(page)
+            if loggedIn && configuration.pages.contains(page) {
+                if !appearedSinceLogin.contains(page) {
+                    propose(.firstAppearance)
+                } else if let left = disappearedAt[page], now - left > configuration.away {
+                    propose(.returned)
+                }
+                appearedSinceLogin.insert(page)
+            }
+        case .disappear(let page):
+            if visible.remove(page) != nil, configuration.pages.contains(page) { disappearedAt[page] = now }
+        case .push:
+            if loggedIn { propose(.push) }
+        case .other:
+            break
+        }
+        if loggedIn && foreground && !visible.isDisjoint(with: configuration.pages)
+            && now - intervalStart >= configuration.interval {
+            propose(.interval)
+        }
+        guard loggedIn, let reason else { return nil }
+        intervalStart = now
+        return reason
+    }
+
+    /// Restores a saved policy state.
+    public init(configuration: RuleSet.Sync, loggedIn: Bool, foreground: Bool, visible: Set<String>,
+                appearedSinceLogin: Set<String>, disappearedAt: [String: Double], intervalStart: Double) {
+        self.configuration = configuration
+        self.loggedIn = loggedIn
+        self.foreground = foreground
+        self.visible = visible
+        self.appearedSinceLogin = appearedSinceLogin
+        self.disappearedAt = disappearedAt
+        self.intervalStart = intervalStart
+    }
+}

@@ -1,0 +1,169 @@
+/// A badge tree shared between threads, with observers (SPEC §2).
+///
+/// ```swift
+/// let center = BadgeCenter()
+/// let token = try center.observe("root.promotion") { state in
+///     print(state.path, state.display)           // at once, then on every change
+/// }
+/// try center.set("root.promotion.item1")          // observer hears count 0, show true, "dot"
+/// token.cancel()
+/// ```
+///
+/// Threading: every operation takes one lock, changes the tree, and queues the
+/// notifications it caused. Callbacks run after the lock is released, on the thread that
+/// made the change, in the order the changes were made: if another thread is already
+/// delivering, it delivers these too and the caller returns at once. A callback may
+/// therefore call back into the center (even mutate it) without deadlocking; the
+/// notifications that causes are delivered after the current one returns.
+public final class BadgeCenter: Sendable {
+    private struct Observer {
+        let id: UInt64
+        let path: String
+        let owner: ObjectIdentifier?
+        let handler: @Sendable (BadgeState) -> Void
+    }
+
+    private struct State {
+        var tree: BadgeTree
+        var observers: [String: [Observer]] = [:]
+        var nextID: UInt64 = 1
+        var pending: [(Observer, BadgeState)] = []
+        var delivering = false
+    }
+
+    private let state: Locked<State>
+
+    /// Creates a center over an empty tree.
+    public init(configuration: BadgeTree.Configuration = .init()) {
+        state = Locked(State(tree: BadgeTree(configuration: configuration)))
+    }
+
+    /// Creates a center over an existing tree.
+    public init(tree: BadgeTree) {
+        state = Locked(State(tree: tree))
+    }
+
+    /// A copy of the tree as it is now.
+    public var tree: BadgeTree { state.withLock { $0.tree } }
+
+    /// The current state of `path`.
+    public func state(of path: String) -> BadgeState { state.withLock { $0.tree.state(of: path) } }
+
+    /// Sets a dot on `path` (see `BadgeTree.set(_:)`).
+    @discardableResult
+    public func set(_ path: String) throws(BadgePathError) -> Outcome {
+        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.set(path) }
+    }
+
+    /// Sets `path`'s count (see `BadgeTree.set(_:count:)`).
+    @discardableResult
+    public func set(_ path: String, count: Int) throws(BadgePathError) -> Outcome {
+        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.set(path, count: count) }
+    }
+
+    /// Adds to `path`'s count (see `BadgeTree.increment(_:by:)`).
+    @discardableResult
+    public func increment(_ path: String, by k: Int = 1) throws(BadgePathError) -> Outcome {
+        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.increment(path, by: k) }
+    }
+
+    /// Clears `path` (see `BadgeTree.clear(_:force:)`).
+    @discardableResult
+    public func clear(_ path: String, force: Bool = false) throws(BadgePathError) -> Outcome {
+        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.clear(path, force: force) }
+    }
+
+    /// Observes `path`: `handler` hears its state at once, then each time its (count, show)
+    /// changes, through descendants too, and only then.
+    ///
+    /// Observing the same path again with the same `owner` replaces the handler and returns
+    /// the same observation. The observation ends when the token is cancelled or released.
+    ///
+    /// - Throws: `BadgePathError` when the path is not valid in this tree.
+    public func observe(_ path: String, owner: AnyObject? = nil,
+                        _ handler: @escaping @Sendable (BadgeState) -> Void) throws(BadgePathError) -> BadgeObservation {
+        let ownerID = owner.map(ObjectIdentifier.init)
+        let id: UInt64 = try state.withLock { (s: inout State) throws(BadgePathError) -> UInt64 in
+            _ = try s.tree.node(path)
+            var list = s.observers[path] ?? []
+            let id: UInt64
+            if let ownerID, let existing = list.firstIndex(where: { $0.owner == ownerID }) {
+                id = list[existing].id
+                list[existing] = Observer(id: id, path: path, owner: ownerID, handler: handler)
+            } else {
+                id = s.nextID
+                s.nextID += 1
+                list.append(Observer(id: id, path: path, owner: ownerID, handler: handler))
+            }
+            s.observers[path] = list
+            if let observer = list.first(where: { $0.id == id }) {
+                s.pending.append((observer, s.tree.state(of: path)))
+            }
+            return id
+        }
+        deliver()
+        return BadgeObservation(center: self, id: id, path: path)
+    }
+
+    /// Number of live observations (for tests and diagnostics).
+    public var observationCount: Int { state.withLock { $0.observers.values.reduce(0) { $0 + $1.count } } }
+
+    func cancel(id: UInt64, path: String) {
+        state.withLock { s in
+            s.observers[path]?.removeAll { $0.id == id }
+            if s.observers[path]?.isEmpty == true { s.observers[path] = nil }
+            s.pending.removeAll { $0.0.id == id }
+        }
+    }
+
+    private func mutate(_ body: (inout BadgeTree) throws(BadgePathError) -> Outcome) throws(BadgePathError) -> Outcome {
+        let outcome = try state.withLock { (s: inout State) throws(BadgePathError) -> Outcome in
+            let outcome = try body(&s.tree)
+            if !s.observers.isEmpty {
+                for change in outcome.changes {
+                    for observer in s.observers[change.path] ?? [] { s.pending.append((observer, change)) }
+                }
+            }
+            return outcome
+        }
+        deliver()
+        return outcome
+    }
+
+    /// Delivers queued notifications unless another call is already doing so.
+    private func deliver() {
+        while true {
+            let batch: [(Observer, BadgeState)]? = state.withLock { s in
+                if s.delivering || s.pending.isEmpty { return nil }
+                s.delivering = true
+                defer { s.pending.removeAll(keepingCapacity: true) }
+                return s.pending
+            }
+            guard let batch else { return }
+            for (observer, change) in batch {
+                let live = state.withLock { s in s.observers[observer.path]?.contains { $0.id == observer.id } ?? false }
+                if live { observer.handler(change) }
+            }
+            state.withLock { $0.delivering = false }
+        }
+    }
+}
+
+/// A live observation; it ends when cancelled or when the last reference is released.
+public final class BadgeObservation: Sendable {
+    private weak let center: BadgeCenter?
+    private let id: UInt64
+    /// The observed path.
+    public let path: String
+
+    init(center: BadgeCenter, id: UInt64, path: String) {
+        self.center = center
+        self.id = id
+        self.path = path
+    }
+
+    /// Ends the observation; the handler is not called again.
+    public func cancel() { center?.cancel(id: id, path: path) }
+
+    deinit { cancel() }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import BadgeFlow
+
+/// `badgeflow`: push payloads in, badge state out.
+struct Badgeflow: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "badgeflow",
+        abstract: "Turn APNs push payloads into badge state: a badge tree, icon counts and decrement requests.",
+        subcommands: [FilterCommand.self, ValidateCommand.self, TreeCommand.self,
+                      RulesCommand.self, ExampleCommand.self]
+    )
+}
+
+/// Maps errors to SPEC §6's exit codes: argument errors are 2, not ArgumentParser's 64.
+@main
+enum Main {
+    static func main() {
+        do {
+            var command = try Badgeflow.parseAsRoot()
+            try command.run()
+        } catch let code as ExitCode {
+            Badgeflow.exit(withError: code)
+        } catch {
+            let code = Badgeflow.exitCode(for: error)
+            if code == .success {
+                Badgeflow.exit(withError: error)
+            }
+            Console.error(Badgeflow.fullMessage(for: error))
+            Badgeflow.exit(withError: ExitCode(2))
+        }
+    }
+}
+
+/// Exit codes of SPEC §6.
+enum Exit {
+    static let rejected = ExitCode(1)
+    static let usage = ExitCode(2)
+    static let state = ExitCode(3)
+    static let io = ExitCode(4)
+}

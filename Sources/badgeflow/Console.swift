@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// write(2), named apart from `Console.write`.
+private func sysWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { write(fd, p, n) }
+
+/// Buffered writes to stdout and plain writes to stderr, through write(2).
+enum Console {
+    /// True when `fd` is a terminal.
+    static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) != 0 }
+
+    /// Writes all of `bytes` to `fd`; returns false on a write error (e.g. a closed pipe).
+    @discardableResult
+    static func write(_ bytes: [UInt8], to fd: Int32 = 1) -> Bool {
+        bytes.withUnsafeBytes { buf in
+            var done = 0
+            while done < buf.count {
+                guard let base = buf.baseAddress else { return true }
+                let n = sysWrite(fd, base + done, buf.count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                done += n
+            }
+            return true
+        }
+    }
+
+    /// Writes text to stdout.
+    static func out(_ text: String) { write(Array(text.utf8), to: 1) }
+
+    /// Writes one line to stderr.
+    static func error(_ text: String) { write(Array((text.hasSuffix("\n") ? text : text + "\n").utf8), to: 2) }
+}

@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import BadgeFlow
+
+/// `badgeflow filter`: NDJSON events in, one NDJSON result per event out (SPEC §4, §6).
+struct FilterCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "filter",
+        abstract: "Read NDJSON push events and write one result line per event.",
+        discussion: """
+            Reads the INPUT files in order, or stdin. Each non-blank line gets exactly one result \
+            line, in input order, with "seq" = its line number (continuing across files). \
+            A bad line gets an "error" line and the stream goes on.
+            """
+    )
+
+    @OptionGroup var rules: RulesOption
+
+    @Option(name: .long, help: ArgumentHelp("Load state from FILE at start; save it atomically at the end and on SIGINT/SIGTERM.", valueName: "FILE"))
+    var state: String?
+
+    @Flag(name: .long, help: "Exit 1 when any line was rejected.")
+    var strict = false
+
+    @Flag(name: .long, help: "Flush after every result line (the default when stdout is a terminal).")
+    var lineBuffered = false
+
+    @Option(name: .long, help: ArgumentHelp("Longest input line kept, in bytes; longer lines get a line-too-long error.", valueName: "BYTES"))
+    var maxLineBytes = 1 << 20
+
+    @Argument(help: ArgumentHelp("NDJSON event files; stdin when none.", valueName: "INPUT"))
+    var inputs: [String] = []
+
+    func validate() throws {
+        guard maxLineBytes >= 1024 else { throw ValidationError("--max-line-bytes must be at least 1024") }
+    }
+
+    func run() throws {
+        let ruleSet = try rules.load()
+        var stream = BadgeStream(rules: ruleSet)
+        if let state {
+            do {
+                stream = try StateFile.load(state, rules: ruleSet)
+            } catch {
+                Console.error("badgeflow: error: state file \(error.description)")
+                throw Exit.state
+            }
+        }
+        Signals.install()
+        var session = FilterSession(stream: stream)
+        let flushEachLine = lineBuffered || Console.isTerminal(1)
+        let flushThreshold = 1 << 16
+        var ioError: String? = nil
+        var outputClosed = false
+
+        func flush() {
+            if session.output.bytes.isEmpty { return }
+            if !Console.write(session.output.bytes, to: 1) { outputClosed = true }
+            session.output.bytes.removeAll(keepingCapacity: true)
+        }
+
+        let sources = inputs.isEmpty ? ["-"] : inputs
+        for source in sources {
+            if receivedSignal != 0 || outputClosed { break }
+            let fd: Int32 = source == "-" ? 0 : open(source, O_RDONLY | O_CLOEXEC)
+            if fd < 0 {
+                ioError = "\(source): cannot open: \(String(cString: strerror(errno)))"
+                break
+            }
+            defer { if fd != 0 { close(fd) } }
+            let reader = LineReader(fd: fd, maxLineBytes: maxLineBytes)
+            do {
+                try reader.forEachLine(source == "-" ? "<stdin>" : source) { line in
+                    session.feed(line, maxLineBytes: maxLineBytes)
+                    if flushEachLine || session.output.bytes.count >= flushThreshold { flush() }
+                    return receivedSignal == 0 && !outputClosed
+                }
+            } catch {
+                ioError = error.description
+                break
+            }
+        }
+        flush()
+        if let state {
+            do {
+                try StateFile.save(session.stream, to: state)
+            } catch {
+                Console.error("badgeflow: error: cannot save state: \(error.description)")
+                throw Exit.state
+            }
+        }
+        if receivedSignal != 0 { throw ExitCode(Signals.status(receivedSignal)) }
+        if let ioError {
+            Console.error("badgeflow: error: \(ioError)")
+            throw Exit.io
+        }
+        if outputClosed { throw Exit.io }
+        if strict && session.rejected > 0 { throw Exit.rejected }
+    }
+}

@@ -1,0 +1,25 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The last SIGINT or SIGTERM received; 0 when none. Written only by the signal handler.
+nonisolated(unsafe) var receivedSignal: Int32 = 0
+
+/// Catches SIGINT and SIGTERM without SA_RESTART, so a blocked read returns and the
+/// filter can save its state before exiting. SIGPIPE is ignored: write errors are handled.
+enum Signals {
+    static func install() {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { sig in receivedSignal = sig }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        sigaction(SIGINT, &action, nil)
+        sigaction(SIGTERM, &action, nil)
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// The exit status a shell reports for death by `sig` (128 + sig).
+    static func status(_ sig: Int32) -> Int32 { 128 + sig }
+}
