@@ -1,0 +1,115 @@
+import Testing
+@testable import BadgeFlow
+
+@Suite struct JSONParserTests {
+    private func parse(_ text: String) -> Result<JSONValue, JSONParseError> {
+        var text = text
+        let parser = JSONParser(maxDepth: 32)
+        return text.withUTF8 { buf in
+            parser.withDocument(UnsafeRawBufferPointer(buf)) { $0.map { $0.toValue() } }
+        }
+    }
+
+    private func failure(_ text: String) -> JSONParseError? {
+        if case .failure(let e) = parse(text) { return e }
+        return nil
+    }
+
+    private func nested(_ levels: Int) -> String {
+        String(repeating: "[", count: levels) + "1" + String(repeating: "]", count: levels)
+    }
+
+    @Test func parsesObjectsKeepingMemberOrder() throws {
+        let v = try parse(#"{"b":1,"a":[true,null,"x"],"c":2.5}"#).get()
+        #expect(v == .object([("b", .int(1)), ("a", .array([.bool(true), .null, .string("x")])), ("c", .double(2.5))]))
+    }
+
+    @Test func acceptsThirtyTwoLevelsAndRejectsThirtyThree() {
+        #expect(failure(nested(32)) == nil)
+        #expect(failure(nested(33))?.reason == .tooDeep)
+    }
+
+    @Test func rejectsTrailingDataAfterTheValue() {
+        let e = failure(#"{"a":1} xyz"#)
+        #expect(e?.reason == .invalidJSON)
+        #expect(e?.offset == 8)
+    }
+
+    @Test func acceptsTrailingWhitespace() {
+        #expect(failure("{\"a\":1} \r\n\t") == nil)
+    }
+
+    @Test func reportsTruncatedInputAsUnexpectedEnd() {
+        let e = failure(#"{"aps":"#)
+        #expect(e?.reason == .invalidJSON)
+        #expect(e?.message == "unexpected end of input")
+    }
+
+    @Test func rejectsEmptyInput() {
+        #expect(failure("")?.reason == .invalidJSON)
+    }
+
+    @Test func parsesTopLevelScalarsIncludingNull() throws {
+        #expect(try parse("12").get() == .int(12))
+        #expect(try parse("null").get() == .null)
+        #expect(try parse("\"s\"").get() == .string("s"))
+    }
+
+    @Test func rejectsInvalidUTF8InStrings() {
+        #expect(failure("{\"a\":\"\u{00C3}\"}") == nil)  // valid two-byte UTF-8
+        var bytes = Array(#"{"a":"x"}"#.utf8)
+        bytes[6] = 0xC3
+        bytes.insert(0x28, at: 7)
+        let parser = JSONParser()
+        let reason: JSONParseError.Reason? = bytes.withUnsafeBytes { buf in
+            parser.withDocument(buf) { r in if case .failure(let e) = r { return e.reason } else { return nil } }
+        }
+        #expect(reason == .invalidUTF8)
+    }
+
+    @Test func rejectsSyntaxThatStrictModeForbids() {
+        #expect(failure("{\"a\":1,}")?.reason == .invalidJSON)
+        #expect(failure("{\"a\" 1}")?.reason == .invalidJSON)
+    }
+
+    @Test func reusesOneTokenerAcrossDocuments() throws {
+        let parser = JSONParser()
+        for text in ["{\"a\":", "{\"a\":1}", "[", "[2]"] {
+            var t = text
+            _ = t.withUTF8 { parser.withDocument(UnsafeRawBufferPointer($0)) { _ in 0 } }
+        }
+        var t = "{\"k\":\"v\"}"
+        let v = t.withUTF8 { parser.withDocument(UnsafeRawBufferPointer($0)) { r in (try? r.get())?["k"]?.string } }
+        #expect(v == "v")
+    }
+
+    @Test func resolvesPointersThroughObjectsAndArrays() throws {
+        let parser = JSONParser()
+        var t = #"{"a":{"b/c":[10,{"~d":"x"}]}}"#
+        let found: String? = t.withUTF8 { buf in
+            parser.withDocument(UnsafeRawBufferPointer(buf)) { r in
+                guard let root = try? r.get(), let p = JSONPointer("/a/b~1c/1/~0d") else { return nil }
+                return root.resolve(p)?.string
+            }
+        }
+        #expect(found == "x")
+    }
+
+    @Test func flagsIntegersBeyondSixtyFourBits() {
+        let parser = JSONParser()
+        var t = #"{"n":99999999999999999999,"m":5}"#
+        let flags: (Bool, Bool) = t.withUTF8 { buf in
+            parser.withDocument(UnsafeRawBufferPointer(buf)) { r in
+                let root = try? r.get()
+                return (root?["n"]?.intOverflowed ?? false, root?["m"]?.intOverflowed ?? true)
+            }
+        }
+        #expect(flags.0)
+        #expect(!flags.1)
+    }
+
+    @Test func serializesWithJSONCWithoutEscapingSlashes() {
+        let v = JSONValue.object([("url", .string("a/b")), ("n", .int(3))])
+        #expect(v.serialized() == #"{"url":"a/b","n":3}"#)
+    }
+}

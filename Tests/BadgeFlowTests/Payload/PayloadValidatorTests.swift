@@ -1,0 +1,106 @@
+import Testing
+@testable import BadgeFlow
+
+@Suite struct PayloadValidatorTests {
+    private let validator = PayloadValidator()
+
+    private func codes(_ text: String, pushType: String? = nil) -> [String] {
+        validator.validate(text, pushType: pushType).diagnostics.map { "\($0.severity.rawValue):\($0.code.rawValue)@\($0.at)" }
+    }
+
+    // MARK: one test per error and warning code
+
+    @Test(arguments: [
+        (#"{"aps":"#, "error:invalid-json@"),
+        (#"[1,2]"#, "error:not-an-object@"),
+        (#"{"custom":1}"#, "error:missing-aps@/aps"),
+        (#"{"aps":"hello"}"#, "error:aps-not-an-object@/aps"),
+        (#"{"aps":{"badge":"99+"}}"#, "error:wrong-type@/aps/badge"),
+        (#"{"aps":{"badge":3.5}}"#, "error:wrong-type@/aps/badge"),
+        (#"{"aps":{"badge":true}}"#, "error:wrong-type@/aps/badge"),
+        (#"{"aps":{"badge":-1}}"#, "error:out-of-range@/aps/badge"),
+        (#"{"aps":{"badge":2147483648}}"#, "error:out-of-range@/aps/badge"),
+        (#"{"aps":{"badge":99999999999999999999}}"#, "error:out-of-range@/aps/badge"),
+        (#"{"aps":{"sound":{"name":"a.caf","volume":1.5}}}"#, "error:out-of-range@/aps/sound/volume"),
+        (#"{"aps":{"sound":{"critical":2}}}"#, "error:out-of-range@/aps/sound/critical"),
+        (#"{"aps":{"alert":"x","relevance-score":2}}"#, "error:out-of-range@/aps/relevance-score"),
+        (#"{"aps":{"alert":"x","interruption-level":"urgent"}}"#, "error:invalid-value@/aps/interruption-level"),
+        (#"{"aps":{"event":"pause"}}"#, "error:invalid-value@/aps/event"),
+        (#"{"aps":{"alert":{"body":"b","loc-args":["a",2]}}}"#, "error:wrong-type@/aps/alert/loc-args/1"),
+        (#"{"aps":{"alert":{"title":{"loc-key":"K"}}}}"#, "error:wrong-type@/aps/alert/title"),
+        (#"{"aps":{"content-available":"1"}}"#, "error:wrong-type@/aps/content-available"),
+        (#"{"aps":{"alert":"x","input-push-token":2}}"#, "error:out-of-range@/aps/input-push-token"),
+        (#"{"aps":{"alert":"x","foo":1}}"#, "warning:unknown-aps-key@/aps/foo"),
+        (#"{"aps":{"alert":"x","a/b":1}}"#, "warning:unknown-aps-key@/aps/a~1b"),
+        (#"{"aps":{"alert":""}}"#, "warning:empty-alert@/aps/alert"),
+        (#"{"aps":{"alert":{"launch-image":"x.png"}}}"#, "warning:empty-alert@/aps/alert"),
+    ])
+    func reportsEachProblemWithItsCodeAndPointer(_ text: String, _ expected: String) {
+        #expect(codes(text) == [expected])
+    }
+
+    @Test func silentPushWithAnAlertWarnsAtContentAvailable() {
+        #expect(codes(#"{"aps":{"content-available":1,"alert":"hi"}}"#) == ["warning:silent-with-alert@/aps/content-available"])
+    }
+
+    @Test func payloadsOverFourKilobytesAreTooLarge() {
+        let big = #"{"aps":{"alert":"x"},"pad":""# + String(repeating: "a", count: 4096) + #""}"#
+        #expect(codes(big) == ["error:payload-too-large@"])
+    }
+
+    @Test func voipPayloadsMayHaveFiveKilobytes() {
+        let body = #"{"aps":{},"pad":""# + String(repeating: "a", count: 4500) + #""}"#
+        #expect(codes(body).isEmpty == false)
+        #expect(codes(body, pushType: "voip").isEmpty)
+        #expect(validator.validate(body, pushType: "voip").kind == .voip)
+    }
+
+    @Test func nestingAboveThirtyTwoIsTooDeep() {
+        let deep = #"{"aps":{},"x":"# + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}"
+        #expect(codes(deep) == ["error:too-deep@"])
+    }
+
+    @Test func invalidUTF8IsReported() {
+        var bytes = Array(#"{"aps":{"alert":"ab"}}"#.utf8)
+        bytes[17] = 0xC3
+        bytes[18] = 0x28
+        let r = bytes.withUnsafeBytes { validator.validate($0) }
+        #expect(r.diagnostics.map(\.code) == [.invalidUTF8])
+    }
+
+    @Test func reportsEveryProblemInOneWalk() {
+        let r = validator.validate(#"{"aps":{"badge":"1","sound":7,"event":"x","zz":1}}"#)
+        #expect(r.diagnostics.count == 4)
+        #expect(r.kind == nil)
+        #expect(!r.isValid)
+    }
+
+    // MARK: kinds
+
+    @Test(arguments: [
+        (#"{"aps":{"alert":"hi"}}"#, PayloadKind.alert),
+        (#"{"aps":{"sound":"default"}}"#, PayloadKind.alert),
+        (#"{"aps":{"content-available":1},"k":1}"#, PayloadKind.background),
+        (#"{"aps":{"badge":3}}"#, PayloadKind.badgeOnly),
+        (#"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, PayloadKind.liveActivity),
+    ])
+    func derivesTheKind(_ text: String, _ kind: PayloadKind) {
+        #expect(validator.validate(text).kind == kind)
+    }
+
+    @Test func liveActivitiesAllowRelevanceAboveOneAndLocalizedTitles() {
+        let r = validator.validate(#"{"aps":{"event":"start","relevance-score":100,"alert":{"title":{"loc-key":"T","loc-args":["a"]},"body":"b","sound":"x.caf"}}}"#)
+        #expect(r.diagnostics.isEmpty)
+    }
+
+    @Test func keepsTheBadgeValue() {
+        #expect(validator.validate(#"{"aps":{"badge":0}}"#).badge == 0)
+        #expect(validator.validate(#"{"aps":{"badge":2147483647}}"#).badge == 2147483647)
+    }
+
+    @Test func envelopeLinesPointIntoThePayload() {
+        var line = #"{"op":"push","payload":{"aps":{"badge":"x"}}}"#
+        let r = line.withUTF8 { validator.validateLine(UnsafeRawBufferPointer($0)) }
+        #expect(r.firstError?.at == "/payload/aps/badge")
+    }
+}
