@@ -6,7 +6,7 @@ struct Badgeflow: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "badgeflow",
         abstract: "Turn APNs push payloads into badge state: a badge tree, icon counts and decrement requests.",
-        subcommands: [FilterCommand.self, ValidateCommand.self, TreeCommand.self,
+        subcommands: [FilterCommand.self, BatchCommand.self, ValidateCommand.self, TreeCommand.self,
                       RulesCommand.self, ExampleCommand.self]
     )
 }

@@ -13,6 +13,11 @@ public enum FileIO {
         /// What failed, and `strerror`'s words.
         public let message: String
         public var description: String { "\(path): \(message)" }
+
+        public init(path: String, message: String) {
+            self.path = path
+            self.message = message
+        }
     }
 
     private static func failure(_ path: String, _ what: String) -> Failure {

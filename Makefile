@@ -1,0 +1,38 @@
+# BadgeFlow: `make demo` runs the filter on a fixture stream; `make test` runs every test.
+SWIFT  ?= swift
+BIN    := .build/debug/badgeflow
+RBIN   := .build/release/badgeflow
+
+.PHONY: deps build test demo bench check fuzz clean
+
+# json-c (and pkg-config, which SwiftPM uses to find it) come from Debian's packages.
+deps:
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists json-c; then \
+	  echo "make: installing libjson-c-dev and pkg-config"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libjson-c-dev pkg-config >/dev/null; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	$(BIN) batch Fixtures/scenarios Fixtures/payloads
+
+demo: deps
+	@$(SWIFT) build --product badgeflow >/dev/null
+	@echo '$$ badgeflow filter --state /tmp/badgeflow-demo.json Fixtures/scenarios/demo.ndjson'
+	@rm -f /tmp/badgeflow-demo.json
+	@$(BIN) filter --state /tmp/badgeflow-demo.json Fixtures/scenarios/demo.ndjson
+	@echo
+	@echo '$$ badgeflow tree --state /tmp/badgeflow-demo.json'
+	@$(BIN) tree --state /tmp/badgeflow-demo.json
+
+bench: deps
+	$(SWIFT) build -c release --product badgeflow
+	Benchmarks/scripts/bench.sh $(LINES)
+
+clean:
+	rm -rf .build
