@@ -18,6 +18,12 @@ enum Signals {
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
         signal(SIGPIPE, SIG_IGN)
+        // A parent may have started us with these blocked (the mask is inherited).
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        sigprocmask(SIG_UNBLOCK, &set, nil)
     }
 
     /// The exit status a shell reports for death by `sig` (128 + sig).

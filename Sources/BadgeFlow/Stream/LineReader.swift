@@ -85,6 +85,11 @@ public final class LineReader {
     }
 
     private func emit(from: Int, to: Int, _ body: (Line) -> Bool) -> Bool {
+        // A long line may arrive whole inside one chunk; the limit is the same.
+        if to - from > maxLineBytes {
+            first = false
+            return body(.overlong(to - from))
+        }
         var lo = from, hi = to
         let base = UnsafeRawPointer(buffer.baseAddress.unsafelyUnwrapped)
         if first {

@@ -21,6 +21,11 @@ public final class BadgeCenter: Sendable {
         let path: String
         let owner: ObjectIdentifier?
         let handler: @Sendable (BadgeState) -> Void
+        /// Which handler this is: a repeated observation keeps `id` but replaces the handler,
+        /// and notifications queued for the old one are dropped.
+        let serial: UInt64
+        /// Tokens handed out for this observation; it ends when the last one is released.
+        var tokens: Int
     }
 
     private struct State {
@@ -87,13 +92,15 @@ public final class BadgeCenter: Sendable {
             _ = try s.tree.node(path)
             var list = s.observers[path] ?? []
             let id: UInt64
+            let serial = s.nextID
+            s.nextID += 1
             if let ownerID, let existing = list.firstIndex(where: { $0.owner == ownerID }) {
                 id = list[existing].id
-                list[existing] = Observer(id: id, path: path, owner: ownerID, handler: handler)
+                list[existing] = Observer(id: id, path: path, owner: ownerID, handler: handler,
+                                          serial: serial, tokens: list[existing].tokens + 1)
             } else {
-                id = s.nextID
-                s.nextID += 1
-                list.append(Observer(id: id, path: path, owner: ownerID, handler: handler))
+                id = serial
+                list.append(Observer(id: id, path: path, owner: ownerID, handler: handler, serial: serial, tokens: 1))
             }
             s.observers[path] = list
             if let observer = list.first(where: { $0.id == id }) {
@@ -109,11 +116,22 @@ public final class BadgeCenter: Sendable {
     public var observationCount: Int { state.withLock { $0.observers.values.reduce(0) { $0 + $1.count } } }
 
     func cancel(id: UInt64, path: String) {
+        state.withLock { s in Self.end(id: id, path: path, in: &s) }
+    }
+
+    /// Drops one token of an observation, and ends it when that was the last.
+    func release(id: UInt64, path: String) {
         state.withLock { s in
-            s.observers[path]?.removeAll { $0.id == id }
-            if s.observers[path]?.isEmpty == true { s.observers[path] = nil }
-            s.pending.removeAll { $0.0.id == id }
+            guard let i = s.observers[path]?.firstIndex(where: { $0.id == id }) else { return }
+            s.observers[path]?[i].tokens -= 1
+            if s.observers[path]?[i].tokens == 0 { Self.end(id: id, path: path, in: &s) }
         }
+    }
+
+    private static func end(id: UInt64, path: String, in s: inout State) {
+        s.observers[path]?.removeAll { $0.id == id }
+        if s.observers[path]?.isEmpty == true { s.observers[path] = nil }
+        s.pending.removeAll { $0.0.id == id }
     }
 
     private func mutate(_ body: (inout BadgeTree) throws(BadgePathError) -> Outcome) throws(BadgePathError) -> Outcome {
@@ -141,7 +159,7 @@ public final class BadgeCenter: Sendable {
             }
             guard let batch else { return }
             for (observer, change) in batch {
-                let live = state.withLock { s in s.observers[observer.path]?.contains { $0.id == observer.id } ?? false }
+                let live = state.withLock { s in s.observers[observer.path]?.contains { $0.serial == observer.serial } ?? false }
                 if live { observer.handler(change) }
             }
             state.withLock { $0.delivering = false }
@@ -150,6 +168,9 @@ public final class BadgeCenter: Sendable {
 }
 
 /// A live observation; it ends when cancelled or when the last reference is released.
+///
+/// A repeated observation (same path, same owner) hands out one token per call: cancelling
+/// any of them ends it, and it also ends once all of them are released.
 public final class BadgeObservation: Sendable {
     private weak let center: BadgeCenter?
     private let id: UInt64
@@ -165,5 +186,5 @@ public final class BadgeObservation: Sendable {
     /// Ends the observation; the handler is not called again.
     public func cancel() { center?.cancel(id: id, path: path) }
 
-    deinit { cancel() }
+    deinit { center?.release(id: id, path: path) }
 }

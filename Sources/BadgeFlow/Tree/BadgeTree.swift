@@ -62,6 +62,12 @@ public struct BadgeTree: Sendable {
         index[root] = 0
     }
 
+    /// The largest own count a node keeps; larger counts are lowered to it.
+    ///
+    /// APNs badges stop at 2^31 − 1. The cap also keeps summary counts from overflowing:
+    /// a sum would need more than 2^32 counted nodes to exceed `Int.max`.
+    public static let maxCount = Int(Int32.max)
+
     /// The root's count: the total the app icon shows under the `tree` icon policy.
     public var total: Int { nodes[0].count }
 
@@ -81,17 +87,18 @@ public struct BadgeTree: Sendable {
         return setOwn(i, to: 0)
     }
 
-    /// Sets `path`'s own mark to a count; 0 clears it.
+    /// Sets `path`'s own mark to a count (at most `maxCount`); 0 clears it.
     ///
     /// - Complexity: O(depth).
     @discardableResult
     public mutating func set(_ path: String, count: Int) throws(BadgePathError) -> Outcome {
         if count <= 0 { return try clear(path) }
         let i = try node(path)
-        return setOwn(i, to: count)
+        return setOwn(i, to: min(count, Self.maxCount))
     }
 
-    /// Adds `k` to `path`'s own count (a dot counts as 0). A result of 0 or less clears it.
+    /// Adds `k` to `path`'s own count (a dot counts as 0), stopping at `maxCount`. A result
+    /// of 0 or less clears it.
     ///
     /// - Complexity: O(depth).
     @discardableResult
@@ -99,7 +106,7 @@ public struct BadgeTree: Sendable {
         let i = try node(path)
         let current = max(nodes[i].own, 0)
         let (sum, overflow) = current.addingReportingOverflow(k)
-        let next = overflow ? (k > 0 ? Int.max : 0) : sum
+        let next = overflow ? (k > 0 ? Self.maxCount : 0) : min(sum, Self.maxCount)
         if next <= 0 { return clearOwn(i) }
         return setOwn(i, to: next)
     }

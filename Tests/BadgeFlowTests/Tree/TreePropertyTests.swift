@@ -1,0 +1,358 @@
+import Testing
+@testable import BadgeFlow
+
+/// SplitMix64: a tiny deterministic generator, so every failure replays from its seed.
+private struct SplitMix64 {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in `range`, near enough to uniform for a test.
+    mutating func int(in range: ClosedRange<Int>) -> Int {
+        range.lowerBound + Int(next() % UInt64(range.count))
+    }
+
+    mutating func pick<T>(_ items: [T]) -> T { items[int(in: 0...items.count - 1)] }
+
+    /// True with probability `percent` / 100.
+    mutating func chance(_ percent: Int) -> Bool { int(in: 0...99) < percent }
+}
+
+/// One tree operation as the test generates it.
+private enum Operation: CustomStringConvertible {
+    case set(String)
+    case setCount(String, Int)
+    case increment(String, Int)
+    case clear(String)
+    case forceClear(String)
+
+    var path: String {
+        switch self {
+        case .set(let p), .setCount(let p, _), .increment(let p, _), .clear(let p), .forceClear(let p): return p
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .set(let p): return "set(\(p))"
+        case .setCount(let p, let n): return "set(\(p), count: \(n))"
+        case .increment(let p, let k): return "increment(\(p), by: \(k))"
+        case .clear(let p): return "clear(\(p))"
+        case .forceClear(let p): return "clear(\(p), force: true)"
+        }
+    }
+
+    func apply(to tree: inout BadgeTree) throws -> Outcome {
+        switch self {
+        case .set(let p): return try tree.set(p)
+        case .setCount(let p, let n): return try tree.set(p, count: n)
+        case .increment(let p, let k): return try tree.increment(p, by: k)
+        case .clear(let p): return try tree.clear(p)
+        case .forceClear(let p): return try tree.clear(p, force: true)
+        }
+    }
+}
+
+/// A deliberately naive badge tree: own marks in a table, every aggregate recomputed from
+/// scratch by the rules of SPEC §2 after each operation.
+private struct ReferenceModel {
+    struct Aggregate: Equatable {
+        var count = 0
+        var show = false
+        /// Some node strictly below is marked.
+        var markedBelow = false
+    }
+
+    let maxDisplay: Int
+    let modes: [String: DisplayMode]
+    /// Every path the test has named, with its ancestors; a node's number is its index.
+    private(set) var paths: [String] = ["root"]
+    private var ids: [String: Int] = ["root": 0]
+    private var parent: [Int] = [-1]
+    private var children: [[Int]] = [[]]
+    private(set) var depth: [Int] = [1]
+    /// Own marks: nil none, 0 a dot, n > 0 a count.
+    private(set) var marks: [Int?] = [nil]
+    /// Node numbers, deepest first, for bottom-up passes.
+    private var deepestFirst: [Int] = [0]
+
+    init(maxDisplay: Int, modes: [String: DisplayMode]) {
+        self.maxDisplay = maxDisplay
+        self.modes = modes
+    }
+
+    func id(_ path: String) -> Int? { ids[path] }
+
+    /// The node for `path`, added with its missing ancestors.
+    mutating func touch(_ path: String) -> Int {
+        if let i = ids[path] { return i }
+        guard let dot = path.lastIndex(of: ".") else { return 0 }
+        let p = touch(String(path[..<dot]))
+        let i = paths.count
+        paths.append(path)
+        ids[path] = i
+        parent.append(p)
+        children.append([])
+        children[p].append(i)
+        depth.append(depth[p] + 1)
+        marks.append(nil)
+        deepestFirst = paths.indices.sorted { depth[$0] > depth[$1] }
+        return i
+    }
+
+    /// Every node's aggregate, from the own marks alone.
+    func aggregates() -> [Aggregate] {
+        var result = [Aggregate](repeating: Aggregate(), count: paths.count)
+        for p in deepestFirst {
+            let kids = children[p]
+            let markedBelow = kids.contains { marks[$0] != nil || result[$0].markedBelow }
+            if markedBelow {
+                // A summary node: sum of the children, shown when any child shows.
+                let sum = kids.reduce(0) { $0 + result[$1].count }
+                let anyShows = kids.contains { result[$0].show }
+                result[p] = Aggregate(count: sum, show: anyShows, markedBelow: true)
+            } else {
+                result[p] = Aggregate(count: marks[p] ?? 0, show: marks[p] != nil, markedBelow: false)
+            }
+        }
+        return result
+    }
+
+    /// The display text of SPEC §2, written out independently of `BadgeDisplay`.
+    func display(_ i: Int, _ a: Aggregate) -> String {
+        let mode = modes[paths[i]] ?? .number
+        if a.count > 0, mode != .dot { return a.count > maxDisplay ? "\(maxDisplay)+" : "\(a.count)" }
+        guard a.show else { return "hidden" }
+        if case .custom(let name) = mode { return "custom:\(name)" }
+        return "dot"
+    }
+
+    private func isInSubtree(_ i: Int, of top: Int) -> Bool {
+        var x = i
+        while x >= 0 {
+            if x == top { return true }
+            x = parent[x]
+        }
+        return false
+    }
+
+    private mutating func removeMark(_ i: Int, into removed: inout [String]) {
+        if marks[i] != nil {
+            marks[i] = nil
+            removed.append(paths[i])
+        }
+    }
+
+    /// Applies `op`; returns the paths of the marks it removed (auto-cleared ones included).
+    mutating func apply(_ op: Operation) -> [String] {
+        let before = aggregates()
+        var removed: [String] = []
+        switch op {
+        case .set(let p):
+            let i = touch(p)
+            if marks[i] == nil { marks[i] = 0 }
+        case .setCount(let p, let n):
+            if n <= 0 {
+                if let i = id(p) { removeMark(i, into: &removed) }
+            } else {
+                marks[touch(p)] = min(n, BadgeTree.maxCount)
+            }
+        case .increment(let p, let k):
+            let i = touch(p)
+            // k is either small or huge; a huge one reaches the cap from any count.
+            let next = k >= BadgeTree.maxCount ? BadgeTree.maxCount : (marks[i] ?? 0) + k
+            if next <= 0 {
+                removeMark(i, into: &removed)
+            } else {
+                marks[i] = min(next, BadgeTree.maxCount)
+            }
+        case .clear(let p):
+            if let i = id(p) { removeMark(i, into: &removed) }
+        case .forceClear(let p):
+            if let top = id(p) {
+                for i in paths.indices where isInSubtree(i, of: top) { removeMark(i, into: &removed) }
+            }
+        }
+        guard !removed.isEmpty else { return removed }
+        // Ancestors left with no marked descendant lose their shadowed own mark too; each
+        // such loss can leave the next ancestor up with none, so repeat until nothing moves.
+        var changed = true
+        while changed {
+            changed = false
+            let now = aggregates()
+            for i in paths.indices where marks[i] != nil && before[i].markedBelow && !now[i].markedBelow {
+                removeMark(i, into: &removed)
+                changed = true
+            }
+        }
+        return removed
+    }
+
+    /// The own marks as `path=dot` or `path=n`, in byte order of the paths.
+    var markList: [String] {
+        paths.indices
+            .compactMap { i in marks[i].map { (paths[i], $0) } }
+            .sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+            .map { $0.1 == 0 ? "\($0.0)=dot" : "\($0.0)=\($0.1)" }
+    }
+
+    /// The shown nodes, parents first, siblings in byte order of their names.
+    func snapshot(_ aggregates: [Aggregate]) -> [String] {
+        var out: [String] = []
+        func visit(_ i: Int) {
+            guard aggregates[i].show else { return }
+            out.append(paths[i])
+            for c in children[i].sorted(by: { paths[$0].utf8.lexicographicallyPrecedes(paths[$1].utf8) }) { visit(c) }
+        }
+        visit(0)
+        return out
+    }
+}
+
+@Suite struct TreePropertyTests {
+    static let configuration = BadgeTree.Configuration(
+        maxDisplay: 9,
+        display: ["root.a": .dot, "root.b": .custom("new"), "root.a.c": .custom("x"), "root.c.c.c": .dot]
+    )
+
+    private static func randomPath(_ rng: inout SplitMix64) -> String {
+        if rng.chance(2) { return "root" }
+        let depth = rng.pick([1, 2, 2, 3, 3, 3, 4, 4])
+        var path = "root"
+        for _ in 0..<depth { path += "." + rng.pick(["a", "b", "c"]) }
+        return path
+    }
+
+    private static func randomOperation(_ rng: inout SplitMix64) -> Operation {
+        let path = randomPath(&rng)
+        switch rng.int(in: 0...99) {
+        case 0..<20: return .set(path)
+        case 20..<34:
+            let n = rng.chance(3) ? Int.max : rng.int(in: 0...12)
+            return .setCount(path, n)
+        case 34..<64:
+            let k = rng.chance(2) ? Int.max : rng.int(in: -4...6)
+            return .increment(path, k)
+        case 64..<90: return .clear(path)
+        default: return .forceClear(path)
+        }
+    }
+
+    /// Runs one random sequence and compares the tree with the model after every operation.
+    ///
+    /// - Returns: a description of the first disagreement, or nil.
+    private static func check(seed: UInt64) -> String? {
+        var rng = SplitMix64(seed: seed)
+        var tree = BadgeTree(configuration: configuration)
+        var model = ReferenceModel(maxDisplay: configuration.maxDisplay, modes: configuration.display)
+        var before = model.aggregates()
+        var history: [Operation] = []
+        for _ in 0..<rng.int(in: 1...40) {
+            let op = randomOperation(&rng)
+            history.append(op)
+            func fail(_ why: String) -> String {
+                "seed \(seed), after \(history.map(\.description).joined(separator: "; ")): \(why)"
+            }
+
+            let outcome: Outcome
+            do {
+                outcome = try op.apply(to: &tree)
+            } catch {
+                return fail("threw \(error)")
+            }
+            let removed = model.apply(op)
+            let after = model.aggregates()
+            let zero = ReferenceModel.Aggregate()
+
+            // Every node's state and own mark.
+            var changed: Set<String> = []
+            for (i, path) in model.paths.enumerated() {
+                let a = after[i]
+                let s = tree.state(of: path)
+                if s.count != a.count || s.show != a.show || s.display.description != model.display(i, a) {
+                    return fail("\(path) is \(s.count) \(s.show) \(s.display), model says \(a.count) \(a.show) \(model.display(i, a))")
+                }
+                let mark: Mark? = model.marks[i].map { $0 == 0 ? .dot : .count($0) }
+                if tree.mark(of: path) != mark {
+                    return fail("\(path) has mark \(String(describing: tree.mark(of: path))), model says \(String(describing: mark))")
+                }
+                let b = i < before.count ? before[i] : zero
+                if b.count != a.count || b.show != a.show { changed.insert(path) }
+            }
+
+            // Changes: exactly the nodes whose (count, show) changed, deepest first, each once.
+            let changedPaths = outcome.changes.map(\.path)
+            if Set(changedPaths) != changed || changedPaths.count != changed.count {
+                return fail("changes \(changedPaths), model says \(changed.sorted())")
+            }
+            let depths = changedPaths.map { path in model.id(path).map { model.depth[$0] } ?? 0 }
+            if depths != depths.sorted(by: >) { return fail("changes not deepest first: \(changedPaths)") }
+            for s in outcome.changes where s != tree.state(of: s.path) {
+                return fail("change \(s) is not the node's new state \(tree.state(of: s.path))")
+            }
+
+            // Decrement: exactly when the total drops, by the drop.
+            let drop = before[0].count - after[0].count
+            if drop > 0 {
+                let paths = removed.isEmpty ? [op.path] : removed.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                let expected = Decrement(by: drop, paths: paths)
+                if outcome.decrement != expected {
+                    return fail("decrement \(String(describing: outcome.decrement)), model says \(expected)")
+                }
+            } else if let d = outcome.decrement {
+                return fail("decrement \(d) but the total went from \(before[0].count) to \(after[0].count)")
+            }
+            if tree.total != after[0].count { return fail("total \(tree.total), model says \(after[0].count)") }
+            before = after
+        }
+
+        // At the end: the mark list, the snapshot, and a rebuild from the marks.
+        let marks = tree.marks.map { m -> String in
+            switch m.mark {
+            case .dot: return "\(m.path)=dot"
+            case .count(let n): return "\(m.path)=\(n)"
+            }
+        }
+        if marks != model.markList { return "seed \(seed): marks \(marks), model says \(model.markList)" }
+        let snapshot = tree.snapshot()
+        if snapshot.map(\.path) != model.snapshot(before) {
+            return "seed \(seed): snapshot \(snapshot.map(\.path)), model says \(model.snapshot(before))"
+        }
+        do {
+            let rebuilt = try BadgeTree(configuration: configuration, marks: tree.marks)
+            if rebuilt.snapshot() != snapshot { return "seed \(seed): rebuilding from marks gives \(rebuilt.snapshot())" }
+        } catch {
+            return "seed \(seed): rebuilding from marks threw \(error)"
+        }
+        return nil
+    }
+
+    @Test func theTreeAgreesWithANaiveModelAfterEveryOperation() {
+        var failures: [String] = []
+        for seed in UInt64(1)...3_000 {
+            if let failure = Self.check(seed: seed) {
+                failures.append(failure)
+                if failures.count == 3 { break }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+
+    @Test func theModelItselfFollowsThePromotionWalkthrough() {
+        var model = ReferenceModel(maxDisplay: 99, modes: [:])
+        for op in [Operation.set("root.promotion"), .set("root.promotion.item1"), .set("root.promotion.item2")] {
+            _ = model.apply(op)
+        }
+        #expect(model.apply(.clear("root.promotion.item1")) == ["root.promotion.item1"])
+        #expect(model.apply(.clear("root.promotion.item2")) == ["root.promotion.item2", "root.promotion"])
+        #expect(model.markList.isEmpty)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+/// `filter --state` survives kill -9 at any moment and saves on SIGTERM and SIGINT.
+@Suite(.serialized) struct StateCrashTests {
+    private func stream(_ n: Int) -> String {
+        (0..<n).map { i in "{\"aps\":{\"alert\":\"m\(i)\",\"thread-id\":\"t\(i % 50)\"},\"type\":\"chat\"}" }.joined(separator: "\n") + "\n"
+    }
+
+    /// Starts `filter --state` reading from a pipe we keep open.
+    private func start(state: String) throws -> (Process, FileHandle) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.executable)
+        p.arguments = ["filter", "--state", state]
+        let input = Pipe()
+        p.standardInput = input
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        return (p, input.fileHandleForWriting)
+    }
+
+    @Test func sigkillNeverLeavesACorruptStateFile() throws {
+        let dir = try CLI.temporaryDirectory()
+        let state = dir + "/state.json"
+        let chunk = Data(stream(2000).utf8)
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<30 {
+            let (p, stdin) = try start(state: state)
+            // Feed some input, then close stdin so the process saves and exits; kill it at
+            // a random moment, before, during or after the save.
+            stdin.write(chunk)
+            try? stdin.close()
+            usleep(UInt32.random(in: 0...40_000, using: &rng))
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            if FileManager.default.fileExists(atPath: state) {
+                let check = try CLI.run(["tree", "--state", state, "--json"])
+                #expect(check.status == 0, "round \(round): \(check.stderr)")
+            }
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0 != "state.json" }
+        // A killed writer may leave its temporary file; it never replaces the state file.
+        #expect(leftovers.allSatisfy { $0.hasPrefix("state.json.tmp.") })
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalSavesTheState(_ sig: Int32) throws {
+        let dir = try CLI.temporaryDirectory()
+        let state = dir + "/state.json"
+        let (p, stdin) = try start(state: state)
+        stdin.write(Data("{\"aps\":{\"alert\":\"hi\",\"thread-id\":\"alice\"},\"type\":\"chat\"}\n".utf8))
+        usleep(300_000)
+        kill(p.processIdentifier, sig)
+        p.waitUntilExit()
+        try? stdin.close()
+        #expect(p.terminationStatus == 128 + sig)
+        let text = try String(contentsOfFile: state, encoding: .utf8)
+        #expect(text.contains("\"root.chat.alice\": 1"))
+    }
+}
