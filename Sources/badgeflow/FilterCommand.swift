@@ -32,11 +32,15 @@ struct FilterCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Longest input line kept, in bytes; longer lines get a line-too-long error.", valueName: "BYTES"))
     var maxLineBytes = 1 << 20
 
+    @Option(name: .long, help: "Threads that parse and route lines (default: the number of cores; 1: a single thread). Output order and bytes do not depend on it.")
+    var jobs: Int?
+
     @Argument(help: ArgumentHelp("NDJSON event files; stdin when none.", valueName: "INPUT"))
     var inputs: [String] = []
 
     func validate() throws {
         guard maxLineBytes >= 1024 else { throw ValidationError("--max-line-bytes must be at least 1024") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
     }
 
     func run() throws {
@@ -51,16 +55,23 @@ struct FilterCommand: ParsableCommand {
             }
         }
         Signals.install()
-        var session = FilterSession(stream: stream)
         let flushEachLine = lineBuffered || Console.isTerminal(1)
-        let flushThreshold = 1 << 16
+        // Per-line flushing wants each line answered at once: one thread, batches of one.
+        let filter = ParallelFilter(stream: stream, jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online),
+                                    maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048)
+        var pending: [UInt8] = []
+        pending.reserveCapacity(1 << 17)
         var ioError: String? = nil
         var outputClosed = false
 
         func flush() {
-            if session.output.bytes.isEmpty { return }
-            if !Console.write(session.output.bytes, to: 1) { outputClosed = true }
-            session.output.bytes.removeAll(keepingCapacity: true)
+            if pending.isEmpty || outputClosed { return }
+            if !Console.write(pending, to: 1) { outputClosed = true }
+            pending.removeAll(keepingCapacity: true)
+        }
+        let output: (inout JSONWriter) -> Void = { w in
+            pending.append(contentsOf: w.bytes)
+            if flushEachLine || pending.count >= 1 << 16 { flush() }
         }
 
         let sources = inputs.isEmpty ? ["-"] : inputs
@@ -75,8 +86,7 @@ struct FilterCommand: ParsableCommand {
             let reader = LineReader(fd: fd, maxLineBytes: maxLineBytes)
             do {
                 try reader.forEachLine(source == "-" ? "<stdin>" : source) { line in
-                    session.feed(line, maxLineBytes: maxLineBytes)
-                    if flushEachLine || session.output.bytes.count >= flushThreshold { flush() }
+                    filter.feed(line, output: output)
                     return receivedSignal == 0 && !outputClosed
                 }
             } catch {
@@ -84,7 +94,10 @@ struct FilterCommand: ParsableCommand {
                 break
             }
         }
+        // Every line read gets its answer, even when a signal cut the input short.
+        filter.finish(output: output)
         flush()
+        let session = (stream: filter.stream, rejected: filter.stream.rejected)
         if let state {
             do {
                 try StateFile.save(session.stream, to: state)

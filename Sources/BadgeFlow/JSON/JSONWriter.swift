@@ -34,16 +34,15 @@ public struct JSONWriter: Sendable {
     /// Ends a line (one NDJSON record).
     public mutating func newline() { bytes.append(UInt8(ascii: "\n")) }
 
-    /// Writes a member name known at compile time; it must need no escaping.
+    /// Writes a member name known at compile time (no String is made).
     public mutating func key(_ name: StaticString) {
         separate()
-        bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { appendEscaped($0) }
         bytes.append(UInt8(ascii: ":"))
     }
 
     /// Writes a member name.
+    @_disfavoredOverload
     public mutating func key(_ name: String) {
         separate()
         appendEscaped(name)
@@ -51,6 +50,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// Writes a string value.
+    @_disfavoredOverload
     public mutating func string(_ value: String) {
         separate()
         appendEscaped(value)
@@ -62,12 +62,10 @@ public struct JSONWriter: Sendable {
         appendEscaped(value)
     }
 
-    /// Writes a string value known at compile time; it must need no escaping.
+    /// Writes a string value known at compile time (no String is made).
     public mutating func string(_ value: StaticString) {
         separate()
-        bytes.append(UInt8(ascii: "\""))
-        value.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
+        value.withUTF8Buffer { appendEscaped($0) }
     }
 
     /// Writes an integer value.

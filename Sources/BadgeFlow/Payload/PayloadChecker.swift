@@ -44,41 +44,43 @@ struct PayloadChecker {
         var badge: Int? = nil
 
         aps.forEachMember { name, value in
-            let key = String(decoding: name, as: UTF8.self)
-            switch key {
-            case "alert":
-                hasAlert = true
-                checkAlert(value, liveActivity: isLiveActivity)
-            case "badge":
-                hasBadge = true
-                badge = checkBadge(value)
-            case "sound":
-                hasSound = true
-                checkSound(value, at: apsPointer("sound"))
-            case "thread-id", "category", "target-content-id", "filter-criteria", "attributes-type",
-                 "input-push-channel":
-                expectString(value, key)
-            case "content-available":
-                if expectInt(value, key), value.int == 1 { contentAvailable = true }
-            case "mutable-content", "timestamp", "stale-date", "dismissal-date":
-                expectInt(value, key)
-            case "interruption-level":
-                expectEnum(value, key, ["passive", "active", "time-sensitive", "critical"])
-            case "event":
-                expectEnum(value, key, ["start", "update", "end"])
-            case "relevance-score":
-                checkRelevance(value, liveActivity: isLiveActivity)
-            case "content-state", "attributes":
-                if value.kind != .object {
-                    error(.wrongType, "\(key) must be an object, got \(Self.describe(value))", apsPointer(key))
-                }
-            case "input-push-token":
-                if expectInt(value, key), value.int != 1 {
-                    error(.outOfRange, "input-push-token must be 1, got \(Self.describe(value))", apsPointer(key))
-                }
-            default:
+            guard let known = ApsKey.known.identify(name) else {
+                let key = String(decoding: name, as: UTF8.self)
                 warning(.unknownApsKey, "\"\(key)\" is not an aps key APNs knows; custom keys belong outside aps",
                         apsPointer(key))
+                return
+            }
+            switch known {
+            case .alert:
+                hasAlert = true
+                checkAlert(value, liveActivity: isLiveActivity)
+            case .badge:
+                hasBadge = true
+                badge = checkBadge(value)
+            case .sound:
+                hasSound = true
+                if value.kind != .string { checkSound(value, at: apsPointer("sound")) }
+            case .string:
+                if value.kind != .string { expectString(value, String(decoding: name, as: UTF8.self)) }
+            case .contentAvailable:
+                if expectInt(value, "content-available"), value.int == 1 { contentAvailable = true }
+            case .integer:
+                if value.kind != .int { expectInt(value, String(decoding: name, as: UTF8.self)) }
+            case .interruptionLevel:
+                expectEnum(value, "interruption-level", ["passive", "active", "time-sensitive", "critical"])
+            case .event:
+                expectEnum(value, "event", ["start", "update", "end"])
+            case .relevanceScore:
+                checkRelevance(value, liveActivity: isLiveActivity)
+            case .object:
+                if value.kind != .object {
+                    let key = String(decoding: name, as: UTF8.self)
+                    error(.wrongType, "\(key) must be an object, got \(Self.describe(value))", apsPointer(key))
+                }
+            case .inputPushToken:
+                if expectInt(value, "input-push-token"), value.int != 1 {
+                    error(.outOfRange, "input-push-token must be 1, got \(Self.describe(value))", apsPointer("input-push-token"))
+                }
             }
         }
         if contentAvailable && (hasAlert || hasBadge || hasSound) {
@@ -115,11 +117,6 @@ struct PayloadChecker {
         return Int(n)
     }
 
-    private static let alertStringKeys: Set<String> = [
-        "title", "subtitle", "body", "launch-image", "title-loc-key", "subtitle-loc-key", "loc-key", "action-loc-key",
-    ]
-    private static let alertArrayKeys: Set<String> = ["title-loc-args", "subtitle-loc-args", "loc-args"]
-
     private mutating func checkAlert(_ value: JSONRef, liveActivity: Bool) {
         let at = apsPointer("alert")
         switch value.kind {
@@ -128,24 +125,29 @@ struct PayloadChecker {
         case .object:
             var shows = false
             value.forEachMember { name, member in
-                let key = String(decoding: name, as: UTF8.self)
-                let memberAt = JSONPointer.appending(at, key)
-                if key == "title" || key == "subtitle" || key == "body" || key == "loc-key" || key == "title-loc-key" {
+                let known = AlertKey.known.identify(name)
+                switch known {
+                case .shown?, .shownLocalizable?:
                     shows = true
-                }
-                if Self.alertStringKeys.contains(key) {
                     if member.kind == .string { return }
-                    if liveActivity && (key == "title" || key == "body") && member.kind == .object {
-                        checkLocalizedObject(member, at: memberAt)
+                    let key = String(decoding: name, as: UTF8.self)
+                    if liveActivity && known == .shownLocalizable && member.kind == .object {
+                        checkLocalizedObject(member, at: JSONPointer.appending(at, key))
                         return
                     }
-                    error(.wrongType, "alert \(key) must be a string, got \(Self.describe(member))", memberAt)
-                } else if Self.alertArrayKeys.contains(key) {
-                    checkStringArray(member, name: "alert \(key)", at: memberAt)
-                } else if key == "sound" && liveActivity {
-                    checkSound(member, at: memberAt)
-                } else {
-                    warning(.unknownApsKey, "\"\(key)\" is not an alert key APNs knows", memberAt)
+                    error(.wrongType, "alert \(key) must be a string, got \(Self.describe(member))", JSONPointer.appending(at, key))
+                case .string?:
+                    if member.kind == .string { return }
+                    let key = String(decoding: name, as: UTF8.self)
+                    error(.wrongType, "alert \(key) must be a string, got \(Self.describe(member))", JSONPointer.appending(at, key))
+                case .stringArray?:
+                    let key = String(decoding: name, as: UTF8.self)
+                    checkStringArray(member, name: "alert \(key)", at: JSONPointer.appending(at, key))
+                case .sound? where liveActivity:
+                    checkSound(member, at: JSONPointer.appending(at, "sound"))
+                case .sound?, nil:
+                    let key = String(decoding: name, as: UTF8.self)
+                    warning(.unknownApsKey, "\"\(key)\" is not an alert key APNs knows", JSONPointer.appending(at, key))
                 }
             }
             if !shows { warning(.emptyAlert, "alert has no title, subtitle, body or loc-key: nothing would be shown", at) }
@@ -177,12 +179,9 @@ struct PayloadChecker {
             return
         }
         for i in 0..<value.count {
-            guard let element = value[i], element.kind == .string else {
-                let element = value[i]
-                error(.wrongType, "\(name) must hold strings only, got \(element.map(Self.describe) ?? "null")",
-                      at + "/\(i)")
-                continue
-            }
+            let element = value[i]
+            if element?.kind == .string { continue }
+            error(.wrongType, "\(name) must hold strings only, got \(element.map(Self.describe) ?? "null")", at + "/\(i)")
         }
     }
 

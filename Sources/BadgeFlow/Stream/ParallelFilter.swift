@@ -1,0 +1,224 @@
+import Dispatch
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The filter's line loop over several threads, with results in strict input order.
+///
+/// Reading a line into an `Event` (parse, validate, route) depends only on the line and the
+/// rules, so worker threads do it for batches of lines; the calling thread applies the
+/// events to the devices and writes the result lines, batch after batch, in input order.
+/// At most `2 × jobs + 2` batches are in flight, so memory stays flat however long the
+/// stream is, and a slow consumer holds the reader back (back-pressure). Workers start
+/// only once a second batch is needed, so a small input runs on one thread.
+///
+/// The output is byte-identical to `FilterSession` on the same lines, whatever `jobs` is.
+public final class ParallelFilter {
+    /// The devices and their state.
+    public private(set) var stream: BadgeStream
+    /// Lines seen so far (blank lines counted): the last `seq`.
+    public private(set) var seq = 0
+    /// Worker threads used when the input is large enough.
+    public let jobs: Int
+    /// The longest line kept.
+    public let maxLineBytes: Int
+
+    private let linesPerBatch: Int
+    private let queue: BatchQueue
+    private var inFlight: [Batch] = []
+    private var current: Batch
+    private var workersStarted = false
+    private let inline: LineAnalyzer
+
+    /// Creates a filter over `stream` with `jobs` worker threads (1: everything on the caller's thread).
+    public init(stream: BadgeStream, jobs: Int, maxLineBytes: Int = 1 << 20, linesPerBatch: Int = 2048) {
+        self.stream = stream
+        self.jobs = max(1, jobs)
+        self.maxLineBytes = maxLineBytes
+        self.linesPerBatch = linesPerBatch
+        queue = BatchQueue()
+        current = Batch(capacity: linesPerBatch)
+        inline = LineAnalyzer(rules: stream.rules)
+    }
+
+    deinit { queue.finish() }
+
+    /// Takes one line from a `LineReader`. Results are produced in order through `output`.
+    ///
+    /// - Parameter output: receives result bytes; return false to stop (e.g. stdout closed).
+    public func feed(_ line: LineReader.Line, output: (inout JSONWriter) -> Void) {
+        current.append(line)
+        if current.count >= linesPerBatch { submit(output: output) }
+    }
+
+    /// Processes every line fed so far and writes the results.
+    public func finish(output: (inout JSONWriter) -> Void) {
+        if current.count > 0 { submit(output: output) }
+        while !inFlight.isEmpty { applyOldest(output: output) }
+    }
+
+    private func submit(output: (inout JSONWriter) -> Void) {
+        let batch = current
+        current = Batch(capacity: linesPerBatch)
+        if jobs == 1 {
+            batch.analyze(with: inline, maxLineBytes: maxLineBytes)
+            apply(batch, output: output)
+            return
+        }
+        if !workersStarted {
+            workersStarted = true
+            let rules = stream.rules, q = queue, limit = maxLineBytes
+            for _ in 0..<jobs {
+                DispatchQueue.global().async {
+                    let analyzer = LineAnalyzer(rules: rules)
+                    while let b = q.take() {
+                        b.analyze(with: analyzer, maxLineBytes: limit)
+                        q.markDone(b)
+                    }
+                }
+            }
+        }
+        inFlight.append(batch)
+        queue.put(batch)
+        while inFlight.count > 2 * jobs + 2 { applyOldest(output: output) }
+        // Apply whatever is already done without waiting, to keep output flowing.
+        while let first = inFlight.first, queue.isDone(first) {
+            inFlight.removeFirst()
+            apply(first, output: output)
+        }
+    }
+
+    private func applyOldest(output: (inout JSONWriter) -> Void) {
+        let batch = inFlight.removeFirst()
+        queue.waitDone(batch)
+        apply(batch, output: output)
+    }
+
+    private func apply(_ batch: Batch, output: (inout JSONWriter) -> Void) {
+        var w = JSONWriter(capacity: batch.count * 400)
+        for result in batch.results {
+            seq += 1
+            stream.apply(result, seq: seq, into: &w)
+        }
+        output(&w)
+    }
+}
+
+/// A run of lines copied out of the reader's buffer, and, once analysed, their results.
+final class Batch: @unchecked Sendable {
+    private var data: [UInt8] = []
+    private var ends: [Int] = []
+    /// Per line: -1 for a kept line, else the byte length of an overlong one.
+    private var overlong: [Int] = []
+    private(set) var results: [LineResult] = []
+    var done = false
+
+    init(capacity: Int) {
+        ends.reserveCapacity(capacity)
+        overlong.reserveCapacity(capacity)
+        data.reserveCapacity(capacity * 320)
+    }
+
+    var count: Int { ends.count }
+
+    func append(_ line: LineReader.Line) {
+        switch line {
+        case .text(let bytes):
+            data.append(contentsOf: bytes)
+            overlong.append(-1)
+        case .overlong(let n):
+            overlong.append(n)
+        }
+        ends.append(data.count)
+    }
+
+    func analyze(with analyzer: LineAnalyzer, maxLineBytes: Int) {
+        results.reserveCapacity(ends.count)
+        data.withUnsafeBytes { all in
+            var start = 0
+            for i in 0..<ends.count {
+                let end = ends[i]
+                if overlong[i] >= 0 {
+                    results.append(.rejected(.error(.lineTooLong, "line is \(overlong[i]) bytes, more than the \(maxLineBytes) bytes a line may have", at: "")))
+                } else {
+                    results.append(analyzer.analyze(UnsafeRawBufferPointer(rebasing: all[start..<end])))
+                }
+                start = end
+            }
+        }
+    }
+}
+
+/// The work queue between the applying thread and the workers: a mutex, two conditions.
+final class BatchQueue: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var workAvailable = pthread_cond_t()
+    private var workDone = pthread_cond_t()
+    private var pending: [Batch] = []
+    private var head = 0
+    private var finished = false
+
+    init() {
+        pthread_mutex_init(&mutex, nil)
+        pthread_cond_init(&workAvailable, nil)
+        pthread_cond_init(&workDone, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(&workAvailable)
+        pthread_cond_destroy(&workDone)
+        pthread_mutex_destroy(&mutex)
+    }
+
+    func put(_ b: Batch) {
+        pthread_mutex_lock(&mutex)
+        pending.append(b)
+        pthread_cond_signal(&workAvailable)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// The next batch to analyse, or nil once finished.
+    func take() -> Batch? {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        while head == pending.count && !finished { pthread_cond_wait(&workAvailable, &mutex) }
+        if head == pending.count { return nil }
+        let b = pending[head]
+        head += 1
+        if head > 64 && head * 2 > pending.count {
+            pending.removeFirst(head)
+            head = 0
+        }
+        return b
+    }
+
+    func markDone(_ b: Batch) {
+        pthread_mutex_lock(&mutex)
+        b.done = true
+        pthread_cond_broadcast(&workDone)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    func isDone(_ b: Batch) -> Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return b.done
+    }
+
+    func waitDone(_ b: Batch) {
+        pthread_mutex_lock(&mutex)
+        while !b.done { pthread_cond_wait(&workDone, &mutex) }
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Lets the workers exit once the queue is empty.
+    func finish() {
+        pthread_mutex_lock(&mutex)
+        finished = true
+        pthread_cond_broadcast(&workAvailable)
+        pthread_mutex_unlock(&mutex)
+    }
+}
