@@ -3,7 +3,7 @@ SWIFT  ?= swift
 BIN    := .build/debug/badgeflow
 RBIN   := .build/release/badgeflow
 
-.PHONY: deps build test demo bench check fuzz clean
+.PHONY: deps build test demo bench bench-lib check fuzz clean
 
 # json-c (and pkg-config, which SwiftPM uses to find it) come from Debian's packages.
 deps:
@@ -36,3 +36,7 @@ bench: deps
 
 clean:
 	rm -rf .build
+
+# Library inner loops (tree, analyzer, apply): figures, not a test.
+bench-lib: deps
+	cd Benchmarks && $(SWIFT) run -c release badgeflow-bench
