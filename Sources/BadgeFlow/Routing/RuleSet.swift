@@ -85,11 +85,12 @@ public struct RuleSet: Sendable {
     ///
     /// - Parameter base: the payload's pointer in the line (`""` or `/payload`), for errors.
     func route(_ payload: JSONRef, base: String) -> Routing {
-        for (i, rule) in rules.enumerated() where rule.matches(payload) {
-            switch rule.template.render(payload, base: base) {
+        // Indexing (not `for rule in rules`) borrows each rule instead of copying it.
+        for i in rules.indices where rules[i].matches(payload) {
+            switch rules[i].template.render(payload, base: base) {
             case .missing: continue
             case .invalid(let d): return .failed(d)
-            case .path(let path): return .matched(rule: i, path: path, action: rule.action)
+            case .path(let path): return .matched(rule: i, path: path, action: rules[i].action)
             }
         }
         return .none

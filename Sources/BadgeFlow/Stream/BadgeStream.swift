@@ -39,20 +39,27 @@ public struct BadgeStream: Sendable {
     }
 
     private mutating func apply(_ event: Event, seq: Int, into out: inout JSONWriter) {
-        var device = devices.removeValue(forKey: event.device) ?? Device(rules: rules)
-        defer { devices[event.device] = device }
+        let rules = self.rules, clock = self.clock
+        // Mutate the device in place in the dictionary: one hash, no copy of its tree.
+        let ok = Self.apply(event, seq: seq, rules: rules, clock: clock,
+                            to: &devices[event.device, default: Device(rules: rules)], into: &out)
+        if !ok { rejected += 1 }
+    }
+
+    /// Applies `event` to `device`; returns false when the event was rejected (an error line).
+    private static func apply(_ event: Event, seq: Int, rules: RuleSet, clock: Double, to device: inout Device,
+                              into out: inout JSONWriter) -> Bool {
         var outcome = Outcome.unchanged
         if let path = event.path {
             do {
                 outcome = try Self.perform(event.action, on: path, in: &device.tree)
             } catch {
-                rejected += 1
                 let at = event.op == .push ? "" : "/path"
                 let d = Diagnostic.error(.invalidPath,
                                          event.op == .push ? "rule \"\(event.rule ?? "")\" made an invalid path: \(error.description)" : error.description,
                                          at: at)
                 ResultLine.error(d, seq: seq, into: &out)
-                return
+                return false
             }
         }
         if rules.icon == .payload {
@@ -74,6 +81,7 @@ public struct BadgeStream: Sendable {
         ResultLine.event(event, seq: seq, outcome: outcome, icon: device.icon(rules.icon), sync: reason,
                          tree: event.op == .snapshot ? device.tree.snapshot() : nil,
                          maxDisplay: rules.tree.maxDisplay, into: &out)
+        return true
     }
 
     /// Performs a resolved action on a tree.

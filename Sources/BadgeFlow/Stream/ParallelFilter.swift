@@ -149,6 +149,8 @@ final class Batch: @unchecked Sendable {
                 start = end
             }
         }
+        // The line bytes are no longer needed; only the results travel on.
+        data = []
     }
 }
 
@@ -158,7 +160,6 @@ final class BatchQueue: @unchecked Sendable {
     private var workAvailable = pthread_cond_t()
     private var workDone = pthread_cond_t()
     private var pending: [Batch] = []
-    private var head = 0
     private var finished = false
 
     init() {
@@ -184,15 +185,11 @@ final class BatchQueue: @unchecked Sendable {
     func take() -> Batch? {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        while head == pending.count && !finished { pthread_cond_wait(&workAvailable, &mutex) }
-        if head == pending.count { return nil }
-        let b = pending[head]
-        head += 1
-        if head > 64 && head * 2 > pending.count {
-            pending.removeFirst(head)
-            head = 0
-        }
-        return b
+        while pending.isEmpty && !finished { pthread_cond_wait(&workAvailable, &mutex) }
+        if pending.isEmpty { return nil }
+        // At most 2 × jobs + 2 batches wait here, so removing the first is cheap; holding no
+        // reference to a taken batch keeps memory flat.
+        return pending.removeFirst()
     }
 
     func markDone(_ b: Batch) {

@@ -204,9 +204,9 @@ public struct BadgeTree: Sendable {
     // MARK: - Internals
 
     func state(_ i: Int) -> BadgeState {
-        let node = nodes[i]
-        return BadgeState(path: node.path, count: node.count, show: node.show,
-                          display: BadgeDisplay(count: node.count, show: node.show, mode: node.mode,
+        let count = nodes[i].count, show = nodes[i].show
+        return BadgeState(path: nodes[i].path, count: count, show: show,
+                          display: BadgeDisplay(count: count, show: show, mode: nodes[i].mode,
                                                 maxDisplay: configuration.maxDisplay))
     }
 
@@ -339,19 +339,20 @@ public struct BadgeTree: Sendable {
 
     /// Recomputes (count, show) from `i` up to the root, recording each change.
     private mutating func refresh(from i: Int, into changes: inout [BadgeState]) {
+        // Field-wise access: copying a whole Node would retain its path and mode.
         var x = i
         while x >= 0 {
-            let node = nodes[x]
-            let count = node.markedBelow > 0 ? node.childSum : max(node.own, 0)
-            let show = node.own >= 0 || node.markedBelow > 0
-            if count != node.count || show != node.show {
-                let delta = count - node.count
+            let markedBelow = nodes[x].markedBelow, own = nodes[x].own, parent = Int(nodes[x].parent)
+            let count = markedBelow > 0 ? nodes[x].childSum : max(own, 0)
+            let show = own >= 0 || markedBelow > 0
+            let oldCount = nodes[x].count
+            if count != oldCount || show != nodes[x].show {
                 nodes[x].count = count
                 nodes[x].show = show
                 changes.append(state(x))
-                if node.parent >= 0 { nodes[Int(node.parent)].childSum += delta }
+                if parent >= 0 { nodes[parent].childSum += count - oldCount }
             }
-            x = Int(node.parent)
+            x = parent
         }
     }
 }
