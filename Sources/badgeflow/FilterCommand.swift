@@ -55,6 +55,7 @@ struct FilterCommand: ParsableCommand {
             }
         }
         Signals.install()
+        JSONThread.useCLocale()
         let flushEachLine = lineBuffered || Console.isTerminal(1)
         // Per-line flushing wants each line answered at once: one thread, batches of one.
         let filter = ParallelFilter(stream: stream, jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online),

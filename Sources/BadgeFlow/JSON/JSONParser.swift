@@ -85,3 +85,16 @@ final class JSONParser {
         }
     }
 }
+
+/// Per-thread set-up that makes json-c parsing cheaper.
+public enum JSONThread {
+    /// Puts the calling thread in a private "C" locale.
+    ///
+    /// json-c switches to the C locale around every parse; from a private C locale that
+    /// costs less (about 20% of a small parse here) and takes no process-wide lock, which
+    /// matters when several threads parse at once. Call it on threads you own (the filter's
+    /// workers do); it changes that thread's locale for everything it runs afterwards.
+    public static func useCLocale() {
+        _ = badgeflow_use_c_locale()
+    }
+}

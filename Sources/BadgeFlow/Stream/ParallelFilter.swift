@@ -73,6 +73,7 @@ public final class ParallelFilter {
             let rules = stream.rules, q = queue, limit = maxLineBytes
             for _ in 0..<jobs {
                 DispatchQueue.global().async {
+                    JSONThread.useCLocale()
                     let analyzer = LineAnalyzer(rules: rules)
                     while let b = q.take() {
                         b.analyze(with: analyzer, maxLineBytes: limit)
