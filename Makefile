@@ -34,8 +34,24 @@ bench: deps
 	$(SWIFT) build -c release --product badgeflow
 	Benchmarks/scripts/bench.sh $(LINES)
 
+# Sanitizer runs of the whole test suite, each in its own build folder.
+check: deps
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+
+# libFuzzer over the line processor, seeded from Fixtures/; FUZZ_TIME seconds (default 60).
+# Crashes land in Fuzz/crashes/: turn each into a regression fixture under Fixtures/regressions/.
+FUZZ_TIME ?= 60
+fuzz: deps
+	cd Fuzz && $(SWIFT) build -c release -Xswiftc -sanitize=fuzzer,address
+	mkdir -p Fuzz/corpus Fuzz/crashes
+	Fuzz/.build/release/badgeflow-fuzz -max_total_time=$(FUZZ_TIME) -max_len=8192 -timeout=10 \
+	  -artifact_prefix=Fuzz/crashes/ -print_final_stats=1 Fuzz/corpus Fixtures/scenarios Fixtures/payloads/valid Fixtures/payloads/invalid
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-asan .build-tsan Benchmarks/.build Fuzz/.build
 
 # Library inner loops (tree, analyzer, apply): figures, not a test.
 bench-lib: deps

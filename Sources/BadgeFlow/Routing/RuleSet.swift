@@ -66,10 +66,10 @@ public struct RuleSet: Sendable {
     }
 
     /// The built-in rules for a typical messaging app; see README and `Fixtures/rules/default.json`.
-    public static var builtIn: RuleSet {
+    public static let builtIn: RuleSet = {
         // The built-in text is a constant checked by the tests; a fault there is a bug.
         (try? parse(builtInText, file: "<built-in>")) ?? RuleSet(tree: .init(), icon: .tree, rules: [], sync: .init())
-    }
+    }()
 
     /// The routing decision for one payload.
     enum Routing {
