@@ -3,7 +3,7 @@ SWIFT  ?= swift
 BIN    := .build/debug/badgeflow
 RBIN   := .build/release/badgeflow
 
-.PHONY: deps build test demo bench bench-lib check fuzz clean
+.PHONY: deps build test demo bench bench-lib check leaks fuzz clean
 
 # json-c (and pkg-config, which SwiftPM uses to find it) come from Debian's packages.
 deps:
@@ -37,9 +37,20 @@ bench: deps
 # Sanitizer runs of the whole test suite, each in its own build folder.
 check: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+	$(MAKE) leaks
+
+# valgrind over `filter` on every fixture stream: nothing definitely lost.
+leaks: deps
+	@command -v valgrind >/dev/null 2>&1 || { SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq valgrind >/dev/null; }
+	$(SWIFT) build --product badgeflow
+	@for f in Fixtures/scenarios/*.ndjson; do \
+	  case $$f in *.expected.ndjson) continue;; esac; \
+	  valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --error-exitcode=9 \
+	    $(BIN) filter --jobs 2 $$f > /dev/null || { echo "leak or memory error: $$f"; exit 1; }; \
+	done; echo "valgrind: no definite leaks in filter over Fixtures/scenarios"
 
 # libFuzzer over the line processor, seeded from Fixtures/; FUZZ_TIME seconds (default 60).
 # Crashes land in Fuzz/crashes/: turn each into a regression fixture under Fixtures/regressions/.

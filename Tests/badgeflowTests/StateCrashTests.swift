@@ -25,7 +25,7 @@ import Testing
         let state = dir + "/state.json"
         let chunk = Data(stream(2000).utf8)
         var rng = SystemRandomNumberGenerator()
-        for round in 0..<30 {
+        for round in 0..<100 {
             let (p, stdin) = try start(state: state)
             // Feed some input, then close stdin so the process saves and exits; kill it at
             // a random moment, before, during or after the save.

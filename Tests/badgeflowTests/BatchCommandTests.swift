@@ -1,0 +1,127 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Testing
+
+@Suite struct BatchCommandTests {
+    /// A folder with one passing, one failing, one new and one unreadable input.
+    private func makeFolder() throws -> String {
+        let dir = try CLI.temporaryDirectory()
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: dir + "/sub", withIntermediateDirectories: true)
+        try "{\"op\":\"tick\"}\n".write(toFile: dir + "/pass.ndjson", atomically: true, encoding: .utf8)
+        try "{\"seq\":1,\"op\":\"tick\",\"device\":\"\",\"changes\":[],\"icon\":0}\n"
+            .write(toFile: dir + "/pass.expected.ndjson", atomically: true, encoding: .utf8)
+        try "{\"op\":\"login\"}\n{\"op\":\"tick\"}\n".write(toFile: dir + "/sub/fail.ndjson", atomically: true, encoding: .utf8)
+        try "{\"seq\":1,\"op\":\"login\",\"device\":\"\",\"changes\":[],\"icon\":0}\n{\"seq\":2,\"op\":\"tick\",\"device\":\"\",\"changes\":[],\"icon\":9}\n"
+            .write(toFile: dir + "/sub/fail.expected.ndjson", atomically: true, encoding: .utf8)
+        try "{\n  \"aps\": {\"alert\": \"hi\", \"thread-id\": \"a\"}\n}\n".write(toFile: dir + "/sub/new.json", atomically: true, encoding: .utf8)
+        return dir
+    }
+
+    @Test func reportsPassFailAndNewWithADiffAndExitsOne() throws {
+        let dir = try makeFolder()
+        let r = try CLI.run(["batch", dir])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("PASS  \(dir)/pass.ndjson"))
+        #expect(r.stdout.contains("FAIL  \(dir)/sub/fail.ndjson"))
+        #expect(r.stdout.contains("@@ -2 +2 @@"))
+        #expect(r.stdout.contains("-{\"seq\":2,\"op\":\"tick\",\"device\":\"\",\"changes\":[],\"icon\":9}"))
+        #expect(r.stdout.contains("+{\"seq\":2,\"op\":\"tick\",\"device\":\"\",\"changes\":[],\"icon\":0}"))
+        #expect(r.stdout.contains("NEW   \(dir)/sub/new.json"))
+        #expect(r.stdout.hasSuffix("3 files: 1 passed, 1 failed, 1 new\n"))
+        #expect(!r.stdout.contains("expected.ndjson  "), "expectations are never inputs")
+    }
+
+    @Test func newFilesAloneDoNotFail() throws {
+        let dir = try CLI.temporaryDirectory()
+        try "{\"op\":\"tick\"}\n".write(toFile: dir + "/a.ndjson", atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["batch", dir]).status == 0)
+    }
+
+    @Test func updateWritesExpectationsThatThenPass() throws {
+        let dir = try makeFolder()
+        let u = try CLI.run(["batch", "--update", dir])
+        #expect(u.status == 0)
+        #expect(u.stdout.contains("UPDATED"))
+        let expected = try String(contentsOfFile: dir + "/sub/new.expected.ndjson", encoding: .utf8)
+        #expect(expected.hasPrefix("{\"seq\":1,\"op\":\"push\",\"device\":\"\",\"kind\":\"alert\",\"rule\":\"chat\",\"path\":\"root.chat.a\""))
+        let again = try CLI.run(["batch", dir])
+        #expect(again.status == 0)
+        #expect(again.stdout.hasSuffix("3 files: 3 passed, 0 failed\n"))
+    }
+
+    @Test func batchOutputIsWhatFilterWrites() throws {
+        let stream = CLI.fixture("scenarios/chat-read-elsewhere.ndjson")
+        let dir = try CLI.temporaryDirectory()
+        try FileManager.default.copyItem(atPath: stream, toPath: dir + "/s.ndjson")
+        _ = try CLI.run(["batch", "--update", dir])
+        let filtered = try CLI.run(["filter", stream])
+        #expect(try String(contentsOfFile: dir + "/s.expected.ndjson", encoding: .utf8) == filtered.stdout)
+    }
+
+    @Test func anUnreadableInputIsAnError() throws {
+        let dir = try CLI.temporaryDirectory()
+        try "{}".write(toFile: dir + "/x.ndjson", atomically: true, encoding: .utf8)
+        chmod(dir + "/x.ndjson", 0)
+        defer { chmod(dir + "/x.ndjson", 0o644) }
+        guard getuid() != 0 else { return }  // root reads anything; covered by the missing-path case below
+        let r = try CLI.run(["batch", dir])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("ERROR"))
+    }
+
+    @Test func aMissingPathExitsFour() throws {
+        #expect(try CLI.run(["batch", "/nonexistent/fixtures"]).status == 4)
+    }
+
+    @Test func jsonReportHasEveryFileAndTheCounts() throws {
+        let r = try CLI.run(["batch", "--report", "json", try makeFolder()])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let files = try #require(object["files"] as? [[String: Any]])
+        #expect(files.map { $0["status"] as? String } == ["pass", "fail", "new"])
+        let summary = try #require(object["summary"] as? [String: Any])
+        #expect(summary["failed"] as? Int == 1)
+        #expect(summary["passed"] as? Int == 1)
+        #expect(files[1]["line"] as? Int == 2)
+    }
+
+    @Test func junitReportParsesAndHasTheRightCounts() throws {
+        let r = try CLI.run(["batch", "--report", "junit", try makeFolder()])
+        #expect(r.status == 1)
+        let doc = try XMLDocument(data: Data(r.stdout.utf8))
+        let suite = try #require(try doc.nodes(forXPath: "/testsuites/testsuite").first as? XMLElement)
+        #expect(suite.attribute(forName: "tests")?.stringValue == "3")
+        #expect(suite.attribute(forName: "failures")?.stringValue == "1")
+        #expect(suite.attribute(forName: "errors")?.stringValue == "0")
+        #expect(try doc.nodes(forXPath: "//testcase").count == 3)
+        let failure = try #require(try doc.nodes(forXPath: "//testcase/failure").first)
+        #expect(failure.stringValue?.contains("@@ -2 +2 @@") == true)
+        #expect(try doc.nodes(forXPath: "//testcase/skipped").count == 1)
+    }
+
+    @Test func noProgressBarWhenStderrIsNotATerminal() throws {
+        let r = try CLI.run(["batch", try makeFolder()])
+        #expect(r.stderr.isEmpty)
+        #expect(!r.stdout.contains("\r"))
+    }
+
+    @Test func outWritesEachActualOutput() throws {
+        let dir = try makeFolder()
+        let out = try CLI.temporaryDirectory()
+        _ = try CLI.run(["batch", "--out", out, dir])
+        let actual = try String(contentsOfFile: out + dir + "/sub/fail.actual.ndjson", encoding: .utf8)
+        #expect(actual.hasSuffix("\"icon\":0}\n"))
+    }
+
+    @Test func aFileOwnRulesApply() throws {
+        let dir = try CLI.temporaryDirectory()
+        try "{\"aps\":{\"alert\":\"x\"},\"k\":\"v\"}\n".write(toFile: dir + "/s.ndjson", atomically: true, encoding: .utf8)
+        try #"{"version":1,"rules":[{"name":"k","match":{"/k":"v"},"path":"root.k","action":"dot"}]}"#
+            .write(toFile: dir + "/s.rules.json", atomically: true, encoding: .utf8)
+        _ = try CLI.run(["batch", "--update", dir])
+        let expected = try String(contentsOfFile: dir + "/s.expected.ndjson", encoding: .utf8)
+        #expect(expected.contains("\"rule\":\"k\",\"path\":\"root.k\""))
+    }
+}
