@@ -33,6 +33,7 @@ demo: deps
 bench: deps
 	$(SWIFT) build -c release --product badgeflow
 	Benchmarks/scripts/bench.sh $(LINES)
+	Benchmarks/scripts/bench_batch.sh
 
 # Sanitizer runs of the whole test suite, each in its own build folder.
 check: deps
