@@ -146,34 +146,39 @@ struct BatchFailure: Error {
     let message: String
 }
 
+/// A heap-allocated pthread mutex (a mutex must not move; `&property` promises no stable address).
+final class Mutex: @unchecked Sendable {
+    private let raw = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(raw, nil) }
+    deinit {
+        pthread_mutex_destroy(raw)
+        raw.deallocate()
+    }
+    func locked<R>(_ body: () -> R) -> R {
+        pthread_mutex_lock(raw)
+        defer { pthread_mutex_unlock(raw) }
+        return body()
+    }
+}
+
 /// A thread-safe counter for handing out work.
 final class Counter: @unchecked Sendable {
     private var value = 0
-    private var lock = pthread_mutex_t()
-    init() { pthread_mutex_init(&lock, nil) }
-    deinit { pthread_mutex_destroy(&lock) }
+    private let lock = Mutex()
     /// Adds one and returns the new value.
     func increment() -> Int {
-        pthread_mutex_lock(&lock)
-        defer { pthread_mutex_unlock(&lock) }
-        value += 1
-        return value
+        lock.locked {
+            value += 1
+            return value
+        }
     }
 }
 
 /// Result slots filled by index from several threads (each index written once).
 final class ResultSlots: @unchecked Sendable {
     private var slots: [BatchRunner.Result?]
-    private var lock = pthread_mutex_t()
-    init(count: Int) {
-        slots = Array(repeating: nil, count: count)
-        pthread_mutex_init(&lock, nil)
-    }
-    deinit { pthread_mutex_destroy(&lock) }
-    func set(_ i: Int, _ r: BatchRunner.Result) {
-        pthread_mutex_lock(&lock)
-        slots[i] = r
-        pthread_mutex_unlock(&lock)
-    }
-    func values() -> [BatchRunner.Result] { slots.compactMap { $0 } }
+    private let lock = Mutex()
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    func set(_ i: Int, _ r: BatchRunner.Result) { lock.locked { slots[i] = r } }
+    func values() -> [BatchRunner.Result] { lock.locked { slots.compactMap { $0 } } }
 }

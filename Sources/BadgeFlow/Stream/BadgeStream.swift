@@ -75,7 +75,8 @@ public struct BadgeStream: Sendable {
         case .appear: happening = .appear(event.page ?? "")
         case .disappear: happening = .disappear(event.page ?? "")
         case .push: happening = .push
-        case .set, .clear, .tick, .snapshot: happening = .other
+        case .tick: happening = .tick
+        case .set, .clear, .snapshot: happening = .other
         }
         let reason = device.sync.handle(happening, at: clock)
         ResultLine.event(event, seq: seq, outcome: outcome, icon: device.icon(rules.icon), sync: reason,

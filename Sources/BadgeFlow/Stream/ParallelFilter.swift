@@ -157,36 +157,40 @@ final class Batch: @unchecked Sendable {
 
 /// The work queue between the applying thread and the workers: a mutex, two conditions.
 final class BatchQueue: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var workAvailable = pthread_cond_t()
-    private var workDone = pthread_cond_t()
+    // Heap-allocated: pthread objects must not move, and `&property` gives no stable address.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let workAvailable = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let workDone = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var pending: [Batch] = []
     private var finished = false
 
     init() {
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&workAvailable, nil)
-        pthread_cond_init(&workDone, nil)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(workAvailable, nil)
+        pthread_cond_init(workDone, nil)
     }
 
     deinit {
-        pthread_cond_destroy(&workAvailable)
-        pthread_cond_destroy(&workDone)
-        pthread_mutex_destroy(&mutex)
+        pthread_cond_destroy(workAvailable)
+        pthread_cond_destroy(workDone)
+        pthread_mutex_destroy(mutex)
+        workAvailable.deallocate()
+        workDone.deallocate()
+        mutex.deallocate()
     }
 
     func put(_ b: Batch) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         pending.append(b)
-        pthread_cond_signal(&workAvailable)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(workAvailable)
+        pthread_mutex_unlock(mutex)
     }
 
     /// The next batch to analyse, or nil once finished.
     func take() -> Batch? {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        while pending.isEmpty && !finished { pthread_cond_wait(&workAvailable, &mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while pending.isEmpty && !finished { pthread_cond_wait(workAvailable, mutex) }
         if pending.isEmpty { return nil }
         // At most 2 × jobs + 2 batches wait here, so removing the first is cheap; holding no
         // reference to a taken batch keeps memory flat.
@@ -194,29 +198,29 @@ final class BatchQueue: @unchecked Sendable {
     }
 
     func markDone(_ b: Batch) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         b.done = true
-        pthread_cond_broadcast(&workDone)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_broadcast(workDone)
+        pthread_mutex_unlock(mutex)
     }
 
     func isDone(_ b: Batch) -> Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         return b.done
     }
 
     func waitDone(_ b: Batch) {
-        pthread_mutex_lock(&mutex)
-        while !b.done { pthread_cond_wait(&workDone, &mutex) }
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_lock(mutex)
+        while !b.done { pthread_cond_wait(workDone, mutex) }
+        pthread_mutex_unlock(mutex)
     }
 
     /// Lets the workers exit once the queue is empty.
     func finish() {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         finished = true
-        pthread_cond_broadcast(&workAvailable)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_broadcast(workAvailable)
+        pthread_mutex_unlock(mutex)
     }
 }

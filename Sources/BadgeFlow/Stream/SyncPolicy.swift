@@ -35,7 +35,9 @@ public struct SyncPolicy: Sendable, Equatable {
         case appear(String), disappear(String)
         /// A push was received.
         case push
-        /// Anything else (ticks, sets, clears, snapshots): only the interval is checked.
+        /// A `tick`: only the interval is checked.
+        case tick
+        /// Anything else (sets, clears, snapshots): only the interval is checked.
         case other
     }
 
@@ -87,7 +89,7 @@ public struct SyncPolicy: Sendable, Equatable {
             if visible.remove(page) != nil, configuration.pages.contains(page) { disappearedAt[page] = now }
         case .push:
             if loggedIn { propose(.push) }
-        case .other:
+        case .tick, .other:
             break
         }
         if loggedIn && foreground && !visible.isDisjoint(with: configuration.pages)

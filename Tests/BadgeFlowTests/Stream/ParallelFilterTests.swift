@@ -1,0 +1,96 @@
+import Testing
+@testable import BadgeFlow
+
+/// A deterministic mixed stream: pushes over many threads and devices, envelopes, bad lines.
+private func mixedStream(_ n: Int) -> [String] {
+    var lines: [String] = []
+    var x: UInt64 = 0x9E37_79B9_7F4A_7C15
+    func next() -> Int {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17
+        return Int(x % 1_000_003)
+    }
+    for i in 0..<n {
+        let r = next(), t = r % 97, d = "d\(r % 3)"
+        switch r % 11 {
+        case 0, 1, 2: lines.append(#"{"aps":{"alert":{"title":"T","body":"m\#(i) \u00e9"},"thread-id":"t\#(t)","badge":\#(r % 50)}}"#)
+        case 3: lines.append(#"{"op":"push","device":"\#(d)","at":\#(i),"payload":{"aps":{"alert":"x","thread-id":"t\#(t)"}}}"#)
+        case 4: lines.append(#"{"op":"clear","device":"\#(d)","path":"root.chat.t\#(t)"}"#)
+        case 5: lines.append(#"{"aps":{"content-available":1},"type":"read","thread":"t\#(t)"}"#)
+        case 6: lines.append(#"{"aps":{"content-available":1},"type":"unread","unread":\#(r % 9)}"#)
+        case 7: lines.append(["", "not json", #"{"op":"nope"}"#, #"{"aps":{"badge":-1}}"#][r % 4])
+        case 8: lines.append(#"{"op":"\#(["login", "logout", "foreground", "background", "tick"][r % 5])","device":"\#(d)","at":\#(i)}"#)
+        case 9: lines.append(#"{"op":"\#(r % 2 == 0 ? "appear" : "disappear")","page":"home","device":"\#(d)"}"#)
+        default: lines.append(#"{"promo":{"campaign":"c\#(r % 5)"},"aps":{"alert":"sale"}}"#)
+        }
+    }
+    return lines
+}
+
+private func sequential(_ lines: [String], maxLineBytes: Int) -> [UInt8] {
+    var session = FilterSession(rules: .builtIn)
+    for line in lines {
+        if line.utf8.count > maxLineBytes {
+            session.feed(.overlong(line.utf8.count), maxLineBytes: maxLineBytes)
+        } else {
+            session.feed(line)
+        }
+    }
+    return session.output.bytes
+}
+
+private func parallel(_ lines: [String], jobs: Int, batch: Int, maxLineBytes: Int) -> (bytes: [UInt8], filter: ParallelFilter) {
+    let filter = ParallelFilter(stream: BadgeStream(rules: .builtIn), jobs: jobs, maxLineBytes: maxLineBytes,
+                                linesPerBatch: batch)
+    var out: [UInt8] = []
+    for line in lines {
+        if line.utf8.count > maxLineBytes {
+            filter.feed(.overlong(line.utf8.count)) { out += $0.bytes }
+        } else {
+            var line = line
+            line.withUTF8 { filter.feed(.text(UnsafeRawBufferPointer($0))) { out += $0.bytes } }
+        }
+    }
+    filter.finish { out += $0.bytes }
+    return (out, filter)
+}
+
+@Suite struct ParallelFilterTests {
+    @Test(arguments: [(1, 7), (2, 1), (2, 13), (2, 2048), (4, 64)])
+    func outputIsByteIdenticalToTheSequentialLoop(_ jobs: Int, _ batch: Int) {
+        var lines = mixedStream(6_000)
+        lines[100] = String(repeating: "x", count: 3000)   // overlong for a 2000-byte limit
+        let expected = sequential(lines, maxLineBytes: 2000)
+        let (got, filter) = parallel(lines, jobs: jobs, batch: batch, maxLineBytes: 2000)
+        #expect(got == expected)
+        #expect(filter.seq == lines.count)
+        #expect(String(decoding: got, as: UTF8.self).contains(#""code":"line-too-long""#))
+    }
+
+    @Test func theFinalStateIsTheSequentialState() {
+        let lines = mixedStream(3_000)
+        var session = FilterSession(rules: .builtIn)
+        for line in lines { session.feed(line) }
+        let (_, filter) = parallel(lines, jobs: 2, batch: 50, maxLineBytes: 1 << 20)
+        #expect(StateFile.encode(filter.stream) == StateFile.encode(session.stream))
+        #expect(filter.stream.rejected == session.rejected)
+    }
+
+    @Test func nothingIsWrittenBeforeABatchIsApplied() {
+        let filter = ParallelFilter(stream: BadgeStream(rules: .builtIn), jobs: 2, linesPerBatch: 10)
+        var calls = 0
+        var line = #"{"op":"tick"}"#
+        for _ in 0..<9 { line.withUTF8 { filter.feed(.text(UnsafeRawBufferPointer($0))) { _ in calls += 1 } } }
+        #expect(calls == 0)
+        var lines = 0
+        filter.finish { w in calls += 1; lines += w.bytes.filter { $0 == 0x0A }.count }
+        #expect(lines == 9)
+    }
+
+    @Test func anEmptyInputWritesNothing() {
+        let filter = ParallelFilter(stream: BadgeStream(rules: .builtIn), jobs: 2)
+        var bytes = 0
+        filter.finish { bytes += $0.bytes.count }
+        #expect(bytes == 0)
+        #expect(filter.seq == 0)
+    }
+}

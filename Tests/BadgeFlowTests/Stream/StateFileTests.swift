@@ -1,0 +1,127 @@
+import Testing
+@testable import BadgeFlow
+
+private let events = [
+    #"{"op":"login","at":"2026-11-22T10:00:00Z"}"#,
+    #"{"op":"appear","page":"home"}"#,
+    #"{"aps":{"alert":"hi","thread-id":"alice"}}"#,
+    #"{"aps":{"alert":"hi","thread-id":"a.b%"}}"#,
+    #"{"op":"push","device":"ipad","at":1795341700.5,"payload":{"aps":{"alert":"x","category":"sport"}}}"#,
+    #"{"op":"set","device":"ipad","path":"root.news"}"#,
+    #"{"op":"disappear","page":"home","at":1795341800}"#,
+    #"{"op":"background","device":"ipad"}"#,
+]
+
+private let later = [
+    #"{"op":"appear","page":"home","at":1795341900}"#,
+    #"{"op":"tick","device":"ipad","at":1795342000}"#,
+    #"{"op":"clear","path":"root.chat","force":true}"#,
+    #"{"op":"snapshot","device":"ipad"}"#,
+]
+
+private func session(_ lines: [String], stream: BadgeStream? = nil, rules: RuleSet = .builtIn) -> FilterSession {
+    var s = stream.map(FilterSession.init(stream:)) ?? FilterSession(rules: rules)
+    for line in lines { s.feed(line) }
+    return s
+}
+
+private func text(_ s: FilterSession) -> String { String(decoding: s.output.bytes, as: UTF8.self) }
+
+@Suite struct StateFileTests {
+    @Test func aSavedStateLoadsBackTheSame() throws {
+        let folder = try TemporaryFolder()
+        let file = folder.file("state.json")
+        let before = session(events).stream
+        try StateFile.save(before, to: file)
+        let after = try StateFile.load(file, rules: .builtIn)
+        #expect(StateFile.encode(after) == StateFile.encode(before))
+        #expect(after.clock == 1_795_341_800)
+        #expect(after.devices["ipad"]?.tree.mark(of: "root.news") == .dot)
+        #expect(after.devices[""]?.tree.mark(of: "root.chat.a%2Eb%25") == .count(1))
+        #expect(after.devices[""]?.sync.loggedIn == true)
+        #expect(after.devices["ipad"]?.sync.foreground == false)
+    }
+
+    @Test func aLoadedStateGoesOnAsIfNeverStopped() throws {
+        let folder = try TemporaryFolder()
+        let file = folder.file("state.json")
+        try StateFile.save(session(events).stream, to: file)
+        let resumed = session(later, stream: try StateFile.load(file, rules: .builtIn))
+        let straight = session(events + later)
+        let tail = text(straight).split(separator: "\n").suffix(later.count)
+        // The same results but for seq, which counts the lines of each run.
+        func unsequenced(_ s: some Sequence<Substring>) -> [String] {
+            s.map { $0.drop(while: { $0 != "," }).description }
+        }
+        #expect(unsequenced(text(resumed).split(separator: "\n")) == unsequenced(tail))
+        #expect(text(resumed).contains(#""sync":{"reason":"returned"}"#))
+    }
+
+    @Test func thePayloadIconIsKept() throws {
+        let rules = try RuleSet.parse(#"{"icon":"payload"}"#)
+        let folder = try TemporaryFolder()
+        let file = folder.file("s.json")
+        try StateFile.save(session([#"{"aps":{"badge":7}}"#], rules: rules).stream, to: file)
+        #expect(try StateFile.load(file, rules: rules).devices[""]?.payloadIcon == 7)
+    }
+
+    @Test func aMissingFileIsAnEmptyState() throws {
+        let folder = try TemporaryFolder()
+        let stream = try StateFile.load(folder.file("none.json"), rules: .builtIn)
+        #expect(stream.devices.isEmpty)
+        #expect(stream.clock == 0)
+    }
+
+    @Test(arguments: [
+        // (content, pointer, says)
+        ("{\"devices\":", "", "not valid JSON"),
+        ("", "", "not valid JSON"),
+        (#"{"rules":[]}"#, "/format", "not a BadgeFlow state file"),
+        (#"{"format":"badgeflow-state","version":2,"devices":{}}"#, "/version", "not supported"),
+        (#"{"format":"badgeflow-state","version":1,"clock":"x","devices":{}}"#, "/clock", "number"),
+        (#"{"format":"badgeflow-state","version":1,"devices":[]}"#, "/devices", "object"),
+        (#"{"format":"badgeflow-state","version":1,"devices":{"d/1":{}}}"#, "/devices/d~11/marks", "object"),
+        (#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"root.a":0}}}}"#,
+         "/devices//marks/root.a", "1 or more"),
+        (#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"app.a":1}}}}"#,
+         "/devices//marks/app.a", "other rules"),
+        (#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"icon":-1}}}"#,
+         "/devices//icon", "non-negative"),
+        (#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"sync":{"loggedIn":true}}}}"#,
+         "/devices//sync", "needs loggedIn"),
+    ])
+    func aCorruptOrForeignFileFailsAndIsLeftUntouched(_ content: String, _ at: String, _ says: String) throws {
+        let folder = try TemporaryFolder()
+        let file = try folder.write("state.json", Array(content.utf8))
+        let failure = #expect(throws: StateFile.Failure.self) { _ = try StateFile.load(file, rules: .builtIn) }
+        #expect(failure?.file == file)
+        #expect(failure?.at == at)
+        #expect(failure?.message.contains(says) == true, "\(failure?.message ?? "")")
+        #expect(try FileIO.readBytes(file) == Array(content.utf8))
+    }
+
+    @Test func savingReplacesTheFileAndLeavesNoTemporaryFile() throws {
+        let folder = try TemporaryFolder()
+        let file = try folder.write("state.json", Array("old".utf8))
+        try StateFile.save(session(events).stream, to: file)
+        #expect(try folder.names() == ["state.json"])
+        let text = try FileIO.readString(file)
+        #expect(text.hasPrefix("{"))
+        #expect(text.hasSuffix("}\n"))
+        #expect(text.contains(#""format": "badgeflow-state""#) || text.contains(#""format":"badgeflow-state""#))
+    }
+
+    @Test func savingIntoAMissingFolderFailsWithoutTouchingAnything() throws {
+        let folder = try TemporaryFolder()
+        #expect(throws: FileIO.Failure.self) {
+            try StateFile.save(BadgeStream(rules: .builtIn), to: folder.file("no/such/state.json"))
+        }
+        #expect(try folder.names().isEmpty)
+    }
+
+    @Test func theFileIsDeterministic() throws {
+        let a = StateFile.encode(session(events).stream).serialized(pretty: true)
+        let b = StateFile.encode(session(events).stream).serialized(pretty: true)
+        #expect(a == b)
+    }
+}
