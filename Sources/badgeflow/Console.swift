@@ -15,19 +15,23 @@ enum Console {
     /// Writes all of `bytes` to `fd`; returns false on a write error (e.g. a closed pipe).
     @discardableResult
     static func write(_ bytes: [UInt8], to fd: Int32 = 1) -> Bool {
-        bytes.withUnsafeBytes { buf in
-            var done = 0
-            while done < buf.count {
-                guard let base = buf.baseAddress else { return true }
-                let n = sysWrite(fd, base + done, buf.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                done += n
+        bytes.withUnsafeBytes { write($0, to: fd) }
+    }
+
+    /// Writes all of `buf` to `fd`; returns false on a write error (e.g. a closed pipe).
+    @discardableResult
+    static func write(_ buf: UnsafeRawBufferPointer, to fd: Int32 = 1) -> Bool {
+        var done = 0
+        while done < buf.count {
+            guard let base = buf.baseAddress else { return true }
+            let n = sysWrite(fd, base + done, buf.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
             }
-            return true
+            done += n
         }
+        return true
     }
 
     /// Writes text to stdout.

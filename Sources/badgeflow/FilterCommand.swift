@@ -60,19 +60,14 @@ struct FilterCommand: ParsableCommand {
         // Per-line flushing wants each line answered at once: one thread, batches of one.
         let filter = ParallelFilter(stream: stream, jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online),
                                     maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048)
-        var pending: [UInt8] = []
-        pending.reserveCapacity(1 << 17)
         var ioError: String? = nil
         var outputClosed = false
 
-        func flush() {
-            if pending.isEmpty || outputClosed { return }
-            if !Console.write(pending, to: 1) { outputClosed = true }
-            pending.removeAll(keepingCapacity: true)
-        }
+        // Each applied batch (2048 lines, or one line when flushing per line) goes out in
+        // one write(2) straight from the filter's buffer: no second copy of the output.
         let output: (inout JSONWriter) -> Void = { w in
-            pending.append(contentsOf: w.bytes)
-            if flushEachLine || pending.count >= 1 << 16 { flush() }
+            if outputClosed || w.count == 0 { return }
+            if !w.withUnsafeBytes({ Console.write($0, to: 1) }) { outputClosed = true }
         }
 
         let sources = inputs.isEmpty ? ["-"] : inputs
@@ -97,7 +92,6 @@ struct FilterCommand: ParsableCommand {
         }
         // Every line read gets its answer, even when a signal cut the input short.
         filter.finish(output: output)
-        flush()
         let session = (stream: filter.stream, rejected: filter.stream.rejected)
         if let state {
             do {

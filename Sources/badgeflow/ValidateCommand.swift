@@ -63,7 +63,7 @@ struct ValidateCommand: ParsableCommand {
                     text.append(contentsOf: "\(file):\(line): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\n".utf8)
                 }
             }
-            if out.bytes.count > 1 << 16 { Console.write(out.bytes); out.bytes.removeAll(keepingCapacity: true) }
+            if out.count > 1 << 16 { Console.write(out.bytes); out.removeAll() }
             if text.count > 1 << 16 { Console.write(text); text.removeAll(keepingCapacity: true) }
         }
 

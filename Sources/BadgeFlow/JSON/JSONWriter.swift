@@ -5,40 +5,119 @@
 /// escaped as RFC 8259 requires (`"`, `\`, control characters); `/` and non-ASCII UTF-8
 /// are written as they are.
 public struct JSONWriter: Sendable {
-    /// The bytes written so far.
-    public var bytes: [UInt8]
+    /// The growable byte buffer behind a writer, copied on write like an array's.
+    ///
+    /// Raw memory rather than `[UInt8]`: a result line is dozens of small appends, and each
+    /// array append pays for a uniqueness check, a capacity check and a generic copy call.
+    final class Storage: @unchecked Sendable {
+        var base: UnsafeMutablePointer<UInt8>
+        var count = 0
+        var capacity: Int
+
+        init(capacity: Int) {
+            self.capacity = max(capacity, 64)
+            base = .allocate(capacity: self.capacity)
+        }
+
+        deinit { base.deallocate() }
+
+        func copy(minimumCapacity: Int) -> Storage {
+            let other = Storage(capacity: max(capacity, minimumCapacity))
+            other.base.update(from: base, count: count)
+            other.count = count
+            return other
+        }
+
+        func grow(toAtLeast needed: Int) {
+            var newCapacity = capacity * 2
+            while newCapacity < needed { newCapacity *= 2 }
+            let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+            newBase.update(from: base, count: count)
+            base.deallocate()
+            base = newBase
+            capacity = newCapacity
+        }
+    }
+
+    private var storage: Storage
 
     /// Creates a writer with room for `capacity` bytes.
     public init(capacity: Int = 1 << 16) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        storage = Storage(capacity: capacity)
+    }
+
+    /// A copy of the bytes written so far.
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// How many bytes have been written.
+    public var count: Int { storage.count }
+
+    /// Calls `body` with the bytes written so far (valid only during the call).
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeRawBufferPointer(start: storage.base, count: storage.count))
+    }
+
+    /// Forgets the bytes written, keeping the memory for the next ones.
+    public mutating func removeAll() {
+        if isKnownUniquelyReferenced(&storage) {
+            storage.count = 0
+        } else {
+            storage = Storage(capacity: storage.capacity)
+        }
+    }
+
+    /// Makes room for `n` more bytes and returns where they go; `commit` them after writing.
+    @inline(__always)
+    private mutating func reserve(_ n: Int) -> UnsafeMutablePointer<UInt8> {
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = storage.copy(minimumCapacity: storage.count + n)
+        } else if storage.count + n > storage.capacity {
+            storage.grow(toAtLeast: storage.count + n)
+        }
+        return storage.base + storage.count
+    }
+
+    @inline(__always)
+    private mutating func commit(_ n: Int) { storage.count += n }
+
+    @inline(__always)
+    private mutating func append(_ byte: UInt8) {
+        reserve(1).pointee = byte
+        commit(1)
+    }
+
+    @inline(__always)
+    private mutating func append(_ buffer: UnsafeBufferPointer<UInt8>) {
+        guard let source = buffer.baseAddress, buffer.count > 0 else { return }
+        reserve(buffer.count).update(from: source, count: buffer.count)
+        commit(buffer.count)
     }
 
     @inline(__always)
     private mutating func separate() {
-        guard let last = bytes.last else { return }
-        switch last {
+        guard storage.count > 0 else { return }
+        switch storage.base[storage.count - 1] {
         case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: ":"), UInt8(ascii: "\n"): return
-        default: bytes.append(UInt8(ascii: ","))
+        default: append(UInt8(ascii: ","))
         }
     }
 
     /// Starts an object (as a value or an array element).
-    public mutating func beginObject() { separate(); bytes.append(UInt8(ascii: "{")) }
+    public mutating func beginObject() { separate(); append(UInt8(ascii: "{")) }
     /// Ends the current object.
-    public mutating func endObject() { bytes.append(UInt8(ascii: "}")) }
+    public mutating func endObject() { append(UInt8(ascii: "}")) }
     /// Starts an array.
-    public mutating func beginArray() { separate(); bytes.append(UInt8(ascii: "[")) }
+    public mutating func beginArray() { separate(); append(UInt8(ascii: "[")) }
     /// Ends the current array.
-    public mutating func endArray() { bytes.append(UInt8(ascii: "]")) }
+    public mutating func endArray() { append(UInt8(ascii: "]")) }
     /// Ends a line (one NDJSON record).
-    public mutating func newline() { bytes.append(UInt8(ascii: "\n")) }
+    public mutating func newline() { append(UInt8(ascii: "\n")) }
 
     /// Writes a member name known at compile time (no String is made).
     public mutating func key(_ name: StaticString) {
         separate()
         name.withUTF8Buffer { appendEscaped($0) }
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
     }
 
     /// Writes a member name.
@@ -46,7 +125,7 @@ public struct JSONWriter: Sendable {
     public mutating func key(_ name: String) {
         separate()
         appendEscaped(name)
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
     }
 
     /// Writes a string value.
@@ -119,35 +198,44 @@ public struct JSONWriter: Sendable {
     /// Appends bytes that are already valid JSON (a pre-rendered fragment).
     public mutating func raw(_ fragment: [UInt8]) {
         separate()
-        bytes.append(contentsOf: fragment)
+        fragment.withUnsafeBufferPointer { append($0) }
     }
 
     private mutating func appendRaw(_ s: String) {
         var s = s
-        s.withUTF8 { bytes.append(contentsOf: $0) }
+        s.withUTF8 { append($0) }
     }
 
     /// Appends decimal digits without allocating.
     @inline(__always)
     mutating func appendDecimal(_ value: Int64) {
         if value >= 0 && value < 10 {
-            bytes.append(UInt8(48 + value))
+            append(UInt8(48 + value))
             return
         }
         var magnitude = value.magnitude
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
-        withUnsafeMutableBytes(of: &digits) { buf in
-            repeat {
-                buf[19 - n] = UInt8(48 + magnitude % 10)
-                magnitude /= 10
-                n += 1
-            } while magnitude > 0
-            bytes.append(contentsOf: buf[(20 - n)...])
-        }
+        var digits = 0
+        var m = magnitude
+        repeat { digits += 1; m /= 10 } while m > 0
+        let negative = value < 0
+        let n = digits + (negative ? 1 : 0)
+        let p = reserve(n)
+        if negative { p[0] = UInt8(ascii: "-") }
+        var i = n - 1
+        repeat {
+            p[i] = UInt8(48 + magnitude % 10)
+            magnitude /= 10
+            i -= 1
+        } while magnitude > 0
+        commit(n)
+    }
+
+    /// Appends a non-negative integer as a JSON string: `"42"`.
+    mutating func quotedDecimal(_ value: Int64) {
+        separate()
+        append(UInt8(ascii: "\""))
+        appendDecimal(value)
+        append(UInt8(ascii: "\""))
     }
 
     private mutating func appendEscaped(_ s: String) {
@@ -158,33 +246,48 @@ public struct JSONWriter: Sendable {
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     private mutating func appendEscaped(_ s: UnsafeBufferPointer<UInt8>) {
-        bytes.append(UInt8(ascii: "\""))
-        var start = 0
-        var i = 0
         let n = s.count
-        while i < n {
-            let b = s[i]
+        // The common case: nothing to escape, one copy between the quotes.
+        var clean = true
+        for b in s where b < 0x20 || b == 0x22 || b == 0x5C {
+            clean = false
+            break
+        }
+        if clean {
+            let p = reserve(n + 2)
+            p[0] = UInt8(ascii: "\"")
+            if let source = s.baseAddress, n > 0 { (p + 1).update(from: source, count: n) }
+            p[n + 1] = UInt8(ascii: "\"")
+            commit(n + 2)
+            return
+        }
+        // Each byte becomes at most six (\u00XX).
+        let p = reserve(6 * n + 2)
+        var k = 0
+        p[k] = UInt8(ascii: "\""); k += 1
+        for b in s {
             if b >= 0x20 && b != 0x22 && b != 0x5C {
-                i += 1
+                p[k] = b; k += 1
                 continue
             }
-            if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: s[start..<i])) }
-            bytes.append(UInt8(ascii: "\\"))
+            p[k] = UInt8(ascii: "\\"); k += 1
             switch b {
-            case 0x22: bytes.append(0x22)
-            case 0x5C: bytes.append(0x5C)
-            case 0x0A: bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(UInt8(ascii: "t"))
-            case 0x08: bytes.append(UInt8(ascii: "b"))
-            case 0x0C: bytes.append(UInt8(ascii: "f"))
+            case 0x22: p[k] = 0x22
+            case 0x5C: p[k] = 0x5C
+            case 0x0A: p[k] = UInt8(ascii: "n")
+            case 0x0D: p[k] = UInt8(ascii: "r")
+            case 0x09: p[k] = UInt8(ascii: "t")
+            case 0x08: p[k] = UInt8(ascii: "b")
+            case 0x0C: p[k] = UInt8(ascii: "f")
             default:
-                bytes.append(contentsOf: [UInt8(ascii: "u"), 48, 48, Self.hex[Int(b >> 4)], Self.hex[Int(b & 0xF)]])
+                p[k] = UInt8(ascii: "u"); p[k + 1] = 48; p[k + 2] = 48
+                p[k + 3] = Self.hex[Int(b >> 4)]
+                p[k + 4] = Self.hex[Int(b & 0xF)]
+                k += 4
             }
-            i += 1
-            start = i
+            k += 1
         }
-        if start < n { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: s[start..<n])) }
-        bytes.append(UInt8(ascii: "\""))
+        p[k] = UInt8(ascii: "\""); k += 1
+        commit(k)
     }
 }

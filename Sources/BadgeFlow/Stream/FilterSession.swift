@@ -54,7 +54,7 @@ public struct FilterSession {
 
     /// Takes the pending output bytes, leaving the buffer empty (capacity kept).
     public mutating func takeOutput() -> [UInt8] {
-        defer { output.bytes.removeAll(keepingCapacity: true) }
+        defer { output.removeAll() }
         return output.bytes
     }
 }

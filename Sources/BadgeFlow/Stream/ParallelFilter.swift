@@ -32,6 +32,8 @@ public final class ParallelFilter {
     private var current: Batch
     private var workersStarted = false
     private let inline: LineAnalyzer
+    /// Result bytes of the batch being applied; reused, so no batch allocates its own.
+    private var out = JSONWriter(capacity: 1 << 20)
 
     /// Creates a filter over `stream` with `jobs` worker threads (1: everything on the caller's thread).
     public init(stream: BadgeStream, jobs: Int, maxLineBytes: Int = 1 << 20, linesPerBatch: Int = 2048) {
@@ -99,12 +101,12 @@ public final class ParallelFilter {
     }
 
     private func apply(_ batch: Batch, output: (inout JSONWriter) -> Void) {
-        var w = JSONWriter(capacity: batch.count * 400)
+        out.removeAll()
         for result in batch.results {
             seq += 1
-            stream.apply(result, seq: seq, into: &w)
+            stream.apply(result, seq: seq, into: &out)
         }
-        output(&w)
+        output(&out)
     }
 }
 

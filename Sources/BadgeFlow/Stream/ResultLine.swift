@@ -33,11 +33,7 @@ enum ResultLine {
             if n > max {
                 w.string("\(max)+")
             } else {
-                w.string("")
-                // Replace the empty string's closing quote with the digits: no String made.
-                w.bytes.removeLast()
-                w.appendDecimal(Int64(n))
-                w.bytes.append(UInt8(ascii: "\""))
+                w.quotedDecimal(Int64(n))
             }
         case .custom(let name): w.string("custom:" + name)
         case .dot: w.string("dot")
