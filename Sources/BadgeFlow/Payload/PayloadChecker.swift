@@ -67,9 +67,9 @@ struct PayloadChecker {
             case .integer:
                 if value.kind != .int { expectInt(value, String(decoding: name, as: UTF8.self)) }
             case .interruptionLevel:
-                expectEnum(value, "interruption-level", ["passive", "active", "time-sensitive", "critical"])
+                expectEnum(value, "interruption-level", Self.interruptionLevels)
             case .event:
-                expectEnum(value, "event", ["start", "update", "end"])
+                expectEnum(value, "event", Self.liveActivityEvents)
             case .relevanceScore:
                 checkRelevance(value, liveActivity: isLiveActivity)
             case .object:
@@ -105,7 +105,7 @@ struct PayloadChecker {
     // MARK: keys
 
     private mutating func checkBadge(_ value: JSONRef) -> Int? {
-        let at = apsPointer("badge")
+        var at: String { apsPointer("badge") }  // built only on a problem
         guard value.kind == .int, let n = value.int else {
             error(.wrongType, "badge must be a non-negative integer, got \(Self.describe(value))", at)
             return nil
@@ -118,7 +118,7 @@ struct PayloadChecker {
     }
 
     private mutating func checkAlert(_ value: JSONRef, liveActivity: Bool) {
-        let at = apsPointer("alert")
+        var at: String { apsPointer("alert") }  // built only on a problem
         switch value.kind {
         case .string:
             if value.stringByteCount == 0 { warning(.emptyAlert, "alert is empty: nothing would be shown", at) }
@@ -223,7 +223,7 @@ struct PayloadChecker {
     }
 
     private mutating func checkRelevance(_ value: JSONRef, liveActivity: Bool) {
-        let at = apsPointer("relevance-score")
+        var at: String { apsPointer("relevance-score") }  // built only on a problem
         guard let v = value.number else {
             error(.wrongType, "relevance-score must be a number, got \(Self.describe(value))", at)
             return
@@ -260,6 +260,9 @@ struct PayloadChecker {
                   apsPointer(key))
         }
     }
+
+    private static let interruptionLevels = ["passive", "active", "time-sensitive", "critical"]
+    private static let liveActivityEvents = ["start", "update", "end"]
 
     // MARK: reporting
 

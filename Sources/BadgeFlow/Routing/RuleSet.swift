@@ -40,6 +40,10 @@ public struct RuleSet: Sendable {
     public var rules: [RoutingRule]
     /// The unread-sync policy's settings.
     public var sync: Sync
+    /// The JSON text the rules were compiled from (empty when built in code).
+    var source = ""
+    /// The name the text came from, for errors.
+    var sourceName = "<string>"
 
     /// Loads and compiles a rules file.
     ///
@@ -62,7 +66,21 @@ public struct RuleSet: Sendable {
         } catch {
             throw RulesError(file: file, at: "", message: "not valid JSON: \(error.message) at byte \(error.offset)")
         }
-        return try RuleSetCompiler(file: file).compile(value)
+        var rules = try RuleSetCompiler(file: file).compile(value)
+        rules.source = text
+        rules.sourceName = file
+        return rules
+    }
+
+    /// A copy that shares no storage with this one (compiled again from the same text).
+    ///
+    /// Each filter worker routes with its own copy: threads that retain and release the same
+    /// arrays and strings fight over their reference counts, and that cost more than the
+    /// routing itself.
+    func independentCopy() -> RuleSet {
+        guard !source.isEmpty else { return self }
+        // json-c hands back new strings, so the compiled copy shares nothing with `self`.
+        return (try? RuleSet.parse(source, file: sourceName)) ?? self
     }
 
     /// The built-in rules for a typical messaging app; see README and `Fixtures/rules/default.json`.

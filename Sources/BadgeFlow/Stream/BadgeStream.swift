@@ -39,16 +39,33 @@ public struct BadgeStream: Sendable {
     }
 
     private mutating func apply(_ event: Event, seq: Int, into out: inout JSONWriter) {
-        let rules = self.rules, clock = self.clock
+        // Only scalars are taken from the rules here: copying the RuleSet would retain its
+        // arrays once per event, on the same reference counts the workers touch.
+        let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay, clock: clock)
         // Mutate the device in place in the dictionary: one hash, no copy of its tree.
-        let ok = Self.apply(event, seq: seq, rules: rules, clock: clock,
-                            to: &devices[event.device, default: Device(rules: rules)], into: &out)
+        let index: Dictionary<String, Device>.Index
+        if let found = devices.index(forKey: event.device) {
+            index = found
+        } else {
+            devices[event.device] = Device(rules: rules)
+            guard let made = devices.index(forKey: event.device) else { return }
+            index = made
+        }
+        let ok = Self.apply(event, seq: seq, settings: settings, to: &devices.values[index], into: &out)
         if !ok { rejected += 1 }
     }
 
+    /// What applying an event needs from the stream besides the device.
+    private struct Settings {
+        let icon: RuleSet.IconPolicy
+        let maxDisplay: Int
+        let clock: Double
+    }
+
     /// Applies `event` to `device`; returns false when the event was rejected (an error line).
-    private static func apply(_ event: Event, seq: Int, rules: RuleSet, clock: Double, to device: inout Device,
+    private static func apply(_ event: Event, seq: Int, settings: Settings, to device: inout Device,
                               into out: inout JSONWriter) -> Bool {
+        let clock = settings.clock
         var outcome = Outcome.unchanged
         if let path = event.path {
             do {
@@ -62,7 +79,7 @@ public struct BadgeStream: Sendable {
                 return false
             }
         }
-        if rules.icon == .payload {
+        if settings.icon == .payload {
             if let d = outcome.decrement { device.payloadIcon = max(0, device.payloadIcon - d.by) }
             if let b = event.badge { device.payloadIcon = b }
         }
@@ -79,9 +96,9 @@ public struct BadgeStream: Sendable {
         case .set, .clear, .snapshot: happening = .other
         }
         let reason = device.sync.handle(happening, at: clock)
-        ResultLine.event(event, seq: seq, outcome: outcome, icon: device.icon(rules.icon), sync: reason,
+        ResultLine.event(event, seq: seq, outcome: outcome, icon: device.icon(settings.icon), sync: reason,
                          tree: event.op == .snapshot ? device.tree.snapshot() : nil,
-                         maxDisplay: rules.tree.maxDisplay, into: &out)
+                         maxDisplay: settings.maxDisplay, into: &out)
         return true
     }
 

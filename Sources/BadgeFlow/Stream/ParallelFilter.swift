@@ -76,7 +76,7 @@ public final class ParallelFilter {
             for _ in 0..<jobs {
                 DispatchQueue.global().async {
                     JSONThread.useCLocale()
-                    let analyzer = LineAnalyzer(rules: rules)
+                    let analyzer = LineAnalyzer(rules: rules.independentCopy())
                     while let b = q.take() {
                         b.analyze(with: analyzer, maxLineBytes: limit)
                         q.markDone(b)
