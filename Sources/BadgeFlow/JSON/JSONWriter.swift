@@ -113,6 +113,27 @@ public struct JSONWriter: Sendable {
     /// Ends a line (one NDJSON record).
     public mutating func newline() { append(UInt8(ascii: "\n")) }
 
+    /// Appends a fixed piece of JSON verbatim: no separator, no escaping.
+    ///
+    /// For the result-line writer, whose layout is fixed: `#"{"seq":"#`, `#","count":"#`.
+    /// The caller guarantees the fragment is valid JSON in its place.
+    @inline(__always)
+    mutating func fragment(_ text: StaticString) {
+        text.withUTF8Buffer { append($0) }
+    }
+
+    /// Writes a string value without a separator (after a `fragment` ending in `:` or `[`).
+    @inline(__always)
+    mutating func bareString(_ value: String) {
+        appendEscaped(value)
+    }
+
+    /// Writes an integer without a separator.
+    @inline(__always)
+    mutating func bareInt(_ value: Int) {
+        appendDecimal(Int64(value))
+    }
+
     /// Writes a member name known at compile time (no String is made).
     public mutating func key(_ name: StaticString) {
         separate()

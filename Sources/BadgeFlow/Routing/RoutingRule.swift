@@ -47,22 +47,29 @@ public struct RoutingRule: Sendable {
 
     /// Whether every matcher holds for `payload`.
     func matches(_ payload: JSONRef) -> Bool {
-        for m in matchers {
-            let value = payload.resolve(m.pointer)
-            switch m.test {
-            case .exists(let want):
-                if (value != nil) != want { return false }
-            case .equals(let literal):
-                guard let value, Self.equal(value, literal) else { return false }
-            case .oneOf(let literals):
-                guard let value, literals.contains(where: { Self.equal(value, $0) }) else { return false }
-            case .prefix(let p):
-                guard let value, value.kind == .string else { return false }
-                let ok = value.withStringBytes { bytes in bytes.starts(with: p.utf8) }
-                if !ok { return false }
-            }
+        // Through the buffer, each matcher is borrowed in place, never copied.
+        matchers.withUnsafeBufferPointer { matchers in
+            for i in matchers.indices where !Self.holds(matchers[i], payload) { return false }
+            return true
         }
-        return true
+    }
+
+    /// Whether one matcher holds for `payload`.
+    private static func holds(_ m: Matcher, _ payload: JSONRef) -> Bool {
+        let value = payload.resolve(m.pointer)
+        switch m.test {
+        case .exists(let want):
+            return (value != nil) == want
+        case .equals(let literal):
+            guard let value else { return false }
+            return equal(value, literal)
+        case .oneOf(let literals):
+            guard let value else { return false }
+            return literals.contains(where: { equal(value, $0) })
+        case .prefix(let p):
+            guard let value, value.kind == .string else { return false }
+            return value.withStringBytes { bytes in bytes.starts(with: p.utf8) }
+        }
     }
 
     /// Type-strict equality of a payload value and a rules literal (1 is not 1.0 nor true).

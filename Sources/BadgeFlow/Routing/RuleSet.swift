@@ -103,14 +103,16 @@ public struct RuleSet: Sendable {
     ///
     /// - Parameter base: the payload's pointer in the line (`""` or `/payload`), for errors.
     func route(_ payload: JSONRef, base: String) -> Routing {
-        // Indexing (not `for rule in rules`) borrows each rule instead of copying it.
-        for i in rules.indices where rules[i].matches(payload) {
-            switch rules[i].template.render(payload, base: base) {
-            case .missing: continue
-            case .invalid(let d): return .failed(d)
-            case .path(let path): return .matched(rule: i, path: path, action: rules[i].action)
+        // Through the buffer, each rule is borrowed in place, never copied.
+        rules.withUnsafeBufferPointer { rules in
+            for i in rules.indices where rules[i].matches(payload) {
+                switch rules[i].template.render(payload, base: base) {
+                case .missing: continue
+                case .invalid(let d): return .failed(d)
+                case .path(let path): return .matched(rule: i, path: path, action: rules[i].action)
+                }
             }
+            return .none
         }
-        return .none
     }
 }

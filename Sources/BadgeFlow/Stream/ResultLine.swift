@@ -1,12 +1,10 @@
 /// Writes result lines: the output format of SPEC §4, keys in a fixed order.
 enum ResultLine {
     static func error(_ d: Diagnostic, seq: Int, into w: inout JSONWriter) {
-        w.beginObject()
-        w.key("seq"); w.int(seq)
-        w.key("error")
+        w.fragment(#"{"seq":"#); w.bareInt(seq)
+        w.fragment(#","error":"#)
         diagnostic(d, into: &w)
-        w.endObject()
-        w.newline()
+        w.fragment("}\n")
     }
 
     static func diagnostic(_ d: Diagnostic, into w: inout JSONWriter) {
@@ -17,14 +15,14 @@ enum ResultLine {
         w.endObject()
     }
 
-    static func state(_ s: BadgeState, into w: inout JSONWriter) {
-        w.beginObject()
-        w.key("path"); w.string(s.path)
-        w.key("count"); w.int(s.count)
-        w.key("show"); w.bool(s.show)
-        w.key("display")
+    /// One node's state as `{"path":…,"count":…,"show":…,"display":…}` (an array element).
+    static func state(_ s: BadgeState, first: Bool, into w: inout JSONWriter) {
+        w.fragment(first ? #"{"path":"# : #",{"path":"#)
+        w.bareString(s.path)
+        w.fragment(#","count":"#); w.bareInt(s.count)
+        w.fragment(s.show ? #","show":true,"display":"# : #","show":false,"display":"#)
         display(s.display, into: &w)
-        w.endObject()
+        w.fragment("}")
     }
 
     static func display(_ d: BadgeDisplay, into w: inout JSONWriter) {
@@ -43,10 +41,9 @@ enum ResultLine {
 
     static func event(_ e: Event, seq: Int, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
                       tree: [BadgeState]?, maxDisplay: Int, into w: inout JSONWriter) {
-        w.beginObject()
-        w.key("seq"); w.int(seq)
-        w.key("op"); w.string(e.op.rawValue)
-        w.key("device"); w.string(e.device)
+        w.fragment(#"{"seq":"#); w.bareInt(seq)
+        w.fragment(#","op":"#); w.bareString(e.op.rawValue)
+        w.fragment(#","device":"#); w.bareString(e.device)
         if e.op == .push {
             w.key("kind"); w.string(e.kind?.rawValue ?? "alert")
             w.key("rule")
@@ -58,10 +55,9 @@ enum ResultLine {
         if let page = e.page {
             w.key("page"); w.string(page)
         }
-        w.key("changes")
-        w.beginArray()
-        for change in outcome.changes { state(change, into: &w) }
-        w.endArray()
+        w.fragment(#","changes":["#)
+        for (i, change) in outcome.changes.enumerated() { state(change, first: i == 0, into: &w) }
+        w.fragment("]")
         if let d = outcome.decrement {
             w.key("decrement")
             w.beginObject()
@@ -87,9 +83,9 @@ enum ResultLine {
         }
         if let tree {
             w.key("tree")
-            w.beginArray()
-            for s in tree { state(s, into: &w) }
-            w.endArray()
+            w.fragment("[")
+            for (i, s) in tree.enumerated() { state(s, first: i == 0, into: &w) }
+            w.fragment("]")
         }
         w.endObject()
         w.newline()
