@@ -143,20 +143,23 @@ struct JSONRef {
 
     /// Resolves a compiled RFC 6901 pointer against this value.
     func resolve(_ pointer: JSONPointer) -> JSONRef? {
-        var current = self
-        for token in pointer.tokens {
-            switch current.kind {
-            case .object:
-                guard let next = current[token.key] else { return nil }
-                current = next
-            case .array:
-                guard let i = token.index, let next = current[i] else { return nil }
-                current = next
-            default:
-                return nil
+        // Through the buffer: tokens are borrowed, not copied (no key retains per step).
+        pointer.tokens.withUnsafeBufferPointer { tokens -> JSONRef? in
+            var current = self
+            for i in tokens.indices {
+                switch current.kind {
+                case .object:
+                    guard let next = current[tokens[i].key] else { return nil }
+                    current = next
+                case .array:
+                    guard let index = tokens[i].index, let next = current[index] else { return nil }
+                    current = next
+                default:
+                    return nil
+                }
             }
+            return current
         }
-        return current
     }
 
     /// Byte length of this value written compactly by json-c.

@@ -251,11 +251,12 @@ public struct JSONWriter: Sendable {
         commit(n)
     }
 
-    /// Appends a non-negative integer as a JSON string: `"42"`.
-    mutating func quotedDecimal(_ value: Int64) {
+    /// Appends an integer as a JSON string: `"42"`, or `"99+"` with `plus`.
+    mutating func quotedDecimal(_ value: Int64, plus: Bool = false) {
         separate()
         append(UInt8(ascii: "\""))
         appendDecimal(value)
+        if plus { append(UInt8(ascii: "+")) }
         append(UInt8(ascii: "\""))
     }
 

@@ -5,7 +5,8 @@
 public struct PathTemplate: Sendable, CustomStringConvertible {
     enum Part: Sendable {
         case literal(String)
-        case pointer(JSONPointer)
+        /// A hole: its pointer, and the pointer's index in the rule set's table (-1 until compiled into one).
+        case pointer(JSONPointer, slot: Int)
     }
 
     struct TemplateError: Error { let reason: String }
@@ -29,12 +30,20 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
                 return .failure(TemplateError(reason: "\"{\(inner)}\" is not a JSON Pointer such as {/aps/thread-id}"))
             }
             if !literal.isEmpty { parts.append(.literal(literal)); literal = "" }
-            parts.append(.pointer(pointer))
+            parts.append(.pointer(pointer, slot: -1))
             rest = rest[rest.index(after: close)...]
         }
         literal += rest
         if !literal.isEmpty { parts.append(.literal(literal)) }
         return .success(PathTemplate(parts: parts, description: text))
+    }
+
+    /// The template with each hole's pointer numbered by `slot(pointer)`.
+    func withSlots(_ slot: (JSONPointer) -> Int) -> PathTemplate {
+        PathTemplate(parts: parts.map { part in
+            if case .pointer(let p, _) = part { return .pointer(p, slot: slot(p)) }
+            return part
+        }, description: description)
     }
 
     /// The result of filling the holes.
@@ -47,15 +56,86 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
     }
 
     /// Fills the holes from `payload`; `base` is the payload's pointer in the line.
-    func render(_ payload: JSONRef, base: String) -> Rendered {
+    func render(_ payload: Selected, base: String) -> Rendered {
         if parts.count == 1, case .literal(let s) = parts[0] { return .path(s) }
+        // Fast path: the path's bytes are assembled in a stack buffer and become one String.
+        // Paths longer than the buffer (far beyond what the tree accepts) take the slow path.
+        let fast: Rendered? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2048) { buf in
+            parts.withUnsafeBufferPointer { parts in renderFast(parts, payload, into: buf) }
+        }
+        return fast ?? renderSlow(payload, base: base)
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    /// Renders into `buf`; nil when anything is unusual (a problem, or no room), so the slow
+    /// path can report it.
+    private func renderFast(_ parts: UnsafeBufferPointer<Part>, _ payload: Selected,
+                            into buf: UnsafeMutableBufferPointer<UInt8>) -> Rendered? {
+        var n = 0
+        for i in parts.indices {
+            switch parts[i] {
+            case .literal(let s):
+                var s = s
+                let ok = s.withUTF8 { bytes -> Bool in
+                    guard let source = bytes.baseAddress, n + bytes.count <= buf.count,
+                          let target = buf.baseAddress else { return bytes.isEmpty }
+                    (target + n).update(from: source, count: bytes.count)
+                    n += bytes.count
+                    return true
+                }
+                if !ok { return nil }
+            case .pointer(_, let slot):
+                guard let value = payload.value(slot), !value.isNull else { return .missing }
+                switch value.kind {
+                case .string:
+                    let ok = value.withStringBytes { bytes -> Bool in
+                        if bytes.isEmpty || n + 3 * bytes.count > buf.count { return false }
+                        for b in bytes {
+                            if b == 0x25 || b == 0x2E || b < 0x20 || b == 0x7F {
+                                buf[n] = 0x25
+                                buf[n + 1] = Self.hexDigits[Int(b >> 4)]
+                                buf[n + 2] = Self.hexDigits[Int(b & 0xF)]
+                                n += 3
+                            } else {
+                                buf[n] = b
+                                n += 1
+                            }
+                        }
+                        return true
+                    }
+                    if !ok { return nil }
+                case .int where !value.intOverflowed:
+                    guard let v = value.int, n + 20 <= buf.count else { return nil }
+                    var magnitude = v.magnitude
+                    if v < 0 { buf[n] = UInt8(ascii: "-"); n += 1 }
+                    var digits = 0
+                    var m = magnitude
+                    repeat { digits += 1; m /= 10 } while m > 0
+                    var k = n + digits - 1
+                    repeat {
+                        buf[k] = UInt8(48 + magnitude % 10)
+                        magnitude /= 10
+                        k -= 1
+                    } while magnitude > 0
+                    n += digits
+                default:
+                    return nil
+                }
+            }
+        }
+        return .path(String(decoding: UnsafeBufferPointer(rebasing: buf[0..<n]), as: UTF8.self))
+    }
+
+    /// The general path: builds the String piece by piece and reports problems.
+    private func renderSlow(_ payload: Selected, base: String) -> Rendered {
         var out = ""
         for part in parts {
             switch part {
             case .literal(let s):
                 out += s
-            case .pointer(let p):
-                guard let value = payload.resolve(p), !value.isNull else { return .missing }
+            case .pointer(let p, let slot):
+                guard let value = payload.value(slot), !value.isNull else { return .missing }
                 switch value.kind {
                 case .string:
                     if value.stringByteCount == 0 {

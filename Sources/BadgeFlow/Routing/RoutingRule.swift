@@ -1,5 +1,7 @@
 /// One compiled routing rule: when its `match` holds, the payload goes to `path` with `action`.
-public struct RoutingRule: Sendable {
+///
+/// A class, so routing borrows rules by reference instead of copying their fields.
+public final class RoutingRule: Sendable {
     /// A test of one value selected by a JSON Pointer.
     enum Test: Sendable {
         /// Type-strict equality with a literal.
@@ -13,7 +15,8 @@ public struct RoutingRule: Sendable {
     }
 
     struct Matcher: Sendable {
-        let pointer: JSONPointer
+        /// Index of the pointer in the rule set's pointer table.
+        let slot: Int
         let test: Test
     }
 
@@ -45,8 +48,15 @@ public struct RoutingRule: Sendable {
     /// The action.
     public let action: Action
 
+    init(name: String, matchers: [Matcher], template: PathTemplate, action: Action) {
+        self.name = name
+        self.matchers = matchers
+        self.template = template
+        self.action = action
+    }
+
     /// Whether every matcher holds for `payload`.
-    func matches(_ payload: JSONRef) -> Bool {
+    func matches(_ payload: Selected) -> Bool {
         // Through the buffer, each matcher is borrowed in place, never copied.
         matchers.withUnsafeBufferPointer { matchers in
             for i in matchers.indices where !Self.holds(matchers[i], payload) { return false }
@@ -55,8 +65,8 @@ public struct RoutingRule: Sendable {
     }
 
     /// Whether one matcher holds for `payload`.
-    private static func holds(_ m: Matcher, _ payload: JSONRef) -> Bool {
-        let value = payload.resolve(m.pointer)
+    private static func holds(_ m: Matcher, _ payload: Selected) -> Bool {
+        let value = payload.value(m.slot)
         switch m.test {
         case .exists(let want):
             return (value != nil) == want

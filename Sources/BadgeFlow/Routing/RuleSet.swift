@@ -42,6 +42,8 @@ public struct RuleSet: Sendable {
     public var sync: Sync
     /// The JSON text the rules were compiled from (empty when built in code).
     var source = ""
+    /// The distinct pointers the rules select; matchers and templates refer to them by index.
+    var pointers: [JSONPointer] = []
     /// The name the text came from, for errors.
     var sourceName = "<string>"
 
@@ -66,7 +68,8 @@ public struct RuleSet: Sendable {
         } catch {
             throw RulesError(file: file, at: "", message: "not valid JSON: \(error.message) at byte \(error.offset)")
         }
-        var rules = try RuleSetCompiler(file: file).compile(value)
+        var compiler = RuleSetCompiler(file: file)
+        var rules = try compiler.compile(value)
         rules.source = text
         rules.sourceName = file
         return rules
@@ -103,16 +106,56 @@ public struct RuleSet: Sendable {
     ///
     /// - Parameter base: the payload's pointer in the line (`""` or `/payload`), for errors.
     func route(_ payload: JSONRef, base: String) -> Routing {
-        // Through the buffer, each rule is borrowed in place, never copied.
-        rules.withUnsafeBufferPointer { rules in
-            for i in rules.indices where rules[i].matches(payload) {
-                switch rules[i].template.render(payload, base: base) {
-                case .missing: continue
-                case .invalid(let d): return .failed(d)
-                case .path(let path): return .matched(rule: i, path: path, action: rules[i].action)
+        let n = max(pointers.count, 1)
+        return pointers.withUnsafeBufferPointer { table in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { state in
+                state.initialize(repeating: 0)
+                return withUnsafeTemporaryAllocation(of: JSONRef.self, capacity: n) { values in
+                    let selected = Selected(root: payload, table: table, state: state, values: values)
+                    // Through the buffer, each rule is borrowed in place, never copied.
+                    return rules.withUnsafeBufferPointer { rules in
+                        for i in rules.indices where rules[i].matches(selected) {
+                            switch rules[i].template.render(selected, base: base) {
+                            case .missing: continue
+                            case .invalid(let d): return .failed(d)
+                            case .path(let path): return .matched(rule: i, path: path, action: rules[i].action)
+                            }
+                        }
+                        return .none
+                    }
                 }
             }
-            return .none
         }
     }
+}
+
+/// The values a payload holds at the rules' pointers, each resolved on first use.
+///
+/// Several rules test the same pointer (`/type`, `/aps/thread-id`), and a template reads the
+/// value its rule just tested: resolving each pointer once per payload saves the repeats.
+struct Selected {
+    let root: JSONRef
+    let table: UnsafeBufferPointer<JSONPointer>
+    /// Per pointer: 0 not resolved yet, 1 absent, 2 in `values`.
+    let state: UnsafeMutableBufferPointer<UInt8>
+    let values: UnsafeMutableBufferPointer<JSONRef>
+
+    /// The value at pointer `slot`, or nil when the payload has none there.
+    func value(_ slot: Int) -> JSONRef? {
+        switch state[slot] {
+        case 1: return nil
+        case 2: return values[slot]
+        default:
+            guard let found = root.resolve(table[slot]) else {
+                state[slot] = 1
+                return nil
+            }
+            values.initializeElement(at: slot, to: found)
+            state[slot] = 2
+            return found
+        }
+    }
+
+    /// The pointer at `slot`, for error messages.
+    func pointer(_ slot: Int) -> JSONPointer { table[slot] }
 }

@@ -1,12 +1,24 @@
 /// Turns a parsed rules file into a `RuleSet`, reporting the first fault with its pointer.
 struct RuleSetCompiler {
     let file: String
+    /// Every distinct pointer the rules select, so routing resolves each once per payload.
+    private var pointers: [JSONPointer] = []
+    private var slots: [JSONPointer: Int] = [:]
+
+    init(file: String) { self.file = file }
+
+    private mutating func slot(for pointer: JSONPointer) -> Int {
+        if let s = slots[pointer] { return s }
+        pointers.append(pointer)
+        slots[pointer] = pointers.count - 1
+        return pointers.count - 1
+    }
 
     private func fail(_ at: String, _ message: String) -> RulesError {
         RulesError(file: file, at: at, message: message)
     }
 
-    func compile(_ root: JSONValue) throws(RulesError) -> RuleSet {
+    mutating func compile(_ root: JSONValue) throws(RulesError) -> RuleSet {
         guard case .object(let members) = root else {
             throw fail("", "a rules file must be a JSON object, got \(root.typeName)")
         }
@@ -55,7 +67,9 @@ struct RuleSetCompiler {
         }
         var sync = RuleSet.Sync()
         if let v = root["sync"] { sync = try self.sync(v) }
-        return RuleSet(tree: tree, icon: icon, rules: rules, sync: sync)
+        var set = RuleSet(tree: tree, icon: icon, rules: rules, sync: sync)
+        set.pointers = pointers
+        return set
     }
 
     private func display(_ v: JSONValue, root: String) throws(RulesError) -> [String: DisplayMode] {
@@ -90,7 +104,7 @@ struct RuleSetCompiler {
         }
     }
 
-    private func rule(_ v: JSONValue, at: String, root: String) throws(RulesError) -> RoutingRule {
+    private mutating func rule(_ v: JSONValue, at: String, root: String) throws(RulesError) -> RoutingRule {
         guard case .object(let members) = v else { throw fail(at, "a rule must be an object, got \(v.typeName)") }
         let known: Set<String> = ["name", "match", "path", "action"]
         for (key, _) in members where !known.contains(key) {
@@ -107,7 +121,8 @@ struct RuleSetCompiler {
                 guard let pointer = JSONPointer(pointerText) else {
                     throw fail(entryAt, "\"\(pointerText)\" is not a JSON Pointer such as \"/aps/category\"")
                 }
-                matchers.append(.init(pointer: pointer, test: try self.test(test, at: entryAt)))
+                let compiled = try self.test(test, at: entryAt)
+                matchers.append(.init(slot: slot(for: pointer), test: compiled))
             }
         }
         guard case .string(let pathText)? = v["path"] else {
@@ -116,7 +131,7 @@ struct RuleSetCompiler {
         let template: PathTemplate
         switch PathTemplate.compile(pathText) {
         case .failure(let why): throw fail(at + "/path", why.reason)
-        case .success(let t): template = t
+        case .success(let t): template = t.withSlots { slot(for: $0) }
         }
         try checkPath(template.sample, root: root, at: at + "/path")
         guard let actionValue = v["action"] else {

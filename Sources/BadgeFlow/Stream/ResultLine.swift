@@ -29,7 +29,7 @@ enum ResultLine {
         switch d {
         case .number(let n, let max):
             if n > max {
-                w.string("\(max)+")
+                w.quotedDecimal(Int64(max), plus: true)
             } else {
                 w.quotedDecimal(Int64(n))
             }
@@ -42,38 +42,33 @@ enum ResultLine {
     static func event(_ e: Event, seq: Int, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
                       tree: [BadgeState]?, maxDisplay: Int, into w: inout JSONWriter) {
         w.fragment(#"{"seq":"#); w.bareInt(seq)
-        w.fragment(#","op":"#); w.bareString(e.op.rawValue)
-        w.fragment(#","device":"#); w.bareString(e.device)
+        w.fragment(opFragment(e.op))
+        w.bareString(e.device)
         if e.op == .push {
-            w.key("kind"); w.string(e.kind?.rawValue ?? "alert")
-            w.key("rule")
-            if let rule = e.rule { w.string(rule) } else { w.null() }
+            w.fragment(kindFragment(e.kind ?? .alert))
+            if let rule = e.rule { w.bareString(rule) } else { w.fragment("null") }
         }
         if let path = e.path {
-            w.key("path"); w.string(path)
+            w.fragment(#","path":"#); w.bareString(path)
         }
         if let page = e.page {
-            w.key("page"); w.string(page)
+            w.fragment(#","page":"#); w.bareString(page)
         }
         w.fragment(#","changes":["#)
         for (i, change) in outcome.changes.enumerated() { state(change, first: i == 0, into: &w) }
         w.fragment("]")
         if let d = outcome.decrement {
-            w.key("decrement")
-            w.beginObject()
-            w.key("by"); w.int(d.by)
-            w.key("paths")
-            w.beginArray()
-            for p in d.paths { w.string(p) }
-            w.endArray()
-            w.endObject()
+            w.fragment(#","decrement":{"by":"#); w.bareInt(d.by)
+            w.fragment(#","paths":["#)
+            for (i, p) in d.paths.enumerated() {
+                if i > 0 { w.fragment(",") }
+                w.bareString(p)
+            }
+            w.fragment("]}")
         }
-        w.key("icon"); w.int(icon)
+        w.fragment(#","icon":"#); w.bareInt(icon)
         if let sync {
-            w.key("sync")
-            w.beginObject()
-            w.key("reason"); w.string(sync.rawValue)
-            w.endObject()
+            w.fragment(syncFragment(sync))
         }
         if !e.warnings.isEmpty {
             w.key("warnings")
@@ -87,7 +82,42 @@ enum ResultLine {
             for (i, s) in tree.enumerated() { state(s, first: i == 0, into: &w) }
             w.fragment("]")
         }
-        w.endObject()
-        w.newline()
+        w.fragment("}\n")
+    }
+
+    /// `,"op":"push","device":` and the like: the fixed text between seq and the device id.
+    private static func opFragment(_ op: Event.Op) -> StaticString {
+        switch op {
+        case .push: return #","op":"push","device":"#
+        case .set: return #","op":"set","device":"#
+        case .clear: return #","op":"clear","device":"#
+        case .login: return #","op":"login","device":"#
+        case .logout: return #","op":"logout","device":"#
+        case .foreground: return #","op":"foreground","device":"#
+        case .background: return #","op":"background","device":"#
+        case .appear: return #","op":"appear","device":"#
+        case .disappear: return #","op":"disappear","device":"#
+        case .tick: return #","op":"tick","device":"#
+        case .snapshot: return #","op":"snapshot","device":"#
+        }
+    }
+
+    private static func kindFragment(_ kind: PayloadKind) -> StaticString {
+        switch kind {
+        case .alert: return #","kind":"alert","rule":"#
+        case .background: return #","kind":"background","rule":"#
+        case .voip: return #","kind":"voip","rule":"#
+        case .liveActivity: return #","kind":"live-activity","rule":"#
+        case .badgeOnly: return #","kind":"badge-only","rule":"#
+        }
+    }
+
+    private static func syncFragment(_ reason: SyncPolicy.Reason) -> StaticString {
+        switch reason {
+        case .push: return #","sync":{"reason":"push"}"#
+        case .firstAppearance: return #","sync":{"reason":"first-appearance"}"#
+        case .returned: return #","sync":{"reason":"returned"}"#
+        case .interval: return #","sync":{"reason":"interval"}"#
+        }
     }
 }
