@@ -10,32 +10,43 @@ public struct JSONWriter: Sendable {
     /// Raw memory rather than `[UInt8]`: a result line is dozens of small appends, and each
     /// array append pays for a uniqueness check, a capacity check and a generic copy call.
     final class Storage: @unchecked Sendable {
-        var base: UnsafeMutablePointer<UInt8>
-        var count = 0
-        var capacity: Int
-
-        init(capacity: Int) {
-            self.capacity = max(capacity, 64)
-            base = .allocate(capacity: self.capacity)
+        struct Header {
+            var base: UnsafeMutablePointer<UInt8>
+            var count: Int
+            var capacity: Int
         }
 
-        deinit { base.deallocate() }
+        /// Behind a pointer rather than in stored `var`s: class properties would cost a
+        /// dynamic exclusivity check on every access.
+        let header: UnsafeMutablePointer<Header>
+
+        init(capacity: Int) {
+            let capacity = max(capacity, 64)
+            header = .allocate(capacity: 1)
+            header.initialize(to: Header(base: .allocate(capacity: capacity), count: 0, capacity: capacity))
+        }
+
+        deinit {
+            header.pointee.base.deallocate()
+            header.deinitialize(count: 1)
+            header.deallocate()
+        }
 
         func copy(minimumCapacity: Int) -> Storage {
-            let other = Storage(capacity: max(capacity, minimumCapacity))
-            other.base.update(from: base, count: count)
-            other.count = count
+            let other = Storage(capacity: max(header.pointee.capacity, minimumCapacity))
+            other.header.pointee.base.update(from: header.pointee.base, count: header.pointee.count)
+            other.header.pointee.count = header.pointee.count
             return other
         }
 
         func grow(toAtLeast needed: Int) {
-            var newCapacity = capacity * 2
+            var newCapacity = header.pointee.capacity * 2
             while newCapacity < needed { newCapacity *= 2 }
             let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-            newBase.update(from: base, count: count)
-            base.deallocate()
-            base = newBase
-            capacity = newCapacity
+            newBase.update(from: header.pointee.base, count: header.pointee.count)
+            header.pointee.base.deallocate()
+            header.pointee.base = newBase
+            header.pointee.capacity = newCapacity
         }
     }
 
@@ -50,19 +61,19 @@ public struct JSONWriter: Sendable {
     public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
     /// How many bytes have been written.
-    public var count: Int { storage.count }
+    public var count: Int { storage.header.pointee.count }
 
     /// Calls `body` with the bytes written so far (valid only during the call).
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        try body(UnsafeRawBufferPointer(start: storage.base, count: storage.count))
+        try body(UnsafeRawBufferPointer(start: storage.header.pointee.base, count: storage.header.pointee.count))
     }
 
     /// Forgets the bytes written, keeping the memory for the next ones.
     public mutating func removeAll() {
         if isKnownUniquelyReferenced(&storage) {
-            storage.count = 0
+            storage.header.pointee.count = 0
         } else {
-            storage = Storage(capacity: storage.capacity)
+            storage = Storage(capacity: storage.header.pointee.capacity)
         }
     }
 
@@ -70,15 +81,15 @@ public struct JSONWriter: Sendable {
     @inline(__always)
     private mutating func reserve(_ n: Int) -> UnsafeMutablePointer<UInt8> {
         if !isKnownUniquelyReferenced(&storage) {
-            storage = storage.copy(minimumCapacity: storage.count + n)
-        } else if storage.count + n > storage.capacity {
-            storage.grow(toAtLeast: storage.count + n)
+            storage = storage.copy(minimumCapacity: storage.header.pointee.count + n)
+        } else if storage.header.pointee.count + n > storage.header.pointee.capacity {
+            storage.grow(toAtLeast: storage.header.pointee.count + n)
         }
-        return storage.base + storage.count
+        return storage.header.pointee.base + storage.header.pointee.count
     }
 
     @inline(__always)
-    private mutating func commit(_ n: Int) { storage.count += n }
+    private mutating func commit(_ n: Int) { storage.header.pointee.count += n }
 
     @inline(__always)
     private mutating func append(_ byte: UInt8) {
@@ -95,8 +106,8 @@ public struct JSONWriter: Sendable {
 
     @inline(__always)
     private mutating func separate() {
-        guard storage.count > 0 else { return }
-        switch storage.base[storage.count - 1] {
+        guard storage.header.pointee.count > 0 else { return }
+        switch storage.header.pointee.base[storage.header.pointee.count - 1] {
         case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: ":"), UInt8(ascii: "\n"): return
         default: append(UInt8(ascii: ","))
         }

@@ -101,12 +101,24 @@ public final class ParallelFilter {
     }
 
     private func apply(_ batch: Batch, output: (inout JSONWriter) -> Void) {
-        out.removeAll()
-        for result in batch.results {
-            seq += 1
-            stream.apply(result, seq: seq, into: &out)
+        // Work on locals: touching the class's stored properties once per line would cost a
+        // dynamic exclusivity check each time. Swapping moves them without copying a tree.
+        var local = BadgeStream(rules: stream.rules)
+        swap(&local, &stream)
+        var w = JSONWriter(capacity: 0)
+        swap(&w, &out)
+        w.removeAll()
+        var n = seq
+        batch.results.withUnsafeBufferPointer { results in
+            for i in results.indices {
+                n += 1
+                local.apply(results[i], seq: n, into: &w)
+            }
         }
-        output(&out)
+        seq = n
+        swap(&local, &stream)
+        output(&w)
+        swap(&w, &out)
     }
 }
 
