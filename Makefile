@@ -3,7 +3,7 @@ SWIFT  ?= swift
 BIN    := .build/debug/badgeflow
 RBIN   := .build/release/badgeflow
 
-.PHONY: deps build test demo bench bench-lib check leaks fuzz clean
+.PHONY: deps build test demo bench bench-deps bench-lib check leaks fuzz clean
 
 # json-c (and pkg-config, which SwiftPM uses to find it) come from Debian's packages.
 deps:
@@ -30,7 +30,16 @@ demo: deps
 	@echo '$$ badgeflow tree --state /tmp/badgeflow-demo.json'
 	@$(BIN) tree --state /tmp/badgeflow-demo.json
 
-bench: deps
+# The peers the benchmark compares against: jq (Debian) and orjson (PyPI).
+bench-deps:
+	@if ! command -v jq >/dev/null 2>&1; then \
+	  echo "make: installing jq"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq jq >/dev/null; \
+	fi
+	@python3 -c 'import orjson' 2>/dev/null || { echo "make: installing orjson"; python3 -m pip install -q orjson; }
+
+bench: deps bench-deps
 	$(SWIFT) build -c release --product badgeflow
 	Benchmarks/scripts/bench.sh $(LINES)
 	Benchmarks/scripts/bench_batch.sh

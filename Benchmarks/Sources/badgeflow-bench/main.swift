@@ -118,7 +118,7 @@ var out = JSONWriter(capacity: 1 << 20)
 t0 = now()
 for (i, r) in results.enumerated() {
     stream.apply(r, seq: i + 1, into: &out)
-    if out.bytes.count > 1 << 20 { out.bytes.removeAll(keepingCapacity: true) }
+    if out.count > 1 << 20 { out.removeAll() }
 }
 report("apply + write result lines", ops: results.count, seconds: now() - t0)
 
