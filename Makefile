@@ -54,7 +54,8 @@ check: deps
 
 # valgrind over `filter` on every fixture stream: nothing definitely lost.
 leaks: deps
-	@command -v valgrind >/dev/null 2>&1 || { SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq valgrind >/dev/null; }
+	@command -v valgrind >/dev/null 2>&1 || { SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq valgrind >/dev/null; }
 	$(SWIFT) build --product badgeflow
 	@for f in Fixtures/scenarios/*.ndjson; do \
 	  case $$f in *.expected.ndjson) continue;; esac; \

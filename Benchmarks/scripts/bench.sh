@@ -4,7 +4,8 @@
 # For each size (default: 100000 1000000) generates one event stream with
 # gen_stream.py (cached in Benchmarks/.data/), then runs on that same file:
 # badgeflow filter, jq (peer_route.jq), the orjson peer and parse_only (json-c
-# parsing alone), each with stdout to /dev/null. Every measurement is repeated
+# parsing alone; again with --strict, BadgeFlow's tokener flags), each with
+# stdout to /dev/null. Every measurement is repeated
 # RUNS times (default 3); wall time comes from bash's EPOCHREALTIME (µs; GNU
 # time's %e is only 10 ms) and peak RSS from `/usr/bin/time -f '%e %M'`.
 # Prints lines/s median (min..max), MB/s, peak RSS and badgeflow's ratios.
@@ -133,9 +134,13 @@ for n in "${SIZES[@]}"; do
     if [ $have_badgeflow = 1 ]; then measure badgeflow "$file" "0 1" "$BADGEFLOW" filter; fi
     if [ $have_jq = 1 ]; then measure jq "$file" 0 "$JQ" -c -f "$SCRIPTS/peer_route.jq"; fi
     if [ $have_orjson = 1 ]; then measure orjson "$file" 0 "$PYTHON" "$SCRIPTS/peer_orjson.py"; fi
-    if [ $have_parse = 1 ]; then measure parse_only "$file" 0 "$PARSE"; fi
+    if [ $have_parse = 1 ]; then
+        measure parse_only "$file" 0 "$PARSE"
+        # The same loop with the tokener flags BadgeFlow uses (strict JSON, UTF-8 checked).
+        measure parse_only_strict "$file" 0 "$PARSE" --strict
+    fi
     echo "ratios (median lines/s; >1 means badgeflow is faster):"
-    ratio badgeflow jq; ratio badgeflow orjson; ratio badgeflow parse_only
+    ratio badgeflow jq; ratio badgeflow orjson; ratio badgeflow parse_only; ratio badgeflow parse_only_strict
 done
 
 if [ $VALIDATE = 1 ]; then

@@ -6,13 +6,17 @@
  * bad when json-c fails, wants more input (truncated), or stops before the end
  * of the line (trailing garbage). Single-threaded, no output per line.
  *
+ * With --strict, the tokener gets the flags BadgeFlow parses with
+ * (JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8), to show what they cost.
+ *
  * Build: cc -O2 parse_only.c $(pkg-config --cflags --libs json-c) -o parse_only
  */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-int main(void) {
+int main(int argc, char **argv) {
     json_tokener *tok = json_tokener_new();
     char *line = NULL;
     size_t cap = 0;
@@ -23,6 +27,8 @@ int main(void) {
         fputs("parse_only: out of memory\n", stderr);
         return 4;
     }
+    if (argc > 1 && strcmp(argv[1], "--strict") == 0)
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
     while ((len = getline(&line, &cap, stdin)) != -1) {
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
                            line[len - 1] == ' ' || line[len - 1] == '\t'))
