@@ -5,10 +5,11 @@
 # gen_stream.py (cached in Benchmarks/.data/), then runs on that same file:
 # badgeflow filter, jq (peer_route.jq), the orjson peer and parse_only (json-c
 # parsing alone; again with --strict, BadgeFlow's tokener flags), each with
-# stdout to /dev/null. Every measurement is repeated
-# RUNS times (default 3); wall time comes from bash's EPOCHREALTIME (µs; GNU
-# time's %e is only 10 ms) and peak RSS from `/usr/bin/time -f '%e %M'`.
-# Prints lines/s median (min..max), MB/s, peak RSS and badgeflow's ratios.
+# stdout to /dev/null. RUNS rounds (default 3) each run every tool once, so
+# a shared host's changing speed hits all tools alike; wall time comes from
+# bash's EPOCHREALTIME (µs; GNU time's %e is only 10 ms) and peak RSS from
+# `/usr/bin/time -f '%e %M'`. Prints lines/s median (min..max), MB/s, peak
+# RSS, and badgeflow's ratios per round as median (min..max).
 # --validate adds `badgeflow validate --json` on 100k gen_payloads.py lines
 # (read from stdin), with parse_only on the same file for comparison.
 #
@@ -30,7 +31,7 @@ SIZES=()
 for arg in "$@"; do
     case $arg in
         --validate) VALIDATE=1 ;;
-        -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         ''|*[!0-9]*) echo "bench.sh: not a line count: $arg" >&2; exit 2 ;;
         *) SIZES+=("$arg") ;;
     esac
@@ -76,70 +77,108 @@ stats() {
         printf "%.0f %.0f %.0f\n", v[1], m, v[NR] }'
 }
 
-# measure LABEL FILE OKCODES CMD... : runs CMD <FILE >/dev/null RUNS times,
-# prints a table row and records the median lines/s in RATE[LABEL].
-declare -A RATE=()
-measure() {
-    local label=$1 file=$2 okcodes=$3; shift 3
-    local lines bytes i t0 t1 rc secs rss maxrss=0 rates=()
-    lines=$(wc -l < "$file"); bytes=$(wc -c < "$file")
-    # Contract check on a small prefix: one output line per input line.
-    local got
-    got=$(head -n 1000 "$file" | "$@" 2>/dev/null | wc -l || true)
-    case $label in parse_only*) ;; *)
-        [ "$got" -eq "$(head -n 1000 "$file" | wc -l)" ] ||
-            echo "warning: $label wrote $got lines for the first 1000 input lines" >&2 ;;
-    esac
-    for ((i = 0; i < RUNS; i++)); do
-        t0=$EPOCHREALTIME
-        rc=0; "$TIME" -f '%e %M' -o "$TMP/time" "$@" < "$file" > /dev/null 2> "$TMP/err" || rc=$?
-        t1=$EPOCHREALTIME
-        if [[ " $okcodes " != *" $rc "* ]]; then
-            echo "$label: exit status $rc; skipped. stderr:" >&2; head -n 5 "$TMP/err" >&2
-            return 0
-        fi
-        read -r _ rss < <(tail -n 1 "$TMP/time")
-        secs=$(awk -v a="${t0/,/.}" -v b="${t1/,/.}" 'BEGIN { printf "%.6f", b - a }')
-        rates+=("$(awk -v n="$lines" -v s="$secs" 'BEGIN { printf "%.3f", n / (s > 0 ? s : 1e-6) }')")
-        [ "$rss" -gt "$maxrss" ] && maxrss=$rss
+# Tools are registered per input file with `tool`, then run round-robin: round r
+# runs every tool once, so a machine that speeds up or slows down during the
+# benchmark (shared hosts do) affects all of them alike. Ratios are computed per
+# round and reported as median (min..max).
+TOOLS=()
+declare -A CMD=() OK=() RATES=() MAXRSS=() DEAD=()
+
+# tool LABEL OKCODES CMD... : registers CMD (stdin: the input file, stdout: /dev/null).
+tool() {
+    local label=$1 ok=$2; shift 2
+    TOOLS+=("$label"); OK[$label]=$ok; CMD[$label]=$(printf '%q ' "$@")
+    RATES[$label]=""; MAXRSS[$label]=0; DEAD[$label]=0
+}
+
+# contract FILE : each non-parse_only tool writes one line per input line (first 1000).
+contract() {
+    local file=$1 t got want cmd
+    want=$(head -n 1000 "$file" | wc -l)
+    for t in "${TOOLS[@]}"; do
+        case $t in parse_only*) continue ;; esac
+        eval "cmd=(${CMD[$t]})"
+        got=$(head -n 1000 "$file" | "${cmd[@]}" 2>/dev/null | wc -l || true)
+        [ "$got" -eq "$want" ] || echo "warning: $t wrote $got lines for the first $want input lines" >&2
     done
-    read -r lo med hi < <(stats "${rates[@]}")
-    RATE[$label]=$med
-    awk -v t="$label" -v n="$lines" -v lo="$lo" -v med="$med" -v hi="$hi" \
-        -v bytes="$bytes" -v rss="$maxrss" 'BEGIN {
-        printf "%-20s %9d %12.0f %23s %8.1f %8.1f\n", t, n, med,
-            sprintf("(%.0f..%.0f)", lo, hi), med * bytes / n / 1e6, rss / 1024 }'
+}
+
+# once LABEL FILE : one timed run; appends lines/s to RATES[LABEL].
+once() {
+    local label=$1 file=$2 lines t0 t1 rc secs rss cmd
+    [ "${DEAD[$label]}" = 1 ] && return 0
+    eval "cmd=(${CMD[$label]})"
+    lines=$(wc -l < "$file")
+    t0=$EPOCHREALTIME
+    rc=0; "$TIME" -f '%e %M' -o "$TMP/time" "${cmd[@]}" < "$file" > /dev/null 2> "$TMP/err" || rc=$?
+    t1=$EPOCHREALTIME
+    if [[ " ${OK[$label]} " != *" $rc "* ]]; then
+        echo "$label: exit status $rc; skipped. stderr:" >&2; head -n 5 "$TMP/err" >&2
+        DEAD[$label]=1; return 0
+    fi
+    read -r _ rss < <(tail -n 1 "$TMP/time")
+    secs=$(awk -v a="${t0/,/.}" -v b="${t1/,/.}" 'BEGIN { printf "%.6f", b - a }')
+    RATES[$label]+="$(awk -v n="$lines" -v s="$secs" 'BEGIN { printf "%.3f", n / (s > 0 ? s : 1e-6) }') "
+    [ "$rss" -gt "${MAXRSS[$label]}" ] && MAXRSS[$label]=$rss
+    return 0
 }
 
 header() {
     printf '%-20s %9s %12s %23s %8s %8s\n' tool lines 'lines/s' '(min..max)' 'MB/s' 'RSS MB'
 }
 
-ratio() {  # ratio A B -> "A/B = x" using median lines/s, or n/a
-    local a=${RATE[$1]:-} b=${RATE[$2]:-}
-    if [ -n "$a" ] && [ -n "$b" ]; then
-        awk -v a="$a" -v b="$b" -v n="$1/$2" 'BEGIN { printf "  %-28s %6.2f\n", n, a / b }'
+# run FILE : RUNS rounds over the registered tools, then a row per tool.
+run() {
+    local file=$1 r t lines bytes lo med hi
+    lines=$(wc -l < "$file"); bytes=$(wc -c < "$file")
+    contract "$file"
+    for ((r = 0; r < RUNS; r++)); do
+        for t in "${TOOLS[@]}"; do once "$t" "$file"; done
+    done
+    for t in "${TOOLS[@]}"; do
+        [ "${DEAD[$t]}" = 1 ] && continue
+        # shellcheck disable=SC2086
+        read -r lo med hi < <(stats ${RATES[$t]})
+        awk -v t="$t" -v n="$lines" -v lo="$lo" -v med="$med" -v hi="$hi" \
+            -v bytes="$bytes" -v rss="${MAXRSS[$t]}" 'BEGIN {
+            printf "%-20s %9d %12.0f %23s %8.1f %8.1f\n", t, n, med,
+                sprintf("(%.0f..%.0f)", lo, hi), med * bytes / n / 1e6, rss / 1024 }'
+    done
+}
+
+ratio() {  # ratio A B -> per-round A/B: median (min..max), or n/a
+    local a=${RATES[$1]:-} b=${RATES[$2]:-}
+    if [ -n "$a" ] && [ -n "$b" ] && [ "${DEAD[$1]}" != 1 ] && [ "${DEAD[$2]}" != 1 ]; then
+        # shellcheck disable=SC2086
+        read -r lo med hi < <(paste -d' ' <(printf '%s\n' $a) <(printf '%s\n' $b) |
+            awk '{ print $1 / $2 }' | sort -g | awk '{v[NR]=$1} END {
+                m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
+                printf "%.2f %.2f %.2f\n", v[1], m, v[NR] }')
+        printf '  %-28s %6s  (%s..%s)\n' "$1/$2" "$med" "$lo" "$hi"
     else
         printf '  %-28s %6s\n' "$1/$2" n/a
     fi
 }
 
-echo "machine: $(nproc) CPU(s), RUNS=$RUNS, $(uname -sm)"
+reset_tools() { TOOLS=(); CMD=(); OK=(); RATES=(); MAXRSS=(); DEAD=(); }
+
+echo "machine: $(nproc) CPU(s), RUNS=$RUNS (round-robin), $(uname -sm)"
 for n in "${SIZES[@]}"; do
     file=$(gen gen_stream.py "$n")
     echo
     echo "== filter, $n lines ($(( $(wc -c < "$file") / n )) bytes/line avg): $file"
-    header
-    RATE=()
-    if [ $have_badgeflow = 1 ]; then measure badgeflow "$file" "0 1" "$BADGEFLOW" filter; fi
-    if [ $have_jq = 1 ]; then measure jq "$file" 0 "$JQ" -c -f "$SCRIPTS/peer_route.jq"; fi
-    if [ $have_orjson = 1 ]; then measure orjson "$file" 0 "$PYTHON" "$SCRIPTS/peer_orjson.py"; fi
+    reset_tools
+    if [ $have_badgeflow = 1 ]; then tool badgeflow "0 1" "$BADGEFLOW" filter; fi
+    if [ $have_jq = 1 ]; then tool jq 0 "$JQ" -c -f "$SCRIPTS/peer_route.jq"; fi
+    if [ $have_orjson = 1 ]; then tool orjson 0 "$PYTHON" "$SCRIPTS/peer_orjson.py"; fi
     if [ $have_parse = 1 ]; then
-        measure parse_only "$file" 0 "$PARSE"
+        tool parse_only 0 "$PARSE"
         # The same loop with the tokener flags BadgeFlow uses (strict JSON, UTF-8 checked).
-        measure parse_only_strict "$file" 0 "$PARSE" --strict
+        tool parse_only_strict 0 "$PARSE" --strict
     fi
-    echo "ratios (median lines/s; >1 means badgeflow is faster):"
+    header
+    run "$file"
+    echo "ratios (per round, median (min..max); >1 means badgeflow is faster):"
     ratio badgeflow jq; ratio badgeflow orjson; ratio badgeflow parse_only; ratio badgeflow parse_only_strict
 done
 
@@ -147,11 +186,12 @@ if [ $VALIDATE = 1 ]; then
     file=$(gen gen_payloads.py 100000)
     echo
     echo "== validate, 100000 payloads: $file"
-    header
-    RATE=()
+    reset_tools
     # validate exits 1 when a payload is invalid (SPEC 6); ~5% are, by design.
-    if [ $have_badgeflow = 1 ]; then measure validate "$file" "0 1" "$BADGEFLOW" validate --json; fi
-    if [ $have_parse = 1 ]; then measure parse_only "$file" 0 "$PARSE"; fi
-    echo "ratios (median lines/s):"
+    if [ $have_badgeflow = 1 ]; then tool validate "0 1" "$BADGEFLOW" validate --json; fi
+    if [ $have_parse = 1 ]; then tool parse_only 0 "$PARSE"; fi
+    header
+    run "$file"
+    echo "ratios (per round, median (min..max)):"
     ratio validate parse_only
 fi
