@@ -2,6 +2,9 @@ private import CJSONC
 
 /// Parses JSON text with one reused json-c tokener, in strict mode, validating UTF-8.
 ///
+/// UTF-8 is checked by `UTF8Check` rather than by json-c: faster, and stricter (RFC 3629).
+/// The first problem in byte order is the one reported, as a single pass would.
+///
 /// A parser is not thread-safe: give each thread its own. Documents are released when the
 /// `withDocument` call that parsed them returns, so no json-c object outlives its scope.
 final class JSONParser {
@@ -20,7 +23,7 @@ final class JSONParser {
             // json_tokener_new_ex only fails when malloc fails.
             preconditionFailure("json-c could not allocate a tokener")
         }
-        json_tokener_set_flags(tokener, Int32(JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8))
+        json_tokener_set_flags(tokener, Int32(JSON_TOKENER_STRICT))
     }
 
     deinit { json_tokener_free(tokener) }
@@ -44,6 +47,7 @@ final class JSONParser {
             object = json_tokener_parse_ex(tokener, " ", 1)
             error = json_tokener_get_error(tokener)
             if error == json_tokener_continue {
+                if let bad = UTF8Check.firstInvalid(bytes) { return body(.failure(Self.invalidUTF8(at: bad))) }
                 return body(.failure(JSONParseError(reason: .invalidJSON, message: "unexpected end of input", offset: length)))
             }
             consumed = length
@@ -53,10 +57,18 @@ final class JSONParser {
                 // A bare `null` is a valid document that json-c represents as NULL.
                 return finish(nil, bytes: bytes, consumed: consumed, body)
             }
+            // Ill-formed UTF-8 before the point json-c stopped comes first.
+            let seen = UnsafeRawBufferPointer(rebasing: bytes[0..<min(consumed + 1, length)])
+            if let bad = UTF8Check.firstInvalid(seen) { return body(.failure(Self.invalidUTF8(at: bad))) }
             return body(.failure(Self.describe(error, offset: consumed, maxDepth: maxDepth)))
         }
         defer { json_object_put(root) }
+        if let bad = UTF8Check.firstInvalid(bytes) { return body(.failure(Self.invalidUTF8(at: bad))) }
         return finish(root, bytes: bytes, consumed: consumed, body)
+    }
+
+    private static func invalidUTF8(at offset: Int) -> JSONParseError {
+        JSONParseError(reason: .invalidUTF8, message: "text is not valid UTF-8", offset: offset)
     }
 
     private func finish<R>(_ root: OpaquePointer?, bytes: UnsafeRawBufferPointer, consumed: Int,

@@ -67,6 +67,27 @@ import Testing
         #expect(reason == .invalidUTF8)
     }
 
+    @Test func theFirstProblemInByteOrderIsReported() {
+        let parser = JSONParser()
+        func reason(_ bytes: [UInt8]) -> (JSONParseError.Reason, Int)? {
+            bytes.withUnsafeBytes { buf in
+                parser.withDocument(buf) { r in if case .failure(let e) = r { return (e.reason, e.offset) } else { return nil } }
+            }
+        }
+        // A raw UTF-16 surrogate (json-c alone accepts it) is invalid-utf8 at its first byte.
+        let surrogate = Array(#"{"a":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8)
+        #expect(reason(surrogate)?.0 == .invalidUTF8)
+        #expect(reason(surrogate)?.1 == 6)
+        // A syntax error before a bad byte wins; a bad byte before a syntax error wins.
+        let syntaxFirst = Array(#"{"a" 1, "b":""#.utf8) + [0xFF] + Array(#""}"#.utf8)
+        #expect(reason(syntaxFirst)?.0 == .invalidJSON)
+        let utf8First = Array(#"{"a":""#.utf8) + [0xFF] + Array(#"", "b" 1}"#.utf8)
+        #expect(reason(utf8First)?.0 == .invalidUTF8)
+        // Truncated after a bad byte: the bad byte is what is reported.
+        let truncated = Array(#"{"a":""#.utf8) + [0xC3]
+        #expect(reason(truncated)?.0 == .invalidUTF8)
+    }
+
     @Test func rejectsSyntaxThatStrictModeForbids() {
         #expect(failure("{\"a\":1,}")?.reason == .invalidJSON)
         #expect(failure("{\"a\" 1}")?.reason == .invalidJSON)
