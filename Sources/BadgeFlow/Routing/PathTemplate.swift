@@ -59,8 +59,9 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
     func render(_ payload: Selected, base: String) -> Rendered {
         if parts.count == 1, case .literal(let s) = parts[0] { return .path(s) }
         // Fast path: the path's bytes are assembled in a stack buffer and become one String.
-        // Paths longer than the buffer (far beyond what the tree accepts) take the slow path.
-        let fast: Rendered? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2048) { buf in
+        // 1024 bytes is the longest path the tree accepts, and the most Swift keeps on the
+        // stack; longer renderings take the slow path (and the tree then rejects them).
+        let fast: Rendered? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: BadgePath.maxBytes) { buf in
             parts.withUnsafeBufferPointer { parts in renderFast(parts, payload, into: buf) }
         }
         return fast ?? renderSlow(payload, base: base)
