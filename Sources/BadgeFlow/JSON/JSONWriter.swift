@@ -278,15 +278,36 @@ public struct JSONWriter: Sendable {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
+    /// Whether any byte is a control character, a quote or a backslash; eight bytes at a time.
+    @inline(__always)
+    private static func needsEscaping(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = s.baseAddress else { return false }
+        let n = s.count
+        var i = 0
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        // A byte of w is zero exactly when (w - ones) & ~w & highs has its high bit.
+        @inline(__always) func hasZeroByte(_ w: UInt64) -> Bool { (w &- ones) & ~w & highs != 0 }
+        while i + 8 <= n {
+            let w = UnsafeRawPointer(base).loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            // Bytes below 0x20: (w - 0x20…) borrows into the high bit of bytes < 0x20 that had it clear.
+            let control = (w &- 0x2020_2020_2020_2020) & ~w & highs
+            if control != 0 || hasZeroByte(w ^ 0x2222_2222_2222_2222) || hasZeroByte(w ^ 0x5C5C_5C5C_5C5C_5C5C) {
+                return true
+            }
+            i += 8
+        }
+        while i < n {
+            let b = base[i]
+            if b < 0x20 || b == 0x22 || b == 0x5C { return true }
+            i += 1
+        }
+        return false
+    }
+
     private mutating func appendEscaped(_ s: UnsafeBufferPointer<UInt8>) {
         let n = s.count
         // The common case: nothing to escape, one copy between the quotes.
-        var clean = true
-        for b in s where b < 0x20 || b == 0x22 || b == 0x5C {
-            clean = false
-            break
-        }
-        if clean {
+        if !Self.needsEscaping(s) {
             let p = reserve(n + 2)
             p[0] = UInt8(ascii: "\"")
             if let source = s.baseAddress, n > 0 { (p + 1).update(from: source, count: n) }

@@ -26,6 +26,19 @@ import Testing
         #expect(s == #""q\"b\\n\n\t\u0001/é😀""#)
     }
 
+    @Test(arguments: ["\"", "\\", "\n", "\u{1F}", "\u{0}"])
+    func findsACharacterToEscapeAtEveryPosition(_ special: String) throws {
+        // Every position of a 23-byte string: each lane of the 8-byte scan and the tail.
+        for i in 0..<23 {
+            let raw = String(repeating: "a", count: i) + special + String(repeating: "\u{7F}é", count: (22 - i) / 3)
+            let written = text { $0.string(raw) }
+            #expect(written != "\"" + raw + "\"")
+            #expect(try JSONValue.parse(written) == .string(raw))
+        }
+        // Bytes just above the limits are not escaped.
+        #expect(text { $0.string(" !#[]~\u{7F}abcdefgh") } == "\" !#[]~\u{7F}abcdefgh\"")
+    }
+
     @Test func writesIntegersAtTheLimits() {
         #expect(text { $0.int(Int64.max) } == "9223372036854775807")
         #expect(text { $0.int(Int64.min) } == "-9223372036854775808")
