@@ -15,6 +15,13 @@ enum ResultLine {
         w.endObject()
     }
 
+    /// The states as array elements, each borrowed in place (no copy of its path or display).
+    static func states(_ list: [BadgeState], into w: inout JSONWriter) {
+        list.withUnsafeBufferPointer { list in
+            for i in list.indices { state(list[i], first: i == 0, into: &w) }
+        }
+    }
+
     /// One node's state as `{"path":…,"count":…,"show":…,"display":…}` (an array element).
     static func state(_ s: BadgeState, first: Bool, into w: inout JSONWriter) {
         w.fragment(first ? #"{"path":"# : #",{"path":"#)
@@ -55,7 +62,7 @@ enum ResultLine {
             w.fragment(#","page":"#); w.bareString(page)
         }
         w.fragment(#","changes":["#)
-        for (i, change) in outcome.changes.enumerated() { state(change, first: i == 0, into: &w) }
+        states(outcome.changes, into: &w)
         w.fragment("]")
         if let d = outcome.decrement {
             w.fragment(#","decrement":{"by":"#); w.bareInt(d.by)
@@ -79,7 +86,7 @@ enum ResultLine {
         if let tree {
             w.key("tree")
             w.fragment("[")
-            for (i, s) in tree.enumerated() { state(s, first: i == 0, into: &w) }
+            states(tree, into: &w)
             w.fragment("]")
         }
         w.fragment("}\n")
