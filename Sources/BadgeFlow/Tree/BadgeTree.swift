@@ -340,6 +340,10 @@ public struct BadgeTree: Sendable {
     /// Recomputes (count, show) from `i` up to the root, recording each change.
     private mutating func refresh(from i: Int, into changes: inout [BadgeState]) {
         // Field-wise access: copying a whole Node would retain its path and mode.
+        // At most the node and its ancestors change: room for all of them at once, instead of
+        // regrowing the array on the second and third append. (Only for a first refresh:
+        // reserving on every call of a force-clear would regrow it exactly, again and again.)
+        if changes.isEmpty { changes.reserveCapacity(Int(nodes[i].depth)) }
         var x = i
         while x >= 0 {
             let markedBelow = nodes[x].markedBelow, own = nodes[x].own, parent = Int(nodes[x].parent)
