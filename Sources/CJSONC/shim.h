@@ -13,4 +13,24 @@ static inline int badgeflow_use_c_locale(void) {
     uselocale(c);
     return 0;
 }
+
+/// The hash json-c's object tables give `key`. Every object table uses the same string
+/// hash with one process-wide seed, so a hash computed once stays valid for every object.
+static inline unsigned long badgeflow_key_hash(const char *key) {
+    json_object *probe = json_object_new_object();
+    if (probe == NULL) return 0;
+    unsigned long hash = lh_get_hash(json_object_get_object(probe), key);
+    json_object_put(probe);
+    return hash;
+}
+
+/// json_object_object_get_ex with the key's hash given: 1 and the member's value (NULL for
+/// a JSON null) when the object has the key, 0 otherwise.
+static inline int badgeflow_object_get_hashed(json_object *obj, const char *key, unsigned long hash,
+                                              json_object **value) {
+    struct lh_entry *entry = lh_table_lookup_entry_w_hash(json_object_get_object(obj), key, hash);
+    if (entry == NULL) return 0;
+    *value = (json_object *)lh_entry_v(entry);
+    return 1;
+}
 #endif

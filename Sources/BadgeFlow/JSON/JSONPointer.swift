@@ -9,6 +9,14 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
         public let key: String
         /// The array index this token denotes, when it is `0` or a digit string without a leading zero.
         public let index: Int?
+        /// The key prepared for json-c lookups.
+        let hashed: HashedKey
+
+        init(key: String, index: Int?) {
+            self.key = key
+            self.index = index
+            hashed = HashedKey(key)
+        }
     }
 
     /// The tokens, in order; empty for the whole-document pointer `""`.

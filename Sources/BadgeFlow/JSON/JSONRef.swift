@@ -119,6 +119,16 @@ struct JSONRef {
         return found != 0 ? JSONRef(out) : nil
     }
 
+    /// The member named by a prepared key (no hashing of the name at lookup), or nil.
+    subscript(key: HashedKey) -> JSONRef? {
+        guard kind == .object else { return nil }
+        var out: OpaquePointer? = nil
+        let found = key.cString.withUnsafeBufferPointer { name in
+            badgeflow_object_get_hashed(raw, name.baseAddress, key.hash, &out)
+        }
+        return found != 0 ? JSONRef(out) : nil
+    }
+
     /// The element at `index` of an array, or nil.
     subscript(index: Int) -> JSONRef? {
         guard kind == .array, index >= 0, index < count else { return nil }
@@ -149,7 +159,7 @@ struct JSONRef {
             for i in tokens.indices {
                 switch current.kind {
                 case .object:
-                    guard let next = current[tokens[i].key] else { return nil }
+                    guard let next = current[tokens[i].hashed] else { return nil }
                     current = next
                 case .array:
                     guard let index = tokens[i].index, let next = current[index] else { return nil }
@@ -225,4 +235,21 @@ enum JSONCSerializer {
             return object
         }
     }
+}
+
+/// A member name prepared once for many json-c lookups: its NUL-terminated bytes and the
+/// hash json-c's tables give it, so a lookup skips measuring and hashing the name.
+struct HashedKey: Sendable, Hashable {
+    let cString: [CChar]
+    let hash: UInt
+
+    init(_ key: String) {
+        cString = Array(key.utf8CString)
+        hash = cString.withUnsafeBufferPointer { UInt(badgeflow_key_hash($0.baseAddress)) }
+    }
+
+    /// Keys the payload checks and the line analyzer look up on every line.
+    static let aps = HashedKey("aps")
+    static let event = HashedKey("event")
+    static let op = HashedKey("op")
 }

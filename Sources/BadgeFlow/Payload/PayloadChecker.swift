@@ -31,7 +31,7 @@ struct PayloadChecker {
             error(.notAnObject, "a payload must be a JSON object, got \(Self.describe(root))", base)
             return report(kind: nil, badge: nil)
         }
-        guard let aps = root["aps"] else {
+        guard let aps = root[HashedKey.aps] else {
             error(.missingAps, "a payload must have an \"aps\" dictionary", base + "/aps")
             return report(kind: nil, badge: nil)
         }
@@ -39,7 +39,7 @@ struct PayloadChecker {
             error(.apsNotAnObject, "\"aps\" must be an object, got \(Self.describe(aps))", base + "/aps")
             return report(kind: nil, badge: nil)
         }
-        let isLiveActivity = aps["event"] != nil
+        let isLiveActivity = aps[HashedKey.event] != nil
         var hasAlert = false, hasSound = false, hasBadge = false, contentAvailable = false
         var badge: Int? = nil
 

@@ -25,7 +25,7 @@ public final class LineAnalyzer {
                 guard root.kind == .object else {
                     return .rejected(.error(.notAnObject, "an event must be a JSON object, got \(PayloadChecker.describe(root))", at: ""))
                 }
-                if root["aps"] != nil {
+                if root[HashedKey.aps] != nil {
                     var event = Event(op: .push)
                     return push(root, size: size, base: "", pushType: nil, into: &event)
                 }
@@ -41,7 +41,7 @@ public final class LineAnalyzer {
     }
 
     private func envelope(_ root: JSONRef) -> LineResult {
-        guard let opValue = root["op"] else {
+        guard let opValue = root[HashedKey.op] else {
             return .rejected(.error(.missingField, "an event needs \"aps\" (a bare payload) or \"op\"", at: "/op"))
         }
         guard opValue.kind == .string, let opText = opValue.string, let op = Event.Op(rawValue: opText) else {
