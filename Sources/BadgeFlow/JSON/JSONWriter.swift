@@ -241,17 +241,21 @@ public struct JSONWriter: Sendable {
     /// Appends decimal digits without allocating.
     @inline(__always)
     mutating func appendDecimal(_ value: Int64) {
-        if value >= 0 && value < 10 {
-            append(UInt8(48 + value))
-            return
-        }
+        commit(Self.writeDecimal(value, to: reserve(Self.maxDecimalBytes)))
+    }
+
+    /// The most bytes `writeDecimal` writes (`-9223372036854775808`).
+    static let maxDecimalBytes = 20
+
+    /// Writes `value` in decimal at `p` (at most `maxDecimalBytes`) and returns the byte count.
+    @inline(__always)
+    static func writeDecimal(_ value: Int64, to p: UnsafeMutablePointer<UInt8>) -> Int {
         var magnitude = value.magnitude
         var digits = 0
         var m = magnitude
         repeat { digits += 1; m /= 10 } while m > 0
         let negative = value < 0
         let n = digits + (negative ? 1 : 0)
-        let p = reserve(n)
         if negative { p[0] = UInt8(ascii: "-") }
         var i = n - 1
         repeat {
@@ -259,7 +263,7 @@ public struct JSONWriter: Sendable {
             magnitude /= 10
             i -= 1
         } while magnitude > 0
-        commit(n)
+        return n
     }
 
     /// Appends an integer as a JSON string: `"42"`, or `"99+"` with `plus`.

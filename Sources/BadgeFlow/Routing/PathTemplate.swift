@@ -67,8 +67,6 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
         return fast ?? renderSlow(payload, base: base)
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
-
     /// Renders into `buf`; nil when anything is unusual (a problem, or no room), so the slow
     /// path can report it.
     private func renderFast(_ parts: UnsafeBufferPointer<Part>, _ payload: Selected,
@@ -91,35 +89,15 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
                 switch value.kind {
                 case .string:
                     let ok = value.withStringBytes { bytes -> Bool in
-                        if bytes.isEmpty || n + 3 * bytes.count > buf.count { return false }
-                        for b in bytes {
-                            if b == 0x25 || b == 0x2E || b < 0x20 || b == 0x7F {
-                                buf[n] = 0x25
-                                buf[n + 1] = Self.hexDigits[Int(b >> 4)]
-                                buf[n + 2] = Self.hexDigits[Int(b & 0xF)]
-                                n += 3
-                            } else {
-                                buf[n] = b
-                                n += 1
-                            }
-                        }
+                        guard !bytes.isEmpty, n + 3 * bytes.count <= buf.count, let target = buf.baseAddress else { return false }
+                        n += BadgePath.escapeSegment(bytes, into: target + n)
                         return true
                     }
                     if !ok { return nil }
                 case .int where !value.intOverflowed:
-                    guard let v = value.int, n + 20 <= buf.count else { return nil }
-                    var magnitude = v.magnitude
-                    if v < 0 { buf[n] = UInt8(ascii: "-"); n += 1 }
-                    var digits = 0
-                    var m = magnitude
-                    repeat { digits += 1; m /= 10 } while m > 0
-                    var k = n + digits - 1
-                    repeat {
-                        buf[k] = UInt8(48 + magnitude % 10)
-                        magnitude /= 10
-                        k -= 1
-                    } while magnitude > 0
-                    n += digits
+                    guard let v = value.int, n + JSONWriter.maxDecimalBytes <= buf.count,
+                          let target = buf.baseAddress else { return nil }
+                    n += JSONWriter.writeDecimal(v, to: target + n)
                 default:
                     return nil
                 }

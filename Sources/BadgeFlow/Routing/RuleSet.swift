@@ -155,7 +155,4 @@ struct Selected {
             return found
         }
     }
-
-    /// The pointer at `slot`, for error messages.
-    func pointer(_ slot: Int) -> JSONPointer { table[slot] }
 }

@@ -87,20 +87,38 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
     /// BadgePath.escapeSegment("v1.2")   // "v1%2E2"
     /// ```
     public static func escapeSegment(_ value: String) -> String {
-        guard value.utf8.contains(where: { $0 == 0x25 || $0 == 0x2E || $0 < 0x20 || $0 == 0x7F }) else { return value }
-        var out: [UInt8] = []
-        out.reserveCapacity(value.utf8.count + 6)
-        let hex = Array("0123456789ABCDEF".utf8)
-        for b in value.utf8 {
-            if b == 0x25 || b == 0x2E || b < 0x20 || b == 0x7F {
-                out.append(0x25)
-                out.append(hex[Int(b >> 4)])
-                out.append(hex[Int(b & 0xF)])
-            } else {
-                out.append(b)
+        guard value.utf8.contains(where: escapes) else { return value }
+        var value = value
+        return value.withUTF8 { bytes in
+            String(unsafeUninitializedCapacity: 3 * bytes.count) { out in
+                guard let target = out.baseAddress else { return 0 }
+                return escapeSegment(bytes, into: target)
             }
         }
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Whether `escapeSegment` writes byte `b` as `%XX`.
+    @inline(__always)
+    static func escapes(_ b: UInt8) -> Bool { b == 0x25 || b == 0x2E || b < 0x20 || b == 0x7F }
+
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    /// `escapeSegment` on bytes: writes at most `3 × bytes.count` bytes at `out` and returns
+    /// how many it wrote.
+    static func escapeSegment(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Int {
+        var n = 0
+        for b in bytes {
+            if escapes(b) {
+                out[n] = 0x25
+                out[n + 1] = hexDigits[Int(b >> 4)]
+                out[n + 2] = hexDigits[Int(b & 0xF)]
+                n += 3
+            } else {
+                out[n] = b
+                n += 1
+            }
+        }
+        return n
     }
 
     /// Reverses `escapeSegment`: every `%XX` becomes the byte XX.
