@@ -16,6 +16,12 @@ let package = Package(
             pkgConfig: "json-c",
             providers: [.apt(["libjson-c-dev"])]
         ),
+        // The executable's allocator (Linux): not a dependency of the library, so apps that
+        // embed BadgeFlow keep their own.
+        .systemLibrary(
+            name: "CMimalloc",
+            providers: [.apt(["libmimalloc-dev"])]
+        ),
         .target(
             name: "BadgeFlow",
             dependencies: ["CJSONC"]
@@ -24,6 +30,7 @@ let package = Package(
             name: "badgeflow",
             dependencies: [
                 "BadgeFlow",
+                .target(name: "CMimalloc", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

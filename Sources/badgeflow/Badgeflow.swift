@@ -6,9 +6,14 @@ struct Badgeflow: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "badgeflow",
         abstract: "Turn APNs push payloads into badge state: a badge tree, icon counts and decrement requests.",
+        // `--version` names the allocator too: it is the one build choice that moves the figures.
+        version: "badgeflow \(version) (\(Allocator.name))",
         subcommands: [FilterCommand.self, BatchCommand.self, ValidateCommand.self, TreeCommand.self,
                       RulesCommand.self, ExampleCommand.self]
     )
+
+    /// The release this build is.
+    static let version = "0.1.0"
 }
 
 /// Maps errors to SPEC §6's exit codes: argument errors are 2, not ArgumentParser's 64.

@@ -92,8 +92,9 @@ public struct SyncPolicy: Sendable, Equatable {
         case .tick, .other:
             break
         }
-        if loggedIn && foreground && !visible.isDisjoint(with: configuration.pages)
-            && now - intervalStart >= configuration.interval {
+        // The time test first: it is usually false, and the set test hashes page names.
+        if loggedIn && foreground && now - intervalStart >= configuration.interval
+            && !visible.isDisjoint(with: configuration.pages) {
             propose(.interval)
         }
         guard loggedIn, let reason else { return nil }

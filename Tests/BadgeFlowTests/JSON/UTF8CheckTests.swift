@@ -37,7 +37,7 @@ private func firstInvalid(_ bytes: [UInt8]) -> Int? {
     func illFormedSequencesAreFound(_ bytes: [UInt8], _ offset: Int) {
         #expect(firstInvalid(bytes) == offset)
         // The same after an ASCII run that crosses word boundaries.
-        for pad in [1, 7, 8, 9, 17] {
+        for pad in [1, 7, 8, 9, 17, 31, 32, 33, 63, 64, 95] {
             #expect(firstInvalid(Array(repeating: 0x61, count: pad) + bytes) == pad + offset)
         }
     }
@@ -56,6 +56,20 @@ private func firstInvalid(_ bytes: [UInt8]) -> Int? {
             let bytes = (0..<count).map { _ in pool[next() % pool.count] }
             let reference = String(validating: bytes, as: UTF8.self) != nil
             #expect((firstInvalid(bytes) == nil) == reference, "\(bytes)")
+        }
+    }
+
+    @Test func findsTheFirstBadByteAfterLongASCIIRuns() {
+        // ASCII runs of 0...100 bytes put a bad or multi-byte sequence at every offset of the
+        // 32- and 8-byte strides, and after it more ASCII, so a skipped byte would show.
+        let tails: [([UInt8], Int?)] = [([0xC3, 0xA9], nil), ([0xF0, 0x9F, 0x98, 0x80], nil), ([0x80], 0),
+                                        ([0xE2, 0x82], 0), ([0xED, 0xA0, 0x80], 0), ([0xFF], 0)]
+        for run in 0...100 {
+            for (tail, bad) in tails {
+                let bytes = Array(repeating: 0x61, count: run) + tail + Array(repeating: 0x62, count: 40)
+                #expect(firstInvalid(bytes) == bad.map { run + $0 }, "run \(run), tail \(tail)")
+                #expect((firstInvalid(bytes) == nil) == (String(validating: bytes, as: UTF8.self) != nil))
+            }
         }
     }
 }
