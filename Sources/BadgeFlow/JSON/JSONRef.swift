@@ -96,7 +96,9 @@ struct JSONRef {
         var other = other
         return other.withUTF8 { o in
             withStringBytes { s in
-                s.elementsEqual(o)
+                guard s.count == o.count else { return false }
+                guard s.count > 0, let sb = s.baseAddress, let ob = o.baseAddress else { return true }
+                return memcmp(sb, ob, s.count) == 0
             }
         }
     }

@@ -250,6 +250,16 @@ public struct JSONWriter: Sendable {
     /// Writes `value` in decimal at `p` (at most `maxDecimalBytes`) and returns the byte count.
     @inline(__always)
     static func writeDecimal(_ value: Int64, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        // Counts, icons and most fields are below 100: no digit-counting loop for those.
+        if value >= 0 && value < 100 {
+            if value < 10 {
+                p[0] = UInt8(48 + value)
+                return 1
+            }
+            p[0] = UInt8(48 + value / 10)
+            p[1] = UInt8(48 + value % 10)
+            return 2
+        }
         var magnitude = value.magnitude
         var digits = 0
         var m = magnitude
@@ -291,14 +301,19 @@ public struct JSONWriter: Sendable {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         // A byte of w is zero exactly when (w - ones) & ~w & highs has its high bit.
         @inline(__always) func hasZeroByte(_ w: UInt64) -> Bool { (w &- ones) & ~w & highs != 0 }
-        while i + 8 <= n {
-            let w = UnsafeRawPointer(base).loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        @inline(__always) func flagged(_ w: UInt64) -> Bool {
             // Bytes below 0x20: (w - 0x20…) borrows into the high bit of bytes < 0x20 that had it clear.
             let control = (w &- 0x2020_2020_2020_2020) & ~w & highs
-            if control != 0 || hasZeroByte(w ^ 0x2222_2222_2222_2222) || hasZeroByte(w ^ 0x5C5C_5C5C_5C5C_5C5C) {
-                return true
-            }
+            return control != 0 || hasZeroByte(w ^ 0x2222_2222_2222_2222) || hasZeroByte(w ^ 0x5C5C_5C5C_5C5C_5C5C)
+        }
+        while i + 8 <= n {
+            if flagged(UnsafeRawPointer(base).loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return true }
             i += 8
+        }
+        // The last few bytes: one more word ending at the last byte (it overlaps bytes
+        // already checked, which are clean), instead of a byte at a time.
+        if i < n && n >= 8 {
+            return flagged(UnsafeRawPointer(base).loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
         }
         while i < n {
             let b = base[i]

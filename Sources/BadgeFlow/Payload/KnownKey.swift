@@ -1,19 +1,52 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Recognises member names by their bytes, so a clean payload allocates no key strings.
+///
+/// The names sit back to back in one byte array; a lookup compares the length and first
+/// byte of each candidate before any bytes, so most keys are told apart by two integers.
 struct KnownKeys<Key: Sendable>: Sendable {
-    private let entries: [(bytes: [UInt8], key: Key)]
+    private struct Entry: Sendable {
+        let start: Int
+        let count: Int
+        let first: UInt8
+        let key: Key
+    }
+
+    private let names: [UInt8]
+    private let entries: [Entry]
 
     init(_ pairs: [(String, Key)]) {
-        entries = pairs.map { (Array($0.0.utf8), $0.1) }
+        var names: [UInt8] = []
+        var entries: [Entry] = []
+        for (name, key) in pairs {
+            let bytes = Array(name.utf8)
+            entries.append(Entry(start: names.count, count: bytes.count, first: bytes.first ?? 0, key: key))
+            names.append(contentsOf: bytes)
+        }
+        self.names = names
+        self.entries = entries
     }
 
     /// The key whose name is exactly `name`, if any.
+    ///
+    /// - Complexity: O(number of known names), comparing bytes only on a length and first-byte match.
     @inline(__always)
     func identify(_ name: UnsafeBufferPointer<UInt8>) -> Key? {
-        guard let first = name.first else { return nil }
-        for entry in entries where entry.bytes.count == name.count && entry.bytes[0] == first {
-            if entry.bytes.withUnsafeBufferPointer({ $0.elementsEqual(name) }) { return entry.key }
+        guard let first = name.first, let nameBase = name.baseAddress else { return nil }
+        let n = name.count
+        return names.withUnsafeBufferPointer { names -> Key? in
+            guard let namesBase = names.baseAddress else { return nil }
+            return entries.withUnsafeBufferPointer { entries -> Key? in
+                for i in entries.indices where entries[i].count == n && entries[i].first == first {
+                    if memcmp(namesBase + entries[i].start, nameBase, n) == 0 { return entries[i].key }
+                }
+                return nil
+            }
         }
-        return nil
     }
 }
 

@@ -43,8 +43,10 @@ struct PayloadChecker {
         var hasAlert = false, hasSound = false, hasBadge = false, contentAvailable = false
         var badge: Int? = nil
 
+        // Read the table once, not once per member (a global's lazy-init check each time).
+        let apsKeys = ApsKey.known
         aps.forEachMember { name, value in
-            guard let known = ApsKey.known.identify(name) else {
+            guard let known = apsKeys.identify(name) else {
                 let key = String(decoding: name, as: UTF8.self)
                 warning(.unknownApsKey, "\"\(key)\" is not an aps key APNs knows; custom keys belong outside aps",
                         apsPointer(key))
@@ -124,8 +126,9 @@ struct PayloadChecker {
             if value.stringByteCount == 0 { warning(.emptyAlert, "alert is empty: nothing would be shown", at) }
         case .object:
             var shows = false
+            let alertKeys = AlertKey.known
             value.forEachMember { name, member in
-                let known = AlertKey.known.identify(name)
+                let known = alertKeys.identify(name)
                 switch known {
                 case .shown?, .shownLocalizable?:
                     shows = true

@@ -45,6 +45,47 @@ import Testing
         #expect(text { $0.int(0) } == "0")
     }
 
+    @Test func writesIntegersAroundEveryDigitCountBoundary() {
+        var values: [Int64] = [0, Int64.max, Int64.min, Int64.max - 1, Int64.min + 1]
+        var p: Int64 = 1
+        for _ in 0..<18 {
+            values += [p - 1, p, p + 1, -(p - 1), -p, -(p + 1)]
+            p *= 10
+        }
+        for v in values {
+            #expect(text { $0.int(v) } == String(v))
+            #expect(text { $0.quotedDecimal(v) } == "\"\(v)\"")
+        }
+    }
+
+    @Test func escapesExactlyLikeAReferenceForEveryLengthAndPosition() {
+        // Strings of 0...24 bytes, clean or with one special byte at each position: the
+        // word-at-a-time scan, its overlapping last word and the short-string loop.
+        func reference(_ s: String) -> String {
+            var out = "\""
+            for b in s.utf8 {
+                switch b {
+                case 0x22: out += "\\\""
+                case 0x5C: out += "\\\\"
+                case 0x0A: out += "\\n"
+                case 0x01: out += "\\u0001"
+                default: out.unicodeScalars.append(Unicode.Scalar(b))
+                }
+            }
+            return out + "\""
+        }
+        for n in 0...24 {
+            for special in ["\"", "\\", "\n", "\u{01}"] {
+                for position in -1..<n {
+                    var chars = Array(repeating: "a", count: n)
+                    if position >= 0 { chars[position] = special }
+                    let raw = chars.joined()
+                    #expect(text { $0.string(raw) } == reference(raw), "n \(n), at \(position)")
+                }
+            }
+        }
+    }
+
     @Test func writesIntegralDoublesWithoutAFraction() {
         #expect(text { $0.double(3) } == "3")
         #expect(text { $0.double(0.5) } == "0.5")
