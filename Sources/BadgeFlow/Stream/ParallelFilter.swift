@@ -11,8 +11,9 @@ import Darwin
 /// Reading a line into an `Event` (parse, validate, route) depends only on the line and the
 /// rules, so worker threads do it for batches of lines; the calling thread applies the
 /// events to the devices and writes the result lines, batch after batch, in input order.
-/// At most `2 × jobs + 2` batches are in flight, so memory stays flat however long the
-/// stream is, and a slow consumer holds the reader back (back-pressure). Workers start
+/// At most `2 × jobs + 2` batches (of at most `linesPerBatch` lines or 1 MiB) are in flight,
+/// and applied batches are reused, so memory stays flat however long the stream is, and a
+/// slow consumer holds the reader back (back-pressure). Workers start
 /// only once a second batch is needed, so a small input runs on one thread.
 ///
 /// The output is byte-identical to `FilterSession` on the same lines, whatever `jobs` is.
@@ -31,6 +32,10 @@ public final class ParallelFilter {
     private var inFlight: [Batch] = []
     private var current: Batch
     private var workersStarted = false
+    /// Applied batches, kept with their buffers for reuse (this thread only). At most as
+    /// many as were ever in flight, so memory reaches its steady state within the first few
+    /// batches and no batch-sized buffer goes back to the allocator from another thread.
+    private var spare: [Batch] = []
     private let inline: LineAnalyzer
     /// Result bytes of the batch being applied; reused, so no batch allocates its own.
     private var out = JSONWriter(capacity: 1 << 20)
@@ -53,7 +58,7 @@ public final class ParallelFilter {
     /// - Parameter output: receives result bytes; return false to stop (e.g. stdout closed).
     public func feed(_ line: LineReader.Line, output: (inout JSONWriter) -> Void) {
         current.append(line)
-        if current.count >= linesPerBatch { submit(output: output) }
+        if current.count >= linesPerBatch || current.byteCount >= Batch.maxBytes { submit(output: output) }
     }
 
     /// Processes every line fed so far and writes the results.
@@ -64,7 +69,7 @@ public final class ParallelFilter {
 
     private func submit(output: (inout JSONWriter) -> Void) {
         let batch = current
-        current = Batch(capacity: linesPerBatch)
+        current = spare.popLast() ?? Batch(capacity: linesPerBatch)
         if jobs == 1 {
             batch.analyze(with: inline, maxLineBytes: maxLineBytes)
             apply(batch, output: output)
@@ -119,6 +124,8 @@ public final class ParallelFilter {
         swap(&local, &stream)
         output(&w)
         swap(&w, &out)
+        batch.recycle()
+        spare.append(batch)
     }
 }
 
@@ -135,14 +142,37 @@ final class Batch: @unchecked Sendable {
     @exclusivity(unchecked) private var overlong: [Int] = []
     @exclusivity(unchecked) private(set) var results: [LineResult] = []
     var done = false
+    private let capacity: Int
+
+    /// A batch is cut at this many bytes of lines even before it has its lines: a stream of
+    /// long lines then still keeps a few MiB in flight, not `linesPerBatch` × the longest line.
+    static let maxBytes = 1 << 20
 
     init(capacity: Int) {
+        self.capacity = capacity
         ends.reserveCapacity(capacity)
         overlong.reserveCapacity(capacity)
-        data.reserveCapacity(capacity * 320)
+        data.reserveCapacity(min(capacity * 320, Self.maxBytes))
     }
 
     var count: Int { ends.count }
+
+    /// Bytes of line text held.
+    var byteCount: Int { data.count }
+
+    /// Empties the batch for reuse, keeping its buffers unless a very long line grew them.
+    func recycle() {
+        if data.capacity > 2 * Self.maxBytes {
+            data = []
+            data.reserveCapacity(min(capacity * 320, Self.maxBytes))
+        } else {
+            data.removeAll(keepingCapacity: true)
+        }
+        ends.removeAll(keepingCapacity: true)
+        overlong.removeAll(keepingCapacity: true)
+        results.removeAll(keepingCapacity: true)
+        done = false
+    }
 
     func append(_ line: LineReader.Line) {
         switch line {
@@ -169,8 +199,8 @@ final class Batch: @unchecked Sendable {
                 start = end
             }
         }
-        // The line bytes are no longer needed; only the results travel on.
-        data = []
+        // The line bytes are no longer needed; the buffer stays for the batch's next use.
+        data.removeAll(keepingCapacity: true)
     }
 }
 

@@ -86,6 +86,34 @@ private func parallel(_ lines: [String], jobs: Int, batch: Int, maxLineBytes: In
         #expect(lines == 9)
     }
 
+    @Test func aBatchIsCutAtAMebibyteOfLinesBeforeItIsFull() {
+        // 100 KB lines: the eleventh passes 1 MiB, so its batch is applied long before 2048 lines.
+        let filter = ParallelFilter(stream: BadgeStream(rules: .builtIn), jobs: 1, linesPerBatch: 2048)
+        let long = #"{"aps":{"alert":"x"},"pad":""# + String(repeating: "p", count: 100_000) + #""}"#
+        var written = 0
+        for _ in 0..<11 {
+            var line = long
+            line.withUTF8 { filter.feed(.text(UnsafeRawBufferPointer($0))) { written += $0.bytes.filter { $0 == 0x0A }.count } }
+        }
+        #expect(written == 11)
+        #expect(filter.seq == 11)
+    }
+
+    @Test func longLinesAndRecycledBatchesGiveTheSequentialOutput() {
+        // Long lines cut batches by bytes, short ones by count; batches are reused throughout.
+        var lines = mixedStream(3_000)
+        let pad = String(repeating: "q", count: 60_000)
+        for i in stride(from: 5, to: lines.count, by: 37) {
+            lines[i] = #"{"aps":{"alert":"long","thread-id":"t\#(i % 7)"},"pad":"\#(pad)"}"#
+        }
+        let expected = sequential(lines, maxLineBytes: 1 << 20)
+        for jobs in [1, 2] {
+            let (got, filter) = parallel(lines, jobs: jobs, batch: 2048, maxLineBytes: 1 << 20)
+            #expect(got == expected, "jobs \(jobs)")
+            #expect(filter.seq == lines.count)
+        }
+    }
+
     @Test func anEmptyInputWritesNothing() {
         let filter = ParallelFilter(stream: BadgeStream(rules: .builtIn), jobs: 2)
         var bytes = 0
