@@ -33,6 +33,8 @@ public final class BadgeCenter: Sendable {
         var observers: [String: [Observer]] = [:]
         var nextID: UInt64 = 1
         var pending: [(Observer, BadgeState)] = []
+        /// An empty queue buffer kept for the next delivery (see `deliver`).
+        var spare: [(Observer, BadgeState)] = []
         var delivering = false
     }
 
@@ -151,18 +153,26 @@ public final class BadgeCenter: Sendable {
     /// Delivers queued notifications unless another call is already doing so.
     private func deliver() {
         while true {
-            let batch: [(Observer, BadgeState)]? = state.withLock { s in
+            // Double-buffered: the queue is swapped for the spare (empty, with capacity) and
+            // the delivered buffer becomes the next spare, so delivering allocates nothing.
+            let taken: [(Observer, BadgeState)]? = state.withLock { s in
                 if s.delivering || s.pending.isEmpty { return nil }
                 s.delivering = true
-                defer { s.pending.removeAll(keepingCapacity: true) }
-                return s.pending
+                var out: [(Observer, BadgeState)] = []
+                swap(&out, &s.spare)      // out: the spare buffer; spare: empty
+                swap(&out, &s.pending)    // out: the queue to deliver; pending: the spare buffer
+                return out
             }
-            guard let batch else { return }
+            guard var batch = taken else { return }
             for (observer, change) in batch {
                 let live = state.withLock { s in s.observers[observer.path]?.contains { $0.serial == observer.serial } ?? false }
                 if live { observer.handler(change) }
             }
-            state.withLock { $0.delivering = false }
+            batch.removeAll(keepingCapacity: true)
+            state.withLock { s in
+                s.delivering = false
+                s.spare = batch
+            }
         }
     }
 }

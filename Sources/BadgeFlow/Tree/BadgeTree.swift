@@ -215,8 +215,12 @@ public struct BadgeTree: Sendable {
     private func validate(_ path: String) throws(BadgePathError) {
         try BadgePath.validate(path)
         let root = configuration.root
-        let first = path.utf8.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false).first
-        if let first, !first.elementsEqual(root.utf8) {
+        // The first segment is the root: the path is the root, or the root and a dot. (No
+        // split into an array: this runs for every new path and every clear of a missing one.)
+        let utf8 = path.utf8, rootCount = root.utf8.count
+        let firstIsRoot = utf8.starts(with: root.utf8)
+            && (utf8.count == rootCount || utf8[utf8.index(utf8.startIndex, offsetBy: rootCount)] == UInt8(ascii: "."))
+        if !firstIsRoot {
             throw BadgePathError(path: path, reason: "a path must start with the root \"\(root)\"")
         }
     }
@@ -264,12 +268,15 @@ public struct BadgeTree: Sendable {
         guard nodes[i].own >= 0 else { return .unchanged }
         let before = nodes[0].count
         nodes[i].own = -1
-        var removed = [nodes[i].path]
-        adjustMarkedBelow(from: i, by: -1, removed: &removed)
+        // Ancestors that lose a shadowed mark, if any (usually none: no array is made).
+        var ancestors: [String] = []
+        adjustMarkedBelow(from: i, by: -1, removed: &ancestors)
         var outcome = Outcome()
         refresh(from: i, into: &outcome.changes)
         let after = nodes[0].count
         if after < before {
+            var removed = ancestors
+            removed.append(nodes[i].path)
             removed.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             outcome.decrement = Decrement(by: before - after, paths: removed)
         }
