@@ -79,6 +79,11 @@ fuzz: deps
 clean:
 	rm -rf .build .build-asan .build-tsan Benchmarks/.build Fuzz/.build
 
-# Library inner loops (tree, analyzer, apply): figures, not a test.
+# Library inner loops (tree, analyzer, apply) with package-benchmark: figures, not a test.
+# Figures are per operation (columns marked *); in benchmark 1.38.1 `--scale` turns that
+# off and shows each iteration's 1,000 operations. --no-progress keeps a log without a
+# terminal readable. Mallocs are counted by the package's own interposer (LD_PRELOAD), so
+# it needs no Debian package of its own (no jemalloc); its warning about the Swift runtime interposer and the
+# note that it was not built are expected (see Benchmarks/Package.swift).
 bench-lib: deps
-	cd Benchmarks && $(SWIFT) run -c release badgeflow-bench
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --no-progress

@@ -1,15 +1,49 @@
-// swift-tools-version:6.0
-// Benchmarks, kept out of the root manifest: `make bench-lib` (or `swift run -c release` here).
+// swift-tools-version:6.1
+// package-benchmark suites for the library's inner loops, kept out of the root manifest.
+// Run `make bench-lib` from the repository root, or here:
+//   swift package --allow-writing-to-package-directory benchmark
 import PackageDescription
 
 let package = Package(
     name: "BadgeFlowBenchmarks",
-    dependencies: [.package(name: "BadgeFlow", path: "..")],
+    // package-benchmark needs macOS 13; the observer counter uses Synchronization (macOS 15).
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "BadgeFlow", path: ".."),
+        // Naming the traits turns off the default RuntimeInterposer trait: on Linux with
+        // Swift 6.3 it pulls in ordo-one/swift-runtime-interposer, which only the ARC metrics
+        // (retain/release/object counts) need and these suites do not measure.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+    ],
     targets: [
+        .target(name: "BenchmarkInputs"),
         .executableTarget(
-            name: "badgeflow-bench",
-            dependencies: [.product(name: "BadgeFlow", package: "BadgeFlow")]
+            name: "TreeBenchmarks",
+            dependencies: [
+                "BenchmarkInputs",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "BadgeFlow", package: "BadgeFlow"),
+            ],
+            path: "Benchmarks/TreeBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "StreamBenchmarks",
+            dependencies: [
+                "BenchmarkInputs",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "BadgeFlow", package: "BadgeFlow"),
+            ],
+            path: "Benchmarks/StreamBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],
     swiftLanguageModes: [.v6]
 )
+
+for target in package.targets {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}
