@@ -324,18 +324,25 @@ public struct JSONWriter: Sendable {
     }
 
     private mutating func appendEscaped(_ s: UnsafeBufferPointer<UInt8>) {
+        commit(Self.writeQuoted(s, to: reserve(Self.quotedBound(s.count))))
+    }
+
+    /// The most bytes `writeQuoted` writes for `count` bytes of text: each byte may become six
+    /// (`\u00XX`), and the quotes.
+    @inline(__always)
+    static func quotedBound(_ count: Int) -> Int { 6 * count + 2 }
+
+    /// Writes `s` as a JSON string, quoted and escaped, at `p` (room for `quotedBound(s.count)`)
+    /// and returns the byte count.
+    static func writeQuoted(_ s: UnsafeBufferPointer<UInt8>, to p: UnsafeMutablePointer<UInt8>) -> Int {
         let n = s.count
         // The common case: nothing to escape, one copy between the quotes.
-        if !Self.needsEscaping(s) {
-            let p = reserve(n + 2)
+        if !needsEscaping(s) {
             p[0] = UInt8(ascii: "\"")
             if let source = s.baseAddress, n > 0 { (p + 1).update(from: source, count: n) }
             p[n + 1] = UInt8(ascii: "\"")
-            commit(n + 2)
-            return
+            return n + 2
         }
-        // Each byte becomes at most six (\u00XX).
-        let p = reserve(6 * n + 2)
         var k = 0
         p[k] = UInt8(ascii: "\""); k += 1
         for b in s {
@@ -354,13 +361,66 @@ public struct JSONWriter: Sendable {
             case 0x0C: p[k] = UInt8(ascii: "f")
             default:
                 p[k] = UInt8(ascii: "u"); p[k + 1] = 48; p[k + 2] = 48
-                p[k + 3] = Self.hex[Int(b >> 4)]
-                p[k + 4] = Self.hex[Int(b & 0xF)]
+                p[k + 3] = hex[Int(b >> 4)]
+                p[k + 4] = hex[Int(b & 0xF)]
                 k += 4
             }
             k += 1
         }
         p[k] = UInt8(ascii: "\""); k += 1
-        commit(k)
+        return k
+    }
+
+    /// Writes a run of small pieces into at most `bound` bytes reserved at once.
+    ///
+    /// Each `fragment`, number or string written on its own checks the buffer's capacity and
+    /// uniqueness; a result line's change entry is a dozen such pieces. Here there is one
+    /// check, and `body` writes through a cursor. `body` must write at most `bound` bytes.
+    @inline(__always)
+    mutating func writeRun(atMost bound: Int, _ body: (inout Cursor) -> Void) {
+        let start = reserve(bound)
+        var cursor = Cursor(position: start)
+        body(&cursor)
+        commit(start.distance(to: cursor.position))
+    }
+
+    /// Where the next byte of a `writeRun` goes; each method advances it.
+    struct Cursor {
+        var position: UnsafeMutablePointer<UInt8>
+
+        /// Fixed JSON text, verbatim.
+        @inline(__always)
+        mutating func fragment(_ text: StaticString) {
+            let n = text.utf8CodeUnitCount
+            position.update(from: text.utf8Start, count: n)
+            position += n
+        }
+
+        /// One byte.
+        @inline(__always)
+        mutating func byte(_ b: UInt8) {
+            position.pointee = b
+            position += 1
+        }
+
+        /// Decimal digits (at most `JSONWriter.maxDecimalBytes`).
+        @inline(__always)
+        mutating func decimal(_ value: Int) {
+            position += JSONWriter.writeDecimal(Int64(value), to: position)
+        }
+
+        /// A quoted, escaped string (at most `JSONWriter.quotedBound(count)` bytes).
+        @inline(__always)
+        mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+            position += JSONWriter.writeQuoted(utf8, to: position)
+        }
+
+        /// A quoted, escaped string (at most `JSONWriter.quotedBound(value.utf8.count)` bytes).
+        @inline(__always)
+        mutating func quoted(_ value: String) {
+            var value = value
+            let p = position
+            position += value.withUTF8 { JSONWriter.writeQuoted($0, to: p) }
+        }
     }
 }

@@ -22,14 +22,52 @@ enum ResultLine {
         }
     }
 
+    /// A display that is written without a String: a number (`"3"`, `"99+"`) or fixed text.
+    private enum PlainDisplay {
+        case number(Int, plus: Bool)
+        case text(StaticString)
+    }
+
     /// One node's state as `{"path":…,"count":…,"show":…,"display":…}` (an array element).
     static func state(_ s: BadgeState, first: Bool, into w: inout JSONWriter) {
-        w.fragment(first ? #"{"path":"# : #",{"path":"#)
-        w.bareString(s.path)
-        w.fragment(#","count":"#); w.bareInt(s.count)
-        w.fragment(s.show ? #","show":true,"display":"# : #","show":false,"display":"#)
-        display(s.display, into: &w)
-        w.fragment("}")
+        let plain: PlainDisplay
+        switch s.display {
+        case .number(let n, let max): plain = n > max ? .number(max, plus: true) : .number(n, plus: false)
+        case .dot: plain = .text(#""dot""#)
+        case .hidden: plain = .text(#""hidden""#)
+        case .custom:
+            w.fragment(first ? #"{"path":"# : #",{"path":"#)
+            w.bareString(s.path)
+            w.fragment(#","count":"#); w.bareInt(s.count)
+            w.fragment(s.show ? #","show":true,"display":"# : #","show":false,"display":"#)
+            display(s.display, into: &w)
+            w.fragment("}")
+            return
+        }
+        // The common entry in one reserved run: 3 per push line, a dozen pieces each.
+        var path = s.path
+        path.withUTF8 { path in
+            // ,{"path": · path · ,"count": · digits · ,"show":false,"display": · "digits+" · }
+            let bound = 10 + JSONWriter.quotedBound(path.count) + 9 + JSONWriter.maxDecimalBytes + 24
+                + (JSONWriter.maxDecimalBytes + 3) + 1
+            w.writeRun(atMost: bound) { o in
+                o.fragment(first ? #"{"path":"# : #",{"path":"#)
+                o.quoted(path)
+                o.fragment(#","count":"#)
+                o.decimal(s.count)
+                o.fragment(s.show ? #","show":true,"display":"# : #","show":false,"display":"#)
+                switch plain {
+                case .number(let n, let plus):
+                    o.byte(UInt8(ascii: "\""))
+                    o.decimal(n)
+                    if plus { o.byte(UInt8(ascii: "+")) }
+                    o.byte(UInt8(ascii: "\""))
+                case .text(let text):
+                    o.fragment(text)
+                }
+                o.byte(UInt8(ascii: "}"))
+            }
+        }
     }
 
     static func display(_ d: BadgeDisplay, into w: inout JSONWriter) {
@@ -48,20 +86,27 @@ enum ResultLine {
 
     static func event(_ e: Event, seq: Int, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
                       tree: [BadgeState]?, maxDisplay: Int, into w: inout JSONWriter) {
-        w.fragment(#"{"seq":"#); w.bareInt(seq)
-        w.fragment(opFragment(e.op))
-        w.bareString(e.device)
-        if e.op == .push {
-            w.fragment(kindFragment(e.kind ?? .alert))
-            if let rule = e.rule { w.bareString(rule) } else { w.fragment("null") }
+        // The head in one reserved run: seq, op, device, kind, rule, path, page.
+        // Longest fixed text: {"seq": 7, the op fragment 36, the kind fragment 33, ,"path": 8,
+        // ,"page": 8, ,"changes":[ 12.
+        let strings = JSONWriter.quotedBound(e.device.utf8.count) + JSONWriter.quotedBound(e.rule?.utf8.count ?? 2)
+            + JSONWriter.quotedBound(e.path?.utf8.count ?? 0) + JSONWriter.quotedBound(e.page?.utf8.count ?? 0)
+        w.writeRun(atMost: 7 + JSONWriter.maxDecimalBytes + 36 + 33 + 8 + 8 + 12 + strings) { o in
+            o.fragment(#"{"seq":"#); o.decimal(seq)
+            o.fragment(opFragment(e.op))
+            o.quoted(e.device)
+            if e.op == .push {
+                o.fragment(kindFragment(e.kind ?? .alert))
+                if let rule = e.rule { o.quoted(rule) } else { o.fragment("null") }
+            }
+            if let path = e.path {
+                o.fragment(#","path":"#); o.quoted(path)
+            }
+            if let page = e.page {
+                o.fragment(#","page":"#); o.quoted(page)
+            }
+            o.fragment(#","changes":["#)
         }
-        if let path = e.path {
-            w.fragment(#","path":"#); w.bareString(path)
-        }
-        if let page = e.page {
-            w.fragment(#","page":"#); w.bareString(page)
-        }
-        w.fragment(#","changes":["#)
         states(outcome.changes, into: &w)
         w.fragment("]")
         if let d = outcome.decrement {
