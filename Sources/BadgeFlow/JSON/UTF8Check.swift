@@ -12,8 +12,15 @@ enum UTF8Check {
         let n = bytes.count
         var i = 0
         while i < n {
-            // ASCII runs, a word at a time.
-            while i + 8 <= n, base.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+            // ASCII runs, a word at a time; in a word with a non-ASCII byte, jump straight to it
+            // (byte 0 is the low byte once the word is read as little-endian).
+            while i + 8 <= n {
+                let high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                    & 0x8080_8080_8080_8080
+                if high != 0 {
+                    i += high.trailingZeroBitCount >> 3
+                    break
+                }
                 i += 8
             }
             guard i < n else { return nil }
