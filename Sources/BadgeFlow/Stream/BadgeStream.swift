@@ -25,7 +25,8 @@ public struct BadgeStream: Sendable {
     public init(rules: RuleSet) { self.rules = rules }
 
     /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
-    public mutating func apply(_ line: LineResult, seq: Int, into out: inout JSONWriter) {
+    public mutating func apply(_ line: borrowing LineResult, seq: Int, into out: inout JSONWriter) {
+        // Borrowed, not copied: copying an Event retains each of its strings and arrays.
         switch line {
         case .blank:
             return
@@ -38,7 +39,7 @@ public struct BadgeStream: Sendable {
         }
     }
 
-    private mutating func apply(_ event: Event, seq: Int, into out: inout JSONWriter) {
+    private mutating func apply(_ event: borrowing Event, seq: Int, into out: inout JSONWriter) {
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
         let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay, clock: clock)

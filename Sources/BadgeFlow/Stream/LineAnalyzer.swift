@@ -26,8 +26,7 @@ public final class LineAnalyzer {
                     return .rejected(.error(.notAnObject, "an event must be a JSON object, got \(PayloadChecker.describe(root))", at: ""))
                 }
                 if root[HashedKey.aps] != nil {
-                    var event = Event(op: .push)
-                    return push(root, size: size, base: "", pushType: nil, into: &event)
+                    return push(root, size: size, base: "", pushType: nil, Event(op: .push))
                 }
                 return envelope(root)
             }
@@ -84,7 +83,7 @@ public final class LineAnalyzer {
                 pushType = p.string
             }
             let size = payload.kind == .object ? payload.serializedByteCount : 0
-            return push(payload, size: size, base: "/payload", pushType: pushType, into: &event)
+            return push(payload, size: size, base: "/payload", pushType: pushType, event)
         case .set:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
             if let c = root["count"], !c.isNull {
@@ -131,7 +130,9 @@ public final class LineAnalyzer {
         return .rejected(.error(.wrongType, "path must be a string, got \(PayloadChecker.describe(p))", at: "/path"))
     }
 
-    private func push(_ payload: JSONRef, size: Int, base: String, pushType: String?, into event: inout Event) -> LineResult {
+    /// Validates and routes a payload, completing `event` (taken, not copied: the result
+    /// moves it into the `LineResult`).
+    private func push(_ payload: JSONRef, size: Int, base: String, pushType: String?, _ event: consuming Event) -> LineResult {
         let report = PayloadChecker.check(payload, byteCount: size, pushType: pushType, base: base)
         if let error = report.firstError { return .rejected(error) }
         event.kind = report.kind
@@ -150,7 +151,7 @@ public final class LineAnalyzer {
             case .failure(let d): return .rejected(d)
             }
         }
-        return .event(event)
+        return .event(consume event)
     }
 
     private struct Failure: Error { let diagnostic: Diagnostic }

@@ -114,11 +114,9 @@ public final class ParallelFilter {
         swap(&w, &out)
         w.removeAll()
         var n = seq
-        batch.results.withUnsafeBufferPointer { results in
-            for i in results.indices {
-                n += 1
-                local.apply(results[i], seq: n, into: &w)
-            }
+        batch.takeEachResult { result in
+            n += 1
+            local.apply(result, seq: n, into: &w)
         }
         seq = n
         swap(&local, &stream)
@@ -159,6 +157,19 @@ final class Batch: @unchecked Sendable {
 
     /// Bytes of line text held.
     var byteCount: Int { data.count }
+
+    /// Calls `body` with each result in order, moved out of the batch (a `.blank` is left in
+    /// its place): applying a result then copies none of its strings and arrays.
+    func takeEachResult(_ body: (consuming LineResult) -> Void) {
+        results.withUnsafeMutableBufferPointer { results in
+            guard let base = results.baseAddress else { return }
+            for i in results.indices {
+                let result = (base + i).move()
+                (base + i).initialize(to: .blank)
+                body(result)
+            }
+        }
+    }
 
     /// Empties the batch for reuse, keeping its buffers unless a very long line grew them.
     func recycle() {
