@@ -24,13 +24,16 @@ static inline unsigned long badgeflow_key_hash(const char *key) {
     return hash;
 }
 
-/// json_object_object_get_ex with the key's hash given: 1 and the member's value (NULL for
-/// a JSON null) when the object has the key, 0 otherwise.
-static inline int badgeflow_object_get_hashed(json_object *obj, const char *key, unsigned long hash,
-                                              json_object **value) {
+/// The member `key` (json-c hash `hash`) of `obj`: 1 and its value (NULL for a JSON null)
+/// when `obj` is an object that has the key; 0 when it is not an object or has no such key.
+/// One call per pointer step: the type test and the lookup together.
+static inline int badgeflow_member_hashed(json_object *obj, const char *key, unsigned long hash,
+                                          json_object **value) {
+    if (!json_object_is_type(obj, json_type_object)) return 0;
     struct lh_entry *entry = lh_table_lookup_entry_w_hash(json_object_get_object(obj), key, hash);
     if (entry == NULL) return 0;
     *value = (json_object *)lh_entry_v(entry);
     return 1;
 }
+
 #endif

@@ -123,10 +123,10 @@ struct JSONRef {
 
     /// The member named by a prepared key (no hashing of the name at lookup), or nil.
     subscript(key: HashedKey) -> JSONRef? {
-        guard kind == .object else { return nil }
         var out: OpaquePointer? = nil
+        // The type test is in the C call: one call per lookup.
         let found = key.cString.withUnsafeBufferPointer { name in
-            badgeflow_object_get_hashed(raw, name.baseAddress, key.hash, &out)
+            badgeflow_member_hashed(raw, name.baseAddress, key.hash, &out)
         }
         return found != 0 ? JSONRef(out) : nil
     }
@@ -159,14 +159,12 @@ struct JSONRef {
         pointer.tokens.withUnsafeBufferPointer { tokens -> JSONRef? in
             var current = self
             for i in tokens.indices {
-                switch current.kind {
-                case .object:
-                    guard let next = current[tokens[i].hashed] else { return nil }
+                // An object's member (the usual step); else, for an array, the element.
+                if let next = current[tokens[i].hashed] {
                     current = next
-                case .array:
-                    guard let index = tokens[i].index, let next = current[index] else { return nil }
+                } else if let index = tokens[i].index, current.kind == .array, let next = current[index] {
                     current = next
-                default:
+                } else {
                     return nil
                 }
             }
