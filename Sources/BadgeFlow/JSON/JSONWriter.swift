@@ -250,7 +250,7 @@ public struct JSONWriter: Sendable {
     /// Writes `value` in decimal at `p` (at most `maxDecimalBytes`) and returns the byte count.
     @inline(__always)
     static func writeDecimal(_ value: Int64, to p: UnsafeMutablePointer<UInt8>) -> Int {
-        // Counts, icons and most fields are below 100: no digit-counting loop for those.
+        // Counts, icons and most fields are below 100: no digit counting for those.
         if value >= 0 && value < 100 {
             if value < 10 {
                 p[0] = UInt8(48 + value)
@@ -260,21 +260,43 @@ public struct JSONWriter: Sendable {
             p[1] = UInt8(48 + value % 10)
             return 2
         }
+        // Every line's seq and the tree's totals are longer: count the digits by comparison,
+        // then write them two per division from the table of pairs.
         var magnitude = value.magnitude
-        var digits = 0
-        var m = magnitude
-        repeat { digits += 1; m /= 10 } while m > 0
+        var digits = 1
+        var bound: UInt64 = 10
+        while digits < 20 && magnitude >= bound {
+            digits += 1
+            if digits < 20 { bound &*= 10 }
+        }
         let negative = value < 0
         let n = digits + (negative ? 1 : 0)
         if negative { p[0] = UInt8(ascii: "-") }
-        var i = n - 1
-        repeat {
-            p[i] = UInt8(48 + magnitude % 10)
-            magnitude /= 10
-            i -= 1
-        } while magnitude > 0
+        let pairs = Self.digitPairs.utf8Start
+        var i = n
+        while magnitude >= 100 {
+            let pair = Int(magnitude % 100) &* 2
+            magnitude /= 100
+            p[i - 1] = pairs[pair + 1]
+            p[i - 2] = pairs[pair]
+            i -= 2
+        }
+        if magnitude >= 10 {
+            let pair = Int(magnitude) &* 2
+            p[i - 1] = pairs[pair + 1]
+            p[i - 2] = pairs[pair]
+        } else {
+            p[i - 1] = UInt8(48 + magnitude)
+        }
         return n
     }
+
+    /// "00", "01", … "99" back to back: two digits per table read.
+    private static let digitPairs: StaticString = """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
 
     /// Appends an integer as a JSON string: `"42"`, or `"99+"` with `plus`.
     mutating func quotedDecimal(_ value: Int64, plus: Bool = false) {

@@ -58,6 +58,18 @@ import Testing
         }
     }
 
+    @Test func writesEveryNumberOfARangeThatUsesEachDigitPair() {
+        // Every pair "00"..."99" in every position of up to five digits, and negatives.
+        var w = JSONWriter()
+        var expected = ""
+        for v in Int64(-1_000)...20_000 {
+            w.int(v)
+            w.newline()
+            expected += "\(v)\n"
+        }
+        #expect(String(decoding: w.bytes, as: UTF8.self) == expected)
+    }
+
     @Test func escapesExactlyLikeAReferenceForEveryLengthAndPosition() {
         // Strings of 0...24 bytes, clean or with one special byte at each position: the
         // word-at-a-time scan, its overlapping last word and the short-string loop.
