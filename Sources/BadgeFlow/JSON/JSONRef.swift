@@ -139,17 +139,18 @@ struct JSONRef {
 
     /// Calls `body` for each member of an object, in document order.
     func forEachMember(_ body: (UnsafeBufferPointer<UInt8>, JSONRef) -> Void) {
-        guard kind == .object else { return }
-        var it = json_object_iter_begin(raw)
-        var end = json_object_iter_end(raw)
-        while json_object_iter_equal(&it, &end) == 0 {
-            if let name = json_object_iter_peek_name(&it) {
-                let n = strlen(name)
-                name.withMemoryRebound(to: UInt8.self, capacity: n) {
-                    body(UnsafeBufferPointer(start: $0, count: n), JSONRef(json_object_iter_peek_value(&it)))
-                }
+        // The object's hash table keeps its entries in a list in insertion (document) order;
+        // walking it with json-c's inline accessors, as its own foreach macro does, costs no
+        // call per step. json_object_get_object gives NULL for anything but an object.
+        guard let table = json_object_get_object(raw) else { return }
+        var entry = lh_table_head(table)
+        while let e = entry {
+            if let key = lh_entry_k(e) {
+                let n = strlen(key.assumingMemoryBound(to: CChar.self))
+                body(UnsafeBufferPointer(start: key.assumingMemoryBound(to: UInt8.self), count: n),
+                     JSONRef(OpaquePointer(lh_entry_v(e))))
             }
-            json_object_iter_next(&it)
+            entry = lh_entry_next(e)
         }
     }
 

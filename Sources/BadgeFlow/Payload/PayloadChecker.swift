@@ -144,6 +144,7 @@ struct PayloadChecker {
                     let key = String(decoding: name, as: UTF8.self)
                     error(.wrongType, "alert \(key) must be a string, got \(Self.describe(member))", JSONPointer.appending(at, key))
                 case .stringArray?:
+                    if Self.isStringArray(member) { return }  // names and pointers only for a problem
                     let key = String(decoding: name, as: UTF8.self)
                     checkStringArray(member, name: "alert \(key)", at: JSONPointer.appending(at, key))
                 case .sound? where liveActivity:
@@ -174,6 +175,13 @@ struct PayloadChecker {
                 warning(.unknownApsKey, "\"\(key)\" is not a key of a localized alert text", memberAt)
             }
         }
+    }
+
+    /// Whether `value` is an array of strings only (the check without any diagnostics).
+    private static func isStringArray(_ value: JSONRef) -> Bool {
+        guard value.kind == .array else { return false }
+        for i in 0..<value.count where value[i]?.kind != .string { return false }
+        return true
     }
 
     private mutating func checkStringArray(_ value: JSONRef, name: String, at: String) {
