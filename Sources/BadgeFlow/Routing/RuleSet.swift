@@ -37,9 +37,24 @@ public struct RuleSet: Sendable {
     /// The icon policy.
     public var icon: IconPolicy
     /// The rules, tried in order.
-    public var rules: [RoutingRule]
+    public var rules: [RoutingRule] {
+        didSet { borrowedRules = rules.map(Unmanaged.passUnretained) }
+    }
+    /// `rules` without ownership, for routing: a rule borrowed through `Unmanaged` is used
+    /// without the retain and release that loading a class reference from an array costs
+    /// (several atomic operations a line). `rules` keeps every one of them alive, and this
+    /// copy is rebuilt whenever `rules` changes.
+    private var borrowedRules: [Unmanaged<RoutingRule>]
     /// The unread-sync policy's settings.
     public var sync: Sync
+
+    init(tree: BadgeTree.Configuration, icon: IconPolicy, rules: [RoutingRule], sync: Sync) {
+        self.tree = tree
+        self.icon = icon
+        self.rules = rules
+        self.sync = sync
+        borrowedRules = rules.map(Unmanaged.passUnretained)
+    }
     /// The JSON text the rules were compiled from (empty when built in code).
     var source = ""
     /// The distinct pointers the rules select; matchers and templates refer to them by index.
@@ -112,14 +127,17 @@ public struct RuleSet: Sendable {
                 state.initialize(repeating: 0)
                 return withUnsafeTemporaryAllocation(of: JSONRef.self, capacity: n) { values in
                     let selected = Selected(root: payload, table: table, state: state, values: values)
-                    // Through the buffer, each rule is borrowed in place, never copied.
-                    return rules.withUnsafeBufferPointer { rules in
-                        for i in rules.indices where rules[i].matches(selected) {
-                            switch rules[i].template.render(selected, base: base) {
-                            case .missing: continue
-                            case .invalid(let d): return .failed(d)
-                            case .path(let path): return .matched(rule: i, path: path, action: rules[i].action)
+                    return borrowedRules.withUnsafeBufferPointer { rules in
+                        for i in rules.indices {
+                            let routing = rules[i]._withUnsafeGuaranteedRef { rule -> Routing? in
+                                guard rule.matches(selected) else { return nil }
+                                switch rule.template.render(selected, base: base) {
+                                case .missing: return nil
+                                case .invalid(let d): return .failed(d)
+                                case .path(let path): return .matched(rule: i, path: path, action: rule.action)
+                                }
                             }
+                            if let routing { return routing }
                         }
                         return .none
                     }
