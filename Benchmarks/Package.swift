@@ -16,30 +16,26 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
-        .target(name: "BenchmarkInputs"),
-        .executableTarget(
-            name: "TreeBenchmarks",
-            dependencies: [
-                "BenchmarkInputs",
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "BadgeFlow", package: "BadgeFlow"),
-            ],
-            path: "Benchmarks/TreeBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "StreamBenchmarks",
-            dependencies: [
-                "BenchmarkInputs",
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "BadgeFlow", package: "BadgeFlow"),
-            ],
-            path: "Benchmarks/StreamBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
+        .target(name: "BenchmarkInputs", dependencies: [.product(name: "Benchmark", package: "benchmark")]),
+        suite("TreeBenchmarks"),
+        suite("StreamBenchmarks"),
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// A package-benchmark suite: `Benchmarks/<name>/<name>.swift`, run by the benchmark plugin.
+func suite(_ name: String) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [
+            "BenchmarkInputs",
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "BadgeFlow", package: "BadgeFlow"),
+        ],
+        path: "Benchmarks/\(name)",
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+}
 
 for target in package.targets {
     var settings = target.swiftSettings ?? []

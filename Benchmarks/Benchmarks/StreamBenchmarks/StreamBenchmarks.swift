@@ -6,14 +6,7 @@ import Benchmark
 import BenchmarkInputs
 
 let benchmarks: @Sendable () -> Void = {
-    // Instructions need a hardware PMU: where there is none (a VM's dmesg says "PMU not
-    // available due to virtualization") the metric is left out of the table.
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .throughput, .instructions, .mallocCountTotal, .peakMemoryResident],
-        scalingFactor: .kilo,
-        maxDuration: .seconds(1),
-        maxIterations: 2_000
-    )
+    Benchmark.defaultConfiguration = BenchmarkInputs.configuration
 
     analyze("LineAnalyzer.analyze mixed lines", BenchmarkInputs.mixedLines(1_000))
     // One kind at a time, so a change in mallocs per line points at one path through the code.

@@ -10,14 +10,7 @@ import Synchronization
 let pathCount = 100_000
 
 let benchmarks: @Sendable () -> Void = {
-    // Instructions need a hardware PMU: where there is none (a VM's dmesg says "PMU not
-    // available due to virtualization") the metric is left out of the table.
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .throughput, .instructions, .mallocCountTotal, .peakMemoryResident],
-        scalingFactor: .kilo,
-        maxDuration: .seconds(1),
-        maxIterations: 2_000
-    )
+    Benchmark.defaultConfiguration = BenchmarkInputs.configuration
 
     Benchmark("Tree increment existing path (100k paths)") { benchmark, s in
         for _ in benchmark.scaledIterations {

@@ -1,8 +1,24 @@
+import Benchmark
+
 /// The inputs every suite builds its work from: badge paths and NDJSON lines.
 ///
 /// Generated, not read from `Fixtures/`: a benchmark executable does not know the directory
 /// it runs in, and a seeded generator gives every run the same work.
 public enum BenchmarkInputs {
+    /// The settings every suite runs with: 1,000 operations per iteration (figures per
+    /// operation), at most a second or 2,000 iterations per benchmark.
+    ///
+    /// Instructions need a hardware PMU: where there is none (a VM's dmesg says "PMU not
+    /// available due to virtualization") the metric is left out of the table.
+    public static var configuration: Benchmark.Configuration {
+        .init(
+            metrics: [.wallClock, .throughput, .instructions, .mallocCountTotal, .peakMemoryResident],
+            scalingFactor: .kilo,
+            maxDuration: .seconds(1),
+            maxIterations: 2_000
+        )
+    }
+
     /// Path `i` of a depth-4 tree: `root.g<i % groups>.h<i % threads>.item<i>`.
     ///
     /// With the defaults, 100,000 paths make 10 groups of 100 threads of 100 items each:
