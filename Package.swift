@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -6,6 +6,14 @@ let package = Package(
     products: [
         .library(name: "BadgeFlow", targets: ["BadgeFlow"]),
         .executable(name: "badgeflow", targets: ["badgeflow"]),
+    ],
+    traits: [
+        .trait(
+            name: "Mimalloc",
+            description: "Link the badgeflow executable with mimalloc on Linux (the library never links it). "
+                + "Sanitizer builds turn it off with --disable-default-traits."
+        ),
+        .default(enabledTraits: ["Mimalloc"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -30,7 +38,7 @@ let package = Package(
             name: "badgeflow",
             dependencies: [
                 "BadgeFlow",
-                .target(name: "CMimalloc", condition: .when(platforms: [.linux])),
+                .target(name: "CMimalloc", condition: .when(platforms: [.linux], traits: ["Mimalloc"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -4,31 +4,34 @@ import Glibc
 import Darwin
 #endif
 
+/// Where a known name sits in `KnownKeys`' byte array. Not nested in the generic type: a
+/// nested type would be generic too, and its metadata made at run time.
+private struct KnownName: Sendable {
+    let start: Int
+    let count: Int
+    let first: UInt8
+}
+
 /// Recognises member names by their bytes, so a clean payload allocates no key strings.
 ///
 /// The names sit back to back in one byte array; a lookup compares the length and first
 /// byte of each candidate before any bytes, so most keys are told apart by two integers.
 struct KnownKeys<Key: Sendable>: Sendable {
-    private struct Entry: Sendable {
-        let start: Int
-        let count: Int
-        let first: UInt8
-        let key: Key
-    }
-
-    private let names: [UInt8]
-    private let entries: [Entry]
+    private let bytes: [UInt8]
+    private let names: [KnownName]
+    private let keys: [Key]
 
     init(_ pairs: [(String, Key)]) {
-        var names: [UInt8] = []
-        var entries: [Entry] = []
-        for (name, key) in pairs {
-            let bytes = Array(name.utf8)
-            entries.append(Entry(start: names.count, count: bytes.count, first: bytes.first ?? 0, key: key))
-            names.append(contentsOf: bytes)
+        var bytes: [UInt8] = []
+        var names: [KnownName] = []
+        for (name, _) in pairs {
+            let utf8 = Array(name.utf8)
+            names.append(KnownName(start: bytes.count, count: utf8.count, first: utf8.first ?? 0))
+            bytes.append(contentsOf: utf8)
         }
+        self.bytes = bytes
         self.names = names
-        self.entries = entries
+        keys = pairs.map(\.1)
     }
 
     /// The key whose name is exactly `name`, if any.
@@ -38,15 +41,16 @@ struct KnownKeys<Key: Sendable>: Sendable {
     func identify(_ name: UnsafeBufferPointer<UInt8>) -> Key? {
         guard let first = name.first, let nameBase = name.baseAddress else { return nil }
         let n = name.count
-        return names.withUnsafeBufferPointer { names -> Key? in
-            guard let namesBase = names.baseAddress else { return nil }
-            return entries.withUnsafeBufferPointer { entries -> Key? in
-                for i in entries.indices where entries[i].count == n && entries[i].first == first {
-                    if memcmp(namesBase + entries[i].start, nameBase, n) == 0 { return entries[i].key }
+        let found: Int? = bytes.withUnsafeBufferPointer { bytes -> Int? in
+            guard let bytesBase = bytes.baseAddress else { return nil }
+            return names.withUnsafeBufferPointer { names -> Int? in
+                for i in names.indices where names[i].count == n && names[i].first == first {
+                    if memcmp(bytesBase + names[i].start, nameBase, n) == 0 { return i }
                 }
                 return nil
             }
         }
+        return found.map { keys[$0] }
     }
 }
 
