@@ -298,15 +298,6 @@ public struct JSONWriter: Sendable {
         8081828384858687888990919293949596979899
         """
 
-    /// Appends an integer as a JSON string: `"42"`, or `"99+"` with `plus`.
-    mutating func quotedDecimal(_ value: Int64, plus: Bool = false) {
-        separate()
-        append(UInt8(ascii: "\""))
-        appendDecimal(value)
-        if plus { append(UInt8(ascii: "+")) }
-        append(UInt8(ascii: "\""))
-    }
-
     private mutating func appendEscaped(_ s: String) {
         var s = s
         s.withUTF8 { appendEscaped($0) }

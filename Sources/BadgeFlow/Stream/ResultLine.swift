@@ -22,65 +22,59 @@ enum ResultLine {
         }
     }
 
-    /// A display that is written without a String: a number (`"3"`, `"99+"`) or fixed text.
-    private enum PlainDisplay {
+    /// What a node's `display` is written as: a number (`"3"`, `"99+"`), fixed text
+    /// (`"dot"`, `"hidden"`), or the `custom:NAME` text.
+    private enum DisplayText {
         case number(Int, plus: Bool)
-        case text(StaticString)
+        case fixed(StaticString)
+        case custom(String)
+
+        init(_ display: BadgeDisplay) {
+            switch display {
+            case .number(let n, let max): self = n > max ? .number(max, plus: true) : .number(n, plus: false)
+            case .dot: self = .fixed(#""dot""#)
+            case .hidden: self = .fixed(#""hidden""#)
+            case .custom(let name): self = .custom("custom:" + name)
+            }
+        }
+
+        /// The most bytes it writes.
+        var bound: Int {
+            switch self {
+            case .number: return JSONWriter.maxDecimalBytes + 3
+            case .fixed(let text): return text.utf8CodeUnitCount
+            case .custom(let text): return JSONWriter.quotedBound(text.utf8.count)
+            }
+        }
     }
 
-    /// One node's state as `{"path":…,"count":…,"show":…,"display":…}` (an array element).
+    /// One node's state as `{"path":…,"count":…,"show":…,"display":…}` (an array element),
+    /// written in one reserved run: 3 per push line, a dozen pieces each.
     static func state(_ s: BadgeState, first: Bool, into w: inout JSONWriter) {
-        let plain: PlainDisplay
-        switch s.display {
-        case .number(let n, let max): plain = n > max ? .number(max, plus: true) : .number(n, plus: false)
-        case .dot: plain = .text(#""dot""#)
-        case .hidden: plain = .text(#""hidden""#)
-        case .custom:
-            w.fragment(first ? #"{"path":"# : #",{"path":"#)
-            w.bareString(s.path)
-            w.fragment(#","count":"#); w.bareInt(s.count)
-            w.fragment(s.show ? #","show":true,"display":"# : #","show":false,"display":"#)
-            display(s.display, into: &w)
-            w.fragment("}")
-            return
-        }
-        // The common entry in one reserved run: 3 per push line, a dozen pieces each.
+        let display = DisplayText(s.display)
         var path = s.path
         path.withUTF8 { path in
-            // ,{"path": · path · ,"count": · digits · ,"show":false,"display": · "digits+" · }
-            let bound = 10 + JSONWriter.quotedBound(path.count) + 9 + JSONWriter.maxDecimalBytes + 24
-                + (JSONWriter.maxDecimalBytes + 3) + 1
+            // ,{"path": · path · ,"count": · digits · ,"show":false,"display": · display · }
+            let bound = 10 + JSONWriter.quotedBound(path.count) + 9 + JSONWriter.maxDecimalBytes + 24 + display.bound + 1
             w.writeRun(atMost: bound) { o in
                 o.fragment(first ? #"{"path":"# : #",{"path":"#)
                 o.quoted(path)
                 o.fragment(#","count":"#)
                 o.decimal(s.count)
                 o.fragment(s.show ? #","show":true,"display":"# : #","show":false,"display":"#)
-                switch plain {
+                switch display {
                 case .number(let n, let plus):
                     o.byte(UInt8(ascii: "\""))
                     o.decimal(n)
                     if plus { o.byte(UInt8(ascii: "+")) }
                     o.byte(UInt8(ascii: "\""))
-                case .text(let text):
+                case .fixed(let text):
                     o.fragment(text)
+                case .custom(let text):
+                    o.quoted(text)
                 }
                 o.byte(UInt8(ascii: "}"))
             }
-        }
-    }
-
-    static func display(_ d: BadgeDisplay, into w: inout JSONWriter) {
-        switch d {
-        case .number(let n, let max):
-            if n > max {
-                w.quotedDecimal(Int64(max), plus: true)
-            } else {
-                w.quotedDecimal(Int64(n))
-            }
-        case .custom(let name): w.string("custom:" + name)
-        case .dot: w.string("dot")
-        case .hidden: w.string("hidden")
         }
     }
 

@@ -54,7 +54,6 @@ import Testing
         }
         for v in values {
             #expect(text { $0.int(v) } == String(v))
-            #expect(text { $0.quotedDecimal(v) } == "\"\(v)\"")
         }
     }
 
