@@ -22,6 +22,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(BIN) batch Fixtures/scenarios Fixtures/payloads
+	Scripts/check-badgetree-only.sh
 
 demo: deps
 	@$(SWIFT) build --product badgeflow >/dev/null

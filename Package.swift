@@ -3,7 +3,12 @@ import PackageDescription
 
 let package = Package(
     name: "BadgeFlow",
+    // BadgeTree uses nothing newer than Swift concurrency's AsyncStream and pthreads.
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
+        // The C-free core an app (or its Notification Service Extension) embeds.
+        .library(name: "BadgeTree", targets: ["BadgeTree"]),
+        // The engine on top of it: json-c, payloads, routing, the stream and its state.
         .library(name: "BadgeFlow", targets: ["BadgeFlow"]),
         .executable(name: "badgeflow", targets: ["badgeflow"]),
     ],
@@ -30,9 +35,11 @@ let package = Package(
             name: "CMimalloc",
             providers: [.apt(["libmimalloc-dev"])]
         ),
+        // Pure Swift: no C module, no json-c, no mimalloc (`make test` checks the linked binary).
+        .target(name: "BadgeTree"),
         .target(
             name: "BadgeFlow",
-            dependencies: ["CJSONC"]
+            dependencies: ["BadgeTree", "CJSONC"]
         ),
         .executableTarget(
             name: "badgeflow",
@@ -41,6 +48,10 @@ let package = Package(
                 .target(name: "CMimalloc", condition: .when(platforms: [.linux], traits: ["Mimalloc"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        .testTarget(
+            name: "BadgeTreeTests",
+            dependencies: ["BadgeTree"]
         ),
         .testTarget(
             name: "BadgeFlowTests",

@@ -14,21 +14,8 @@ public struct RuleSet: Sendable {
         case payload
     }
 
-    /// When the app should re-sync its unread count (SPEC §5).
-    public struct Sync: Sendable, Equatable {
-        /// Watched pages.
-        public var pages: Set<String>
-        /// Seconds between syncs while a watched page is visible in the foreground.
-        public var interval: Double
-        /// Seconds a watched page must be away before its return triggers a sync.
-        public var away: Double
-
-        public init(pages: Set<String> = ["home", "mine"], interval: Double = 60, away: Double = 60) {
-            self.pages = pages
-            self.interval = interval
-            self.away = away
-        }
-    }
+    /// When the app should re-sync its unread count: the sync policy's settings.
+    public typealias Sync = SyncPolicy.Configuration
 
     /// The rules file version; only 1 exists.
     public var version: Int = 1

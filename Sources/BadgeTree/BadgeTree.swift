@@ -31,7 +31,7 @@ public struct BadgeTree: Sendable {
         }
     }
 
-    struct Node: Sendable {
+    package struct Node: Sendable {
         var path: String
         var parent: Int32
         var firstChild: Int32 = -1
@@ -203,7 +203,7 @@ public struct BadgeTree: Sendable {
 
     // MARK: - Internals
 
-    func state(_ i: Int) -> BadgeState {
+    package func state(_ i: Int) -> BadgeState {
         let count = nodes[i].count, show = nodes[i].show
         return BadgeState(path: nodes[i].path, count: count, show: show,
                           display: BadgeDisplay(count: count, show: show, mode: nodes[i].mode,
@@ -228,7 +228,7 @@ public struct BadgeTree: Sendable {
     /// The node for `path`, created with its missing ancestors.
     ///
     /// - Complexity: O(1) for an existing node, O(depth) to create one.
-    mutating func node(_ path: String) throws(BadgePathError) -> Int {
+    package mutating func node(_ path: String) throws(BadgePathError) -> Int {
         if let i = index[path] { return Int(i) }
         try validate(path)
         return create(path)

@@ -1,5 +1,5 @@
 import Testing
-@testable import BadgeFlow
+@testable import BadgeTree
 
 @Suite struct BadgePathTests {
     // MARK: - Grammar

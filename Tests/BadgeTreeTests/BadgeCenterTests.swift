@@ -1,6 +1,6 @@
 import Dispatch
 import Testing
-@testable import BadgeFlow
+@testable import BadgeTree
 
 /// Collects what observers hear, from any thread.
 private final class Recorder: Sendable {

@@ -1,5 +1,5 @@
 import Testing
-@testable import BadgeFlow
+@testable import BadgeTree
 
 /// The states in `outcome.changes` as `path count show display` lines.
 private func lines(_ states: [BadgeState]) -> [String] {

@@ -1,5 +1,5 @@
 import Testing
-@testable import BadgeFlow
+@testable import BadgeTree
 
 private func policy(pages: Set<String> = ["home", "mine"], interval: Double = 60, away: Double = 60) -> SyncPolicy {
     SyncPolicy(configuration: .init(pages: pages, interval: interval, away: away))

@@ -41,8 +41,25 @@ public struct SyncPolicy: Sendable, Equatable {
         case other
     }
 
-    /// The settings from the rules file.
-    public let configuration: RuleSet.Sync
+    /// The policy's settings: which pages are watched and how long its intervals are.
+    public struct Configuration: Sendable, Equatable, Codable {
+        /// Watched pages.
+        public var pages: Set<String>
+        /// Seconds between syncs while a watched page is visible in the foreground.
+        public var interval: Double
+        /// Seconds a watched page must be away before its return triggers a sync.
+        public var away: Double
+
+        /// Creates settings; the defaults watch `home` and `mine` with 60-second intervals.
+        public init(pages: Set<String> = ["home", "mine"], interval: Double = 60, away: Double = 60) {
+            self.pages = pages
+            self.interval = interval
+            self.away = away
+        }
+    }
+
+    /// The settings (from the rules file, when the stream drives the policy).
+    public let configuration: Configuration
 
     /// Whether the user is logged in.
     public private(set) var loggedIn = false
@@ -57,7 +74,7 @@ public struct SyncPolicy: Sendable, Equatable {
     /// Time of the last sync, or of login when there has been none.
     public private(set) var intervalStart: Double = 0
 
-    public init(configuration: RuleSet.Sync) { self.configuration = configuration }
+    public init(configuration: Configuration) { self.configuration = configuration }
 
     /// Applies `happening` at time `now` and returns the sync it triggers, if any.
     public mutating func handle(_ happening: Happening, at now: Double) -> Reason? {
@@ -103,7 +120,7 @@ public struct SyncPolicy: Sendable, Equatable {
     }
 
     /// Restores a saved policy state.
-    public init(configuration: RuleSet.Sync, loggedIn: Bool, foreground: Bool, visible: Set<String>,
+    public init(configuration: Configuration, loggedIn: Bool, foreground: Bool, visible: Set<String>,
                 appearedSinceLogin: Set<String>, disappearedAt: [String: Double], intervalStart: Double) {
         self.configuration = configuration
         self.loggedIn = loggedIn

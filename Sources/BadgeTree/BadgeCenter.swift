@@ -117,12 +117,12 @@ public final class BadgeCenter: Sendable {
     /// Number of live observations (for tests and diagnostics).
     public var observationCount: Int { state.withLock { $0.observers.values.reduce(0) { $0 + $1.count } } }
 
-    func cancel(id: UInt64, path: String) {
+    package func cancel(id: UInt64, path: String) {
         state.withLock { s in Self.end(id: id, path: path, in: &s) }
     }
 
     /// Drops one token of an observation, and ends it when that was the last.
-    func release(id: UInt64, path: String) {
+    package func release(id: UInt64, path: String) {
         state.withLock { s in
             guard let i = s.observers[path]?.firstIndex(where: { $0.id == id }) else { return }
             s.observers[path]?[i].tokens -= 1
@@ -187,7 +187,7 @@ public final class BadgeObservation: Sendable {
     /// The observed path.
     public let path: String
 
-    init(center: BadgeCenter, id: UInt64, path: String) {
+    package init(center: BadgeCenter, id: UInt64, path: String) {
         self.center = center
         self.id = id
         self.path = path

@@ -1,5 +1,5 @@
 import Testing
-@testable import BadgeFlow
+@testable import BadgeTree
 
 /// SplitMix64: a tiny deterministic generator, so every failure replays from its seed.
 private struct SplitMix64 {

@@ -26,7 +26,7 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
         rawValue = text
     }
 
-    init(unchecked text: String) { rawValue = text }
+    package init(unchecked text: String) { rawValue = text }
 
     public var description: String { rawValue }
 
@@ -99,13 +99,13 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
 
     /// Whether `escapeSegment` writes byte `b` as `%XX`.
     @inline(__always)
-    static func escapes(_ b: UInt8) -> Bool { b == 0x25 || b == 0x2E || b < 0x20 || b == 0x7F }
+    package static func escapes(_ b: UInt8) -> Bool { b == 0x25 || b == 0x2E || b < 0x20 || b == 0x7F }
 
     private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     /// `escapeSegment` on bytes: writes at most `3 × bytes.count` bytes at `out` and returns
     /// how many it wrote.
-    static func escapeSegment(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Int {
+    package static func escapeSegment(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Int {
         var n = 0
         for b in bytes {
             if escapes(b) {
