@@ -25,21 +25,29 @@ public struct BadgeStream: Sendable {
     public init(rules: RuleSet) { self.rules = rules }
 
     /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
-    public mutating func apply(_ line: borrowing LineResult, seq: Int, into out: inout JSONWriter) {
-        // Borrowed, not copied: copying an Event retains each of its strings and arrays.
-        switch line {
+    public mutating func apply(_ line: consuming LineResult, seq: Int, into out: inout JSONWriter) {
+        apply(line, seq: seq)?.render(into: &out)
+    }
+
+    /// Applies one analysed line and returns its result as a value (nil for a blank line).
+    ///
+    /// The line's ``Event`` is moved into the result, not copied.
+    public mutating func apply(_ line: consuming LineResult, seq: Int) -> StreamResult? {
+        switch consume line {
         case .blank:
-            return
+            return nil
         case .rejected(let diagnostic):
             rejected += 1
-            ResultLine.error(diagnostic, seq: seq, into: &out)
+            return StreamResult(seq: seq, body: .rejected(diagnostic))
         case .event(let event):
             if let at = event.at { clock = at }
-            apply(event, seq: seq, into: &out)
+            let body = apply(event)
+            if case .rejected = body { rejected += 1 }
+            return StreamResult(seq: seq, body: body)
         }
     }
 
-    private mutating func apply(_ event: borrowing Event, seq: Int, into out: inout JSONWriter) {
+    private mutating func apply(_ event: consuming Event) -> StreamResult.Body {
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
         let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay, clock: clock)
@@ -49,11 +57,12 @@ public struct BadgeStream: Sendable {
             index = found
         } else {
             devices[event.device] = Device(rules: rules)
-            guard let made = devices.index(forKey: event.device) else { return }
+            guard let made = devices.index(forKey: event.device) else {
+                return .rejected(.error(.invalidPath, "device \"\(event.device)\" could not be created", at: "/device"))
+            }
             index = made
         }
-        let ok = Self.apply(event, seq: seq, settings: settings, to: &devices.values[index], into: &out)
-        if !ok { rejected += 1 }
+        return Self.apply(event, settings: settings, to: &devices.values[index])
     }
 
     /// What applying an event needs from the stream besides the device.
@@ -63,9 +72,8 @@ public struct BadgeStream: Sendable {
         let clock: Double
     }
 
-    /// Applies `event` to `device`; returns false when the event was rejected (an error line).
-    private static func apply(_ event: Event, seq: Int, settings: Settings, to device: inout Device,
-                              into out: inout JSONWriter) -> Bool {
+    /// Applies `event` to `device`.
+    private static func apply(_ event: consuming Event, settings: Settings, to device: inout Device) -> StreamResult.Body {
         let clock = settings.clock
         var outcome = Outcome.unchanged
         if let path = event.path {
@@ -76,8 +84,7 @@ public struct BadgeStream: Sendable {
                 let d = Diagnostic.error(.invalidPath,
                                          event.op == .push ? "rule \"\(event.rule ?? "")\" made an invalid path: \(error.description)" : error.description,
                                          at: at)
-                ResultLine.error(d, seq: seq, into: &out)
-                return false
+                return .rejected(d)
             }
         }
         if settings.icon == .payload {
@@ -97,10 +104,9 @@ public struct BadgeStream: Sendable {
         case .set, .clear, .snapshot: happening = .other
         }
         let reason = device.sync.handle(happening, at: clock)
-        ResultLine.event(event, seq: seq, outcome: outcome, icon: device.icon(settings.icon), sync: reason,
-                         tree: event.op == .snapshot ? device.tree.snapshot() : nil,
-                         maxDisplay: settings.maxDisplay, into: &out)
-        return true
+        let tree = event.op == .snapshot ? device.tree.snapshot() : nil
+        return .applied(StreamResult.Applied(event: event, outcome: outcome, icon: device.icon(settings.icon),
+                                             sync: reason, tree: tree, maxDisplay: settings.maxDisplay))
     }
 
     /// Performs a resolved action on a tree.

@@ -78,32 +78,31 @@ enum ResultLine {
         }
     }
 
-    static func event(_ e: Event, seq: Int, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
-                      tree: [BadgeState]?, maxDisplay: Int, into w: inout JSONWriter) {
+    static func event(_ a: borrowing StreamResult.Applied, seq: Int, into w: inout JSONWriter) {
         // The head in one reserved run: seq, op, device, kind, rule, path, page.
         // Longest fixed text: {"seq": 7, the op fragment 36, the kind fragment 33, ,"path": 8,
         // ,"page": 8, ,"changes":[ 12.
-        let strings = JSONWriter.quotedBound(e.device.utf8.count) + JSONWriter.quotedBound(e.rule?.utf8.count ?? 2)
-            + JSONWriter.quotedBound(e.path?.utf8.count ?? 0) + JSONWriter.quotedBound(e.page?.utf8.count ?? 0)
+        let strings = JSONWriter.quotedBound(a.event.device.utf8.count) + JSONWriter.quotedBound(a.event.rule?.utf8.count ?? 2)
+            + JSONWriter.quotedBound(a.event.path?.utf8.count ?? 0) + JSONWriter.quotedBound(a.event.page?.utf8.count ?? 0)
         w.writeRun(atMost: 7 + JSONWriter.maxDecimalBytes + 36 + 33 + 8 + 8 + 12 + strings) { o in
             o.fragment(#"{"seq":"#); o.decimal(seq)
-            o.fragment(opFragment(e.op))
-            o.quoted(e.device)
-            if e.op == .push {
-                o.fragment(kindFragment(e.kind ?? .alert))
-                if let rule = e.rule { o.quoted(rule) } else { o.fragment("null") }
+            o.fragment(opFragment(a.event.op))
+            o.quoted(a.event.device)
+            if a.event.op == .push {
+                o.fragment(kindFragment(a.event.kind ?? .alert))
+                if let rule = a.event.rule { o.quoted(rule) } else { o.fragment("null") }
             }
-            if let path = e.path {
+            if let path = a.event.path {
                 o.fragment(#","path":"#); o.quoted(path)
             }
-            if let page = e.page {
+            if let page = a.event.page {
                 o.fragment(#","page":"#); o.quoted(page)
             }
             o.fragment(#","changes":["#)
         }
-        states(outcome.changes, into: &w)
+        states(a.outcome.changes, into: &w)
         w.fragment("]")
-        if let d = outcome.decrement {
+        if let d = a.outcome.decrement {
             w.fragment(#","decrement":{"by":"#); w.bareInt(d.by)
             w.fragment(#","paths":["#)
             for (i, p) in d.paths.enumerated() {
@@ -112,17 +111,17 @@ enum ResultLine {
             }
             w.fragment("]}")
         }
-        w.fragment(#","icon":"#); w.bareInt(icon)
-        if let sync {
+        w.fragment(#","icon":"#); w.bareInt(a.icon)
+        if let sync = a.sync {
             w.fragment(syncFragment(sync))
         }
-        if !e.warnings.isEmpty {
+        if !a.event.warnings.isEmpty {
             w.key("warnings")
             w.beginArray()
-            for d in e.warnings { diagnostic(d, into: &w) }
+            for d in a.event.warnings { diagnostic(d, into: &w) }
             w.endArray()
         }
-        if let tree {
+        if let tree = a.tree {
             w.key("tree")
             w.fragment("[")
             states(tree, into: &w)

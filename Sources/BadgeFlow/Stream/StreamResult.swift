@@ -1,0 +1,91 @@
+/// What one input line did, as a value: the filter's result line before it is rendered.
+///
+/// ``BadgeStream/apply(_:seq:)`` hands one back for every non-blank line, so a server that
+/// embeds the engine reads decrements, icon numbers and sync reasons as Swift values and
+/// never parses the JSON it would otherwise write. ``render(into:)`` writes the NDJSON result
+/// line, byte for byte what `badgeflow filter` prints.
+///
+/// ```swift
+/// var stream = BadgeStream(rules: .builtIn)
+/// let analyzer = LineAnalyzer(rules: .builtIn)
+/// if let result = stream.apply(analyzer.analyze(#"{"aps":{"alert":"hi","thread-id":"bob"}}"#), seq: 1),
+///    case .applied(let applied) = result.body {
+///     print(applied.icon, applied.outcome.decrement?.by ?? 0)   // 1 0
+/// }
+/// ```
+public struct StreamResult: Sendable {
+    /// The input line's number (its `seq`).
+    public var seq: Int
+    /// What happened: an error line or an applied event.
+    public var body: Body
+
+    /// An error line or an applied event.
+    public enum Body: Sendable {
+        /// The line was rejected: the result is `{"seq":N,"error":{…}}`.
+        case rejected(Diagnostic)
+        /// The line was applied to a device.
+        case applied(Applied)
+    }
+
+    /// An event applied to a device, with everything its result line carries.
+    public struct Applied: Sendable {
+        /// The event as read and routed: op, device, kind, rule, path, page and warnings.
+        public var event: Event
+        /// The tree changes (deepest first) and the decrement request, if any.
+        public var outcome: Outcome
+        /// The number the app icon should show after the event.
+        public var icon: Int
+        /// Why the app should re-sync its unread count now, if it should.
+        public var sync: SyncPolicy.Reason?
+        /// For `snapshot`: every shown node, parents before children.
+        public var tree: [BadgeState]?
+        /// The display cap the tree's `display` texts were made with.
+        public var maxDisplay: Int
+
+        /// Creates an applied result.
+        public init(event: Event, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
+                    tree: [BadgeState]?, maxDisplay: Int) {
+            self.event = event
+            self.outcome = outcome
+            self.icon = icon
+            self.sync = sync
+            self.tree = tree
+            self.maxDisplay = maxDisplay
+        }
+    }
+
+    /// Creates a result.
+    public init(seq: Int, body: Body) {
+        self.seq = seq
+        self.body = body
+    }
+
+    /// The error, when the line was rejected.
+    public var error: Diagnostic? {
+        if case .rejected(let d) = body { return d }
+        return nil
+    }
+
+    /// The applied event, when the line was not rejected.
+    public var applied: Applied? {
+        if case .applied(let a) = body { return a }
+        return nil
+    }
+
+    /// Appends the NDJSON result line (with its newline) to `out`.
+    public func render(into out: inout JSONWriter) {
+        switch body {
+        case .rejected(let d): ResultLine.error(d, seq: seq, into: &out)
+        case .applied(let a): ResultLine.event(a, seq: seq, into: &out)
+        }
+    }
+
+    /// The NDJSON result line, without its newline.
+    public var line: String {
+        var w = JSONWriter()
+        render(into: &w)
+        var bytes = w.bytes
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
