@@ -17,23 +17,24 @@ public struct RuleSet: Sendable {
     /// When the app should re-sync its unread count: the sync policy's settings.
     public typealias Sync = SyncPolicy.Configuration
 
+    // Compiled rules never change: every filter worker compiles its own copy from `source`,
+    // so a rule set edited after compiling would route differently with `--jobs 2`. Build a
+    // new one instead, from text or from a `RuleSet.Definition`.
+
     /// The rules file version; only 1 exists.
-    public var version: Int = 1
+    public var version: Int { 1 }
     /// The tree's settings (root name, `maxDisplay`, display modes).
-    public var tree: BadgeTree.Configuration
+    public let tree: BadgeTree.Configuration
     /// The icon policy.
-    public var icon: IconPolicy
+    public let icon: IconPolicy
     /// The rules, tried in order.
-    public var rules: [RoutingRule] {
-        didSet { borrowedRules = rules.map(Unmanaged.passUnretained) }
-    }
+    public let rules: [RoutingRule]
     /// `rules` without ownership, for routing: a rule borrowed through `Unmanaged` is used
     /// without the retain and release that loading a class reference from an array costs
-    /// (several atomic operations a line). `rules` keeps every one of them alive, and this
-    /// copy is rebuilt whenever `rules` changes.
-    private var borrowedRules: [Unmanaged<RoutingRule>]
+    /// (several atomic operations a line). `rules` keeps every one of them alive.
+    private let borrowedRules: [Unmanaged<RoutingRule>]
     /// The unread-sync policy's settings.
-    public var sync: Sync
+    public let sync: Sync
 
     init(tree: BadgeTree.Configuration, icon: IconPolicy, rules: [RoutingRule], sync: Sync) {
         self.tree = tree

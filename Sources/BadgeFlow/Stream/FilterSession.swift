@@ -35,6 +35,19 @@ public struct FilterSession {
         stream.apply(analyzer.analyze(line), seq: seq, into: &output)
     }
 
+    /// Feeds one line (without its newline) and returns its result as a value instead of
+    /// writing it to ``output`` (nil for a blank line).
+    public mutating func result(of line: UnsafeRawBufferPointer) -> StreamResult? {
+        seq += 1
+        return stream.apply(analyzer.analyze(line), seq: seq)
+    }
+
+    /// Feeds one line given as text and returns its result as a value (nil for a blank line).
+    public mutating func result(of line: String) -> StreamResult? {
+        var line = line
+        return line.withUTF8 { result(of: UnsafeRawBufferPointer($0)) }
+    }
+
     /// Feeds one line given as text.
     public mutating func feed(_ line: String) {
         var line = line
