@@ -60,6 +60,8 @@ enum ApsKey: Sendable {
          inputPushToken
     /// `url-args` (Safari web push): an array of strings.
     case stringArray
+    /// `content-changed` (WidgetKit push): a boolean.
+    case boolean
 
     static let known = KnownKeys<ApsKey>([
         ("alert", .alert), ("badge", .badge), ("sound", .sound),
@@ -69,7 +71,7 @@ enum ApsKey: Sendable {
         ("mutable-content", .integer), ("timestamp", .integer), ("stale-date", .integer), ("dismissal-date", .integer),
         ("interruption-level", .interruptionLevel), ("event", .event), ("relevance-score", .relevanceScore),
         ("content-state", .object), ("attributes", .object), ("input-push-token", .inputPushToken),
-        ("url-args", .stringArray),
+        ("url-args", .stringArray), ("content-changed", .boolean),
     ])
 }
 

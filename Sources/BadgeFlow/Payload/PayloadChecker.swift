@@ -88,6 +88,10 @@ struct PayloadChecker {
                 if Self.isStringArray(value) { return }  // names and pointers only for a problem
                 let key = String(decoding: name, as: UTF8.self)
                 checkStringArray(value, name: key, at: apsPointer(key))
+            case .boolean:
+                if value.kind == .bool { return }
+                let key = String(decoding: name, as: UTF8.self)
+                error(.wrongType, "\(key) must be a boolean, got \(Self.describe(value))", apsPointer(key))
             }
         }
         if contentAvailable && (hasAlert || hasBadge || hasSound) {

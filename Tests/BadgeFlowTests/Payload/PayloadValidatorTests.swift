@@ -58,6 +58,7 @@ import Testing
         (#"{"aps":{"event":"end","dismissal-date":"soon"}}"#, "error:wrong-type@/aps/dismissal-date"),
         (#"{"aps":{"event":"start","attributes-type":{},"attributes":{}}}"#, "error:wrong-type@/aps/attributes-type"),
         (#"{"aps":{"alert":"x","filter-criteria":1}}"#, "error:wrong-type@/aps/filter-criteria"),
+        (#"{"aps":{"content-changed":1}}"#, "error:wrong-type@/aps/content-changed"),
     ])
     func reportsEachProblemWithItsCodeAndPointer(_ text: String, _ expected: String) {
         #expect(codes(text) == [expected])
@@ -74,6 +75,7 @@ import Testing
         #"{"aps":{"event":"start","timestamp":1,"attributes-type":"A","attributes":{},"content-state":{},"input-push-token":1}}"#,
         #"{"aps":{"event":"update","timestamp":1,"content-state":{},"alert":{"title":{"loc-key":"T","loc-args":[]},"body":{"loc-key":"B"},"sound":{"name":"a.caf","critical":1,"volume":0.5}}}}"#,
         #"{"aps":{"alert":"x","filter-criteria":"work","relevance-score":0.5,"target-content-id":"w"}}"#,
+        #"{"aps":{"content-changed":true}}"#,
     ])
     func acceptsEveryDocumentedKeyWithItsType(_ text: String) {
         #expect(codes(text) == [])
