@@ -16,7 +16,7 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
-        // Payload errors (SPEC §1).
+        // Payload errors.
         public static let invalidJSON = Code(rawValue: "invalid-json")
         public static let notAnObject = Code(rawValue: "not-an-object")
         public static let missingAps = Code(rawValue: "missing-aps")

@@ -54,10 +54,14 @@ struct KnownKeys<Key: Sendable>: Sendable {
     }
 }
 
-/// The `aps` keys of SPEC §1.
+/// The `aps` keys of Apple's payload key reference, by the type their value must have.
 enum ApsKey: Sendable {
     case alert, badge, sound, string, contentAvailable, integer, interruptionLevel, event, relevanceScore, object,
          inputPushToken
+    /// `url-args` (Safari web push): an array of strings.
+    case stringArray
+    /// `content-changed` (WidgetKit push): a boolean.
+    case boolean
 
     static let known = KnownKeys<ApsKey>([
         ("alert", .alert), ("badge", .badge), ("sound", .sound),
@@ -67,17 +71,22 @@ enum ApsKey: Sendable {
         ("mutable-content", .integer), ("timestamp", .integer), ("stale-date", .integer), ("dismissal-date", .integer),
         ("interruption-level", .interruptionLevel), ("event", .event), ("relevance-score", .relevanceScore),
         ("content-state", .object), ("attributes", .object), ("input-push-token", .inputPushToken),
+        ("url-args", .stringArray), ("content-changed", .boolean),
     ])
 }
 
 /// The keys of an `aps.alert` dictionary.
 enum AlertKey: Sendable {
-    /// title, subtitle, body, loc-key, title-loc-key: what makes an alert show something.
+    /// subtitle, loc-key, title-loc-key, subtitle-loc-key: what makes an alert show something.
     case shown
-    /// title or body: in Live Activities also `{loc-key, loc-args}` objects.
+    /// title or body: shown too, and in Live Activities also `{loc-key, loc-args}` objects.
     case shownLocalizable
-    /// Other string keys.
+    /// Other string keys: launch-image, action (Safari), summary-arg.
     case string
+    /// `action-loc-key`: a string, or `null` to hide the action button.
+    case stringOrNull
+    /// `summary-arg-count`: an integer ≥ 0.
+    case count
     /// String-array keys.
     case stringArray
     /// `sound` (Live Activities only).
@@ -85,8 +94,23 @@ enum AlertKey: Sendable {
 
     static let known = KnownKeys<AlertKey>([
         ("title", .shownLocalizable), ("body", .shownLocalizable), ("subtitle", .shown), ("loc-key", .shown),
-        ("title-loc-key", .shown), ("launch-image", .string), ("subtitle-loc-key", .string), ("action-loc-key", .string),
+        ("title-loc-key", .shown), ("subtitle-loc-key", .shown), ("launch-image", .string), ("action", .string),
+        ("summary-arg", .string), ("action-loc-key", .stringOrNull), ("summary-arg-count", .count),
         ("title-loc-args", .stringArray), ("subtitle-loc-args", .stringArray), ("loc-args", .stringArray),
         ("sound", .sound),
     ])
+}
+
+/// The keys of a sound dictionary `{critical, name, volume}`.
+enum SoundKey: Sendable {
+    case critical, name, volume
+
+    static let known = KnownKeys<SoundKey>([("critical", .critical), ("name", .name), ("volume", .volume)])
+}
+
+/// The keys of a Live Activity's localized `title` or `body` object `{loc-key, loc-args}`.
+enum LocalizedTextKey: Sendable {
+    case locKey, locArgs
+
+    static let known = KnownKeys<LocalizedTextKey>([("loc-key", .locKey), ("loc-args", .locArgs)])
 }

@@ -1,4 +1,4 @@
-/// Validates a parsed payload in one walk of its `aps` dictionary (SPEC §1).
+/// Validates a parsed payload in one walk of its `aps` dictionary, against Apple's payload key reference.
 ///
 /// Pointers are built only when a problem is found, so a clean payload allocates nothing
 /// but its (usually empty) diagnostics array.
@@ -45,6 +45,7 @@ struct PayloadChecker {
 
         // Read the table once, not once per member (a global's lazy-init check each time).
         let apsKeys = ApsKey.known
+        let base = self.base  // a local, so lazily built pointers need no access to self
         aps.forEachMember { name, value in
             guard let known = apsKeys.identify(name) else {
                 let key = String(decoding: name, as: UTF8.self)
@@ -61,7 +62,7 @@ struct PayloadChecker {
                 badge = checkBadge(value)
             case .sound:
                 hasSound = true
-                if value.kind != .string { checkSound(value, at: apsPointer("sound")) }
+                if value.kind != .string { checkSound(value, at: JSONPointer.appending(base + "/aps", "sound")) }
             case .string:
                 if value.kind != .string { expectString(value, String(decoding: name, as: UTF8.self)) }
             case .contentAvailable:
@@ -83,6 +84,14 @@ struct PayloadChecker {
                 if expectInt(value, "input-push-token"), value.int != 1 {
                     error(.outOfRange, "input-push-token must be 1, got \(Self.describe(value))", apsPointer("input-push-token"))
                 }
+            case .stringArray:
+                if Self.isStringArray(value) { return }  // names and pointers only for a problem
+                let key = String(decoding: name, as: UTF8.self)
+                checkStringArray(value, name: key, at: apsPointer(key))
+            case .boolean:
+                if value.kind == .bool { return }
+                let key = String(decoding: name, as: UTF8.self)
+                error(.wrongType, "\(key) must be a boolean, got \(Self.describe(value))", apsPointer(key))
             }
         }
         if contentAvailable && (hasAlert || hasBadge || hasSound) {
@@ -96,7 +105,8 @@ struct PayloadChecker {
         else if pushType == "voip" { kind = .voip }
         else if contentAvailable && !hasAlert && !hasBadge && !hasSound { kind = .background }
         else if hasAlert || hasSound { kind = .alert }
-        else { kind = .badgeOnly }
+        else if hasBadge { kind = .badgeOnly }
+        else { kind = .noAction }
         return report(kind: kind, badge: badge)
     }
 
@@ -120,7 +130,8 @@ struct PayloadChecker {
     }
 
     private mutating func checkAlert(_ value: JSONRef, liveActivity: Bool) {
-        var at: String { apsPointer("alert") }  // built only on a problem
+        let base = self.base  // a local, so the lazy pointers below need no access to self
+        var at: String { JSONPointer.appending(base + "/aps", "alert") }  // built only on a problem
         switch value.kind {
         case .string:
             if value.stringByteCount == 0 { warning(.emptyAlert, "alert is empty: nothing would be shown", at) }
@@ -133,47 +144,69 @@ struct PayloadChecker {
                 case .shown?, .shownLocalizable?:
                     shows = true
                     if member.kind == .string { return }
-                    let key = String(decoding: name, as: UTF8.self)
                     if liveActivity && known == .shownLocalizable && member.kind == .object {
-                        checkLocalizedObject(member, at: JSONPointer.appending(at, key))
+                        checkLocalizedObject(member, at: JSONPointer.appending(at, String(decoding: name, as: UTF8.self)))
                         return
                     }
+                    let key = String(decoding: name, as: UTF8.self)
                     error(.wrongType, "alert \(key) must be a string, got \(Self.describe(member))", JSONPointer.appending(at, key))
                 case .string?:
                     if member.kind == .string { return }
                     let key = String(decoding: name, as: UTF8.self)
                     error(.wrongType, "alert \(key) must be a string, got \(Self.describe(member))", JSONPointer.appending(at, key))
+                case .stringOrNull?:
+                    if member.kind == .string || member.kind == .null { return }  // null hides the action button
+                    let key = String(decoding: name, as: UTF8.self)
+                    error(.wrongType, "alert \(key) must be a string or null, got \(Self.describe(member))",
+                          JSONPointer.appending(at, key))
+                case .count?:
+                    if member.kind == .int, let n = member.int, n >= 0, !member.intOverflowed { return }
+                    let key = String(decoding: name, as: UTF8.self)
+                    checkCount(member, name: "alert \(key)", at: JSONPointer.appending(at, key))
                 case .stringArray?:
                     if Self.isStringArray(member) { return }  // names and pointers only for a problem
                     let key = String(decoding: name, as: UTF8.self)
                     checkStringArray(member, name: "alert \(key)", at: JSONPointer.appending(at, key))
                 case .sound? where liveActivity:
-                    checkSound(member, at: JSONPointer.appending(at, "sound"))
+                    if member.kind != .string { checkSound(member, at: JSONPointer.appending(at, "sound")) }
                 case .sound?, nil:
                     let key = String(decoding: name, as: UTF8.self)
                     warning(.unknownApsKey, "\"\(key)\" is not an alert key APNs knows", JSONPointer.appending(at, key))
                 }
             }
-            if !shows { warning(.emptyAlert, "alert has no title, subtitle, body or loc-key: nothing would be shown", at) }
+            if !shows {
+                warning(.emptyAlert, "alert has no title, subtitle, body or loc-key: nothing would be shown", at)
+            }
         default:
             error(.wrongType, "alert must be a string or an object, got \(Self.describe(value))", at)
         }
     }
 
-    private mutating func checkLocalizedObject(_ value: JSONRef, at: String) {
+    /// A Live Activity's `title` or `body` given as `{loc-key, loc-args}`.
+    private mutating func checkLocalizedObject(_ value: JSONRef, at: @autoclosure () -> String) {
+        let textKeys = LocalizedTextKey.known
         value.forEachMember { name, member in
-            let key = String(decoding: name, as: UTF8.self)
-            let memberAt = JSONPointer.appending(at, key)
-            switch key {
-            case "loc-key":
-                if member.kind != .string {
-                    error(.wrongType, "loc-key must be a string, got \(Self.describe(member))", memberAt)
-                }
-            case "loc-args":
-                checkStringArray(member, name: "loc-args", at: memberAt)
-            default:
-                warning(.unknownApsKey, "\"\(key)\" is not a key of a localized alert text", memberAt)
+            switch textKeys.identify(name) {
+            case .locKey?:
+                if member.kind == .string { return }
+                error(.wrongType, "loc-key must be a string, got \(Self.describe(member))", JSONPointer.appending(at(), "loc-key"))
+            case .locArgs?:
+                if Self.isStringArray(member) { return }
+                checkStringArray(member, name: "loc-args", at: JSONPointer.appending(at(), "loc-args"))
+            case nil:
+                let key = String(decoding: name, as: UTF8.self)
+                warning(.unknownApsKey, "\"\(key)\" is not a key of a localized alert text", JSONPointer.appending(at(), key))
             }
+        }
+    }
+
+    /// A count such as `summary-arg-count`: an integer ≥ 0.
+    private mutating func checkCount(_ value: JSONRef, name: String, at: String) {
+        if value.kind == .int, let n = value.int, n >= 0, !value.intOverflowed { return }
+        if value.kind == .int {
+            error(.outOfRange, "\(name) must be a non-negative integer, got \(Self.describe(value))", at)
+        } else {
+            error(.wrongType, "\(name) must be a non-negative integer, got \(Self.describe(value))", at)
         }
     }
 
@@ -196,40 +229,45 @@ struct PayloadChecker {
         }
     }
 
-    private mutating func checkSound(_ value: JSONRef, at: String) {
+    private mutating func checkSound(_ value: JSONRef, at: @autoclosure () -> String) {
         switch value.kind {
         case .string: return
         case .object:
+            let soundKeys = SoundKey.known
             value.forEachMember { name, member in
-                let key = String(decoding: name, as: UTF8.self)
-                let memberAt = JSONPointer.appending(at, key)
-                switch key {
-                case "critical":
+                // Pointers are built only on a problem, so a clean sound dictionary allocates nothing.
+                switch soundKeys.identify(name) {
+                case .critical?:
                     guard member.kind == .int, let n = member.int else {
-                        error(.wrongType, "sound critical must be 0 or 1, got \(Self.describe(member))", memberAt)
+                        error(.wrongType, "sound critical must be 0 or 1, got \(Self.describe(member))",
+                              JSONPointer.appending(at(), "critical"))
                         return
                     }
                     if n != 0 && n != 1 {
-                        error(.outOfRange, "sound critical must be 0 or 1, got \(n)", memberAt)
+                        error(.outOfRange, "sound critical must be 0 or 1, got \(n)", JSONPointer.appending(at(), "critical"))
                     }
-                case "name":
+                case .name?:
                     if member.kind != .string {
-                        error(.wrongType, "sound name must be a string, got \(Self.describe(member))", memberAt)
+                        error(.wrongType, "sound name must be a string, got \(Self.describe(member))",
+                              JSONPointer.appending(at(), "name"))
                     }
-                case "volume":
+                case .volume?:
                     guard let v = member.number else {
-                        error(.wrongType, "sound volume must be a number, got \(Self.describe(member))", memberAt)
+                        error(.wrongType, "sound volume must be a number, got \(Self.describe(member))",
+                              JSONPointer.appending(at(), "volume"))
                         return
                     }
                     if !(v >= 0 && v <= 1) {
-                        error(.outOfRange, "sound volume must be between 0 and 1, got \(Self.describe(member))", memberAt)
+                        error(.outOfRange, "sound volume must be between 0 and 1, got \(Self.describe(member))",
+                              JSONPointer.appending(at(), "volume"))
                     }
-                default:
-                    warning(.unknownApsKey, "\"\(key)\" is not a sound key APNs knows", memberAt)
+                case nil:
+                    let key = String(decoding: name, as: UTF8.self)
+                    warning(.unknownApsKey, "\"\(key)\" is not a sound key APNs knows", JSONPointer.appending(at(), key))
                 }
             }
         default:
-            error(.wrongType, "sound must be a string or an object, got \(Self.describe(value))", at)
+            error(.wrongType, "sound must be a string or an object, got \(Self.describe(value))", at())
         }
     }
 

@@ -1,4 +1,6 @@
-/// What a payload asks the device to do, derived from its `aps` keys (SPEC §1).
+/// What a payload asks the device to do, derived from its `aps` keys.
+///
+/// The raw value is how the kind is written in result lines and in `badgeflow validate --json`.
 public enum PayloadKind: String, Sendable {
     /// Shows an alert or plays a sound (badge may come along).
     case alert
@@ -8,6 +10,10 @@ public enum PayloadKind: String, Sendable {
     case voip
     /// A Live Activity update: the payload has `event`.
     case liveActivity = "live-activity"
-    /// Nothing to show but (possibly) the icon badge.
+    /// Sets the icon badge (a `badge` key) and shows no alert and plays no sound.
     case badgeOnly = "badge-only"
+    /// None of alert, sound, badge or content-available: `{"aps":{}}`, a `thread-id` alone,
+    /// a payload that carries only custom keys. Written `none`; not named `.none`, which would
+    /// read as `Optional.none` wherever a kind is optional.
+    case noAction = "none"
 }

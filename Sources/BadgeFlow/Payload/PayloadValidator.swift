@@ -1,4 +1,4 @@
-/// Parses and validates APNs payloads (SPEC §1).
+/// Parses and validates APNs payloads against Apple's payload key reference.
 ///
 /// One validator reuses one json-c tokener, so keep one per thread and call it for every
 /// payload:

@@ -154,6 +154,7 @@ enum ResultLine {
         case .voip: return #","kind":"voip","rule":"#
         case .liveActivity: return #","kind":"live-activity","rule":"#
         case .badgeOnly: return #","kind":"badge-only","rule":"#
+        case .noAction: return #","kind":"none","rule":"#
         }
     }
 

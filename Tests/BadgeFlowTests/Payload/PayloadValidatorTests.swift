@@ -34,9 +34,57 @@ import Testing
         (#"{"aps":{"alert":"x","a/b":1}}"#, "warning:unknown-aps-key@/aps/a~1b"),
         (#"{"aps":{"alert":""}}"#, "warning:empty-alert@/aps/alert"),
         (#"{"aps":{"alert":{"launch-image":"x.png"}}}"#, "warning:empty-alert@/aps/alert"),
+        // The documented keys keep their types.
+        (#"{"aps":{"url-args":"args"}}"#, "error:wrong-type@/aps/url-args"),
+        (#"{"aps":{"url-args":["a",2]}}"#, "error:wrong-type@/aps/url-args/1"),
+        (#"{"aps":{"alert":{"body":"b","action":7}}}"#, "error:wrong-type@/aps/alert/action"),
+        (#"{"aps":{"alert":{"body":"b","summary-arg":["a"]}}}"#, "error:wrong-type@/aps/alert/summary-arg"),
+        (#"{"aps":{"alert":{"body":"b","summary-arg-count":"3"}}}"#, "error:wrong-type@/aps/alert/summary-arg-count"),
+        (#"{"aps":{"alert":{"body":"b","summary-arg-count":1.5}}}"#, "error:wrong-type@/aps/alert/summary-arg-count"),
+        (#"{"aps":{"alert":{"body":"b","summary-arg-count":-1}}}"#, "error:out-of-range@/aps/alert/summary-arg-count"),
+        (#"{"aps":{"alert":{"body":"b","action-loc-key":false}}}"#, "error:wrong-type@/aps/alert/action-loc-key"),
+        (#"{"aps":{"alert":{"body":"b","action":"View"},"x/y":1}}"#, "warning:unknown-aps-key@/aps/x~1y"),
+        (#"{"aps":{"event":"update","alert":{"title":{"loc-key":1}}}}"#, "error:wrong-type@/aps/alert/title/loc-key"),
+        (#"{"aps":{"event":"update","alert":{"body":{"loc-key":"K","loc-args":[1]}}}}"#,
+         "error:wrong-type@/aps/alert/body/loc-args/0"),
+        (#"{"aps":{"event":"update","alert":{"body":{"loc-key":"K","args":[]}}}}"#,
+         "warning:unknown-aps-key@/aps/alert/body/args"),
+        (#"{"aps":{"event":"update","alert":{"body":"b","sound":{"name":"a.caf","volume":2}}}}"#,
+         "error:out-of-range@/aps/alert/sound/volume"),
+        (#"{"aps":{"alert":{"body":"b","sound":"a.caf"}}}"#, "warning:unknown-aps-key@/aps/alert/sound"),
+        (#"{"aps":{"sound":{"name":"a.caf","loudness":1}}}"#, "warning:unknown-aps-key@/aps/sound/loudness"),
+        (#"{"aps":{"sound":{"name":7}}}"#, "error:wrong-type@/aps/sound/name"),
+        (#"{"aps":{"event":"start","input-push-token":1,"input-push-channel":7}}"#, "error:wrong-type@/aps/input-push-channel"),
+        (#"{"aps":{"event":"end","dismissal-date":"soon"}}"#, "error:wrong-type@/aps/dismissal-date"),
+        (#"{"aps":{"event":"start","attributes-type":{},"attributes":{}}}"#, "error:wrong-type@/aps/attributes-type"),
+        (#"{"aps":{"alert":"x","filter-criteria":1}}"#, "error:wrong-type@/aps/filter-criteria"),
+        (#"{"aps":{"content-changed":1}}"#, "error:wrong-type@/aps/content-changed"),
     ])
     func reportsEachProblemWithItsCodeAndPointer(_ text: String, _ expected: String) {
         #expect(codes(text) == [expected])
+    }
+
+    @Test(arguments: [
+        #"{"aps":{"url-args":["boarding","A998"]}}"#,
+        #"{"aps":{"alert":{"title":"Flight A998 Now Boarding","body":"Boarding has begun","action":"View"},"url-args":["boarding","A998"]}}"#,
+        #"{"aps":{"alert":{"body":"what","action-loc-key":null}}}"#,
+        #"{"aps":{"alert":{"body":"what","action-loc-key":"PLAY"}}}"#,
+        #"{"aps":{"alert":{"title":"t","body":"b","summary-arg":"Robert","summary-arg-count":0}}}"#,
+        #"{"aps":{"alert":{"subtitle-loc-key":"SUB","subtitle-loc-args":["a"]}}}"#,
+        #"{"aps":{"event":"end","timestamp":1,"dismissal-date":2,"content-state":{}}}"#,
+        #"{"aps":{"event":"start","timestamp":1,"attributes-type":"A","attributes":{},"content-state":{},"input-push-token":1}}"#,
+        #"{"aps":{"event":"update","timestamp":1,"content-state":{},"alert":{"title":{"loc-key":"T","loc-args":[]},"body":{"loc-key":"B"},"sound":{"name":"a.caf","critical":1,"volume":0.5}}}}"#,
+        #"{"aps":{"alert":"x","filter-criteria":"work","relevance-score":0.5,"target-content-id":"w"}}"#,
+        #"{"aps":{"content-changed":true}}"#,
+    ])
+    func acceptsEveryDocumentedKeyWithItsType(_ text: String) {
+        #expect(codes(text) == [])
+    }
+
+    @Test func subtitleLocKeyAloneIsAlertText() {
+        #expect(codes(#"{"aps":{"alert":{"subtitle-loc-key":"SUB"}}}"#) == [])
+        #expect(codes(#"{"aps":{"alert":{"subtitle":"s"}}}"#) == [])
+        #expect(codes(#"{"aps":{"alert":{"action":"View","summary-arg":"a"}}}"#) == ["warning:empty-alert@/aps/alert"])
     }
 
     @Test func silentPushWithAnAlertWarnsAtContentAvailable() {
@@ -82,6 +130,11 @@ import Testing
         (#"{"aps":{"sound":"default"}}"#, PayloadKind.alert),
         (#"{"aps":{"content-available":1},"k":1}"#, PayloadKind.background),
         (#"{"aps":{"badge":3}}"#, PayloadKind.badgeOnly),
+        (#"{"aps":{"badge":0}}"#, PayloadKind.badgeOnly),
+        (#"{"aps":{}}"#, PayloadKind.noAction),
+        (#"{"aps":{"thread-id":"t"},"k":1}"#, PayloadKind.noAction),
+        (#"{"aps":{"content-available":0}}"#, PayloadKind.noAction),
+        (#"{"aps":{"mutable-content":1,"category":"c","url-args":[]}}"#, PayloadKind.noAction),
         (#"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, PayloadKind.liveActivity),
     ])
     func derivesTheKind(_ text: String, _ kind: PayloadKind) {
@@ -91,6 +144,11 @@ import Testing
     @Test func liveActivitiesAllowRelevanceAboveOneAndLocalizedTitles() {
         let r = validator.validate(#"{"aps":{"event":"start","relevance-score":100,"alert":{"title":{"loc-key":"T","loc-args":["a"]},"body":"b","sound":"x.caf"}}}"#)
         #expect(r.diagnostics.isEmpty)
+    }
+
+    @Test func theNoneKindIsWrittenAsNone() {
+        #expect(PayloadKind.noAction.rawValue == "none")
+        #expect(validator.validate(#"{"aps":{}}"#, pushType: "voip").kind == .voip)
     }
 
     @Test func keepsTheBadgeValue() {
