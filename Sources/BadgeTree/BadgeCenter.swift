@@ -9,17 +9,53 @@
 /// token.cancel()
 /// ```
 ///
-/// Threading: every operation takes one lock, changes the tree, and queues the
-/// notifications it caused. Callbacks run after the lock is released, on the thread that
-/// made the change, in the order the changes were made: if another thread is already
-/// delivering, it delivers these too and the caller returns at once. A callback may
-/// therefore call back into the center (even mutate it) without deadlocking; the
-/// notifications that causes are delivered after the current one returns.
+/// ## Threading
+///
+/// Every operation takes one lock, changes the tree, and queues the notifications it caused.
+/// Three ways to hear them:
+///
+/// - ``observe(_:owner:_:)``: the handler runs after the lock is released, on the thread
+///   that made the change, in the order the changes were made; if another thread is already
+///   delivering, it delivers these too and the caller returns at once. A handler may call back
+///   into the center (even mutate it) without deadlocking. Use it off the UI, or hop yourself.
+/// - ``observeOnMainActor(_:owner:_:)``: the handler is `@MainActor`; it hears the current
+///   state before the call returns and every later change on the main actor, in change
+///   order, whichever thread made it. This is the one for UIKit.
+/// - ``states(of:bufferingPolicy:)``: an `AsyncStream` of states (current first, then changes);
+///   it ends when the consuming task is cancelled. This is the one for SwiftUI's `.task`.
+///
+/// ```swift
+/// // SwiftUI: the view's task ends the observation when the view goes away.
+/// struct ChatTab: View {
+///     let center: BadgeCenter
+///     @State private var badge = 0
+///     var body: some View {
+///         ChatList().badge(badge)
+///             .task { for await s in (try? center.states(of: "root.chat")) ?? .finished { badge = s.count } }
+///     }
+/// }
+///
+/// // UIKit: the token lives as long as the controller.
+/// final class TabController: UITabBarController {
+///     private var token: BadgeObservation?
+///     override func viewDidLoad() {
+///         super.viewDidLoad()
+///         token = try? center.observeOnMainActor("root.chat", owner: self) { [weak self] s in
+///             self?.tabBar.items?[0].badgeValue = s.count > 0 ? "\(s.count)" : nil
+///         }
+///     }
+/// }
+/// ```
+///
+/// An `owner` is compared by identity while it lives and is never retained: a new object
+/// that happens to reuse a released one's address is a new owner.
 public final class BadgeCenter: Sendable {
     private struct Observer {
         let id: UInt64
         let path: String
-        let owner: ObjectIdentifier?
+        /// The owner, held weakly: identity is compared while it lives, so a new object at a
+        /// dead one's address is a new owner (an `ObjectIdentifier` would be reused).
+        let owner: WeakOwner?
         let handler: @Sendable (BadgeState) -> Void
         /// Which handler this is: a repeated observation keeps `id` but replaces the handler,
         /// and notifications queued for the old one are dropped.
@@ -30,6 +66,7 @@ public final class BadgeCenter: Sendable {
 
     private struct State {
         var tree: BadgeTree
+        var sync: SyncPolicy
         var observers: [String: [Observer]] = [:]
         var nextID: UInt64 = 1
         var pending: [(Observer, BadgeState)] = []
@@ -41,13 +78,27 @@ public final class BadgeCenter: Sendable {
     private let state: Locked<State>
 
     /// Creates a center over an empty tree.
-    public init(configuration: BadgeTree.Configuration = .init()) {
-        state = Locked(State(tree: BadgeTree(configuration: configuration)))
+    ///
+    /// - Parameters:
+    ///   - configuration: The tree's root name, display cap and display modes.
+    ///   - sync: The unread-sync policy's settings.
+    public init(configuration: BadgeTree.Configuration = .init(), sync: SyncPolicy.Configuration = .init()) {
+        state = Locked(State(tree: BadgeTree(configuration: configuration), sync: SyncPolicy(configuration: sync)))
     }
 
-    /// Creates a center over an existing tree.
-    public init(tree: BadgeTree) {
-        state = Locked(State(tree: tree))
+    /// Creates a center over an existing tree and sync policy state.
+    public init(tree: BadgeTree, sync: SyncPolicy = SyncPolicy(configuration: .init())) {
+        state = Locked(State(tree: tree, sync: sync))
+    }
+
+    /// The unread-sync policy's state as it is now.
+    public var syncPolicy: SyncPolicy { state.withLock { $0.sync } }
+
+    /// Tells the sync policy what happened, at event time `now`, and returns the sync it
+    /// triggers, if any (see ``SyncPolicy/handle(_:at:)``).
+    @discardableResult
+    public func handle(_ happening: SyncPolicy.Happening, at now: Double) -> SyncPolicy.Reason? {
+        state.withLock { $0.sync.handle(happening, at: now) }
     }
 
     /// A copy of the tree as it is now.
@@ -89,20 +140,20 @@ public final class BadgeCenter: Sendable {
     /// - Throws: `BadgePathError` when the path is not valid in this tree.
     public func observe(_ path: String, owner: AnyObject? = nil,
                         _ handler: @escaping @Sendable (BadgeState) -> Void) throws(BadgePathError) -> BadgeObservation {
-        let ownerID = owner.map(ObjectIdentifier.init)
         let id: UInt64 = try state.withLock { (s: inout State) throws(BadgePathError) -> UInt64 in
             _ = try s.tree.node(path)
             var list = s.observers[path] ?? []
             let id: UInt64
             let serial = s.nextID
             s.nextID += 1
-            if let ownerID, let existing = list.firstIndex(where: { $0.owner == ownerID }) {
+            if let owner, let existing = list.firstIndex(where: { $0.owner?.is(owner) == true }) {
                 id = list[existing].id
-                list[existing] = Observer(id: id, path: path, owner: ownerID, handler: handler,
+                list[existing] = Observer(id: id, path: path, owner: list[existing].owner, handler: handler,
                                           serial: serial, tokens: list[existing].tokens + 1)
             } else {
                 id = serial
-                list.append(Observer(id: id, path: path, owner: ownerID, handler: handler, serial: serial, tokens: 1))
+                list.append(Observer(id: id, path: path, owner: owner.map(WeakOwner.init), handler: handler,
+                                     serial: serial, tokens: 1))
             }
             s.observers[path] = list
             if let observer = list.first(where: { $0.id == id }) {
@@ -116,6 +167,11 @@ public final class BadgeCenter: Sendable {
 
     /// Number of live observations (for tests and diagnostics).
     public var observationCount: Int { state.withLock { $0.observers.values.reduce(0) { $0 + $1.count } } }
+
+    /// Whether observation `id` of `path` is still live.
+    package func isObserving(id: UInt64, path: String) -> Bool {
+        state.withLock { s in s.observers[path]?.contains { $0.id == id } ?? false }
+    }
 
     package func cancel(id: UInt64, path: String) {
         state.withLock { s in Self.end(id: id, path: path, in: &s) }
@@ -177,6 +233,17 @@ public final class BadgeCenter: Sendable {
     }
 }
 
+/// An observer's owner, compared by identity while it lives and never retained.
+private final class WeakOwner: @unchecked Sendable {
+    // Only compared with `===` under the center's lock; never dereferenced otherwise.
+    private weak var object: AnyObject?
+
+    init(_ object: AnyObject) { self.object = object }
+
+    /// Whether this is `other` (false once the owner is gone, whatever the address).
+    func `is`(_ other: AnyObject) -> Bool { object.map { $0 === other } ?? false }
+}
+
 /// A live observation; it ends when cancelled or when the last reference is released.
 ///
 /// A repeated observation (same path, same owner) hands out one token per call: cancelling
@@ -195,6 +262,9 @@ public final class BadgeObservation: Sendable {
 
     /// Ends the observation; the handler is not called again.
     public func cancel() { center?.cancel(id: id, path: path) }
+
+    /// Whether the observation still delivers (not cancelled, its center alive).
+    public var isLive: Bool { center?.isObserving(id: id, path: path) ?? false }
 
     deinit { center?.release(id: id, path: path) }
 }

@@ -16,7 +16,7 @@
 /// ```
 public struct BadgeTree: Sendable {
     /// Settings that come from the rules file.
-    public struct Configuration: Sendable {
+    public struct Configuration: Sendable, Equatable {
         /// The first segment of every path.
         public var root: String
         /// Counts above this show as `"\(maxDisplay)+"`.

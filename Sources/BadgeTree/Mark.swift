@@ -80,7 +80,7 @@ public struct BadgeState: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// What an operation asks the server to subtract from the icon number.
-public struct Decrement: Sendable, Equatable {
+public struct Decrement: Sendable, Equatable, Codable {
     /// How much the tree's total dropped.
     public var by: Int
     /// The marks that were removed or lowered, in byte order.
@@ -93,7 +93,7 @@ public struct Decrement: Sendable, Equatable {
 }
 
 /// Everything one tree operation changed.
-public struct Outcome: Sendable, Equatable {
+public struct Outcome: Sendable, Equatable, Codable {
     /// Every node whose (count, show) changed, deepest first.
     public var changes: [BadgeState]
     /// Present when the operation lowered the tree's total.

@@ -9,9 +9,9 @@
 /// sync.handle(.appear("home"), at: 1)        // .firstAppearance
 /// sync.handle(.tick, at: 62)                 // .interval
 /// ```
-public struct SyncPolicy: Sendable, Equatable {
+public struct SyncPolicy: Sendable, Equatable, Codable {
     /// Why a sync is due, in priority order.
-    public enum Reason: String, Sendable, Comparable {
+    public enum Reason: String, Sendable, Comparable, Codable {
         case push
         case firstAppearance = "first-appearance"
         case returned

@@ -1,0 +1,191 @@
+// Codable forms of the core values, so an app can keep its badges in a file (an App Group
+// container shared with its Notification Service Extension) or send them elsewhere.
+// Every form is plain JSON: a mark is `"dot"` or a count, a display mode is `"number"`,
+// `"dot"` or `{"custom": NAME}`, as in a rules file. Decoding checks what it reads and throws
+// `DecodingError.dataCorrupted` for a value that could not have been written: corrupt data is
+// an error, never an empty tree.
+
+extension Mark: Codable {
+    /// Decodes `"dot"` or a count from 1 to ``BadgeTree/maxCount``.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let n = try? c.decode(Int.self) {
+            guard n >= 1, n <= BadgeTree.maxCount else {
+                throw DecodingError.dataCorruptedError(in: c, debugDescription: "a count mark is 1 to \(BadgeTree.maxCount), got \(n)")
+            }
+            self = .count(n)
+        } else if let s = try? c.decode(String.self), s == "dot" {
+            self = .dot
+        } else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "a mark is \"dot\" or a count of 1 or more")
+        }
+    }
+
+    /// Encodes `"dot"` or the count.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .dot: try c.encode("dot")
+        case .count(let n): try c.encode(n)
+        }
+    }
+}
+
+extension DisplayMode: Codable {
+    private enum CustomKey: String, CodingKey { case custom }
+
+    /// Decodes `"number"`, `"dot"` or `{"custom": NAME}`.
+    public init(from decoder: any Decoder) throws {
+        if let c = try? decoder.singleValueContainer(), let s = try? c.decode(String.self) {
+            switch s {
+            case "number": self = .number
+            case "dot": self = .dot
+            default: throw DecodingError.dataCorruptedError(in: c, debugDescription: "display mode must be \"number\", \"dot\" or {\"custom\": NAME}, got \"\(s)\"")
+            }
+            return
+        }
+        let c = try decoder.container(keyedBy: CustomKey.self)
+        let name = try c.decode(String.self, forKey: .custom)
+        guard !name.isEmpty else {
+            throw DecodingError.dataCorruptedError(forKey: .custom, in: c, debugDescription: "a custom badge needs a non-empty name")
+        }
+        self = .custom(name)
+    }
+
+    /// Encodes `"number"`, `"dot"` or `{"custom": NAME}`.
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .number:
+            var c = encoder.singleValueContainer()
+            try c.encode("number")
+        case .dot:
+            var c = encoder.singleValueContainer()
+            try c.encode("dot")
+        case .custom(let name):
+            var c = encoder.container(keyedBy: CustomKey.self)
+            try c.encode(name, forKey: .custom)
+        }
+    }
+}
+
+extension BadgeDisplay: Codable {
+    private enum Key: String, CodingKey { case number, max, custom }
+
+    /// Decodes `"dot"`, `"hidden"`, `{"number": n, "max": m}` or `{"custom": NAME}`.
+    public init(from decoder: any Decoder) throws {
+        if let c = try? decoder.singleValueContainer(), let s = try? c.decode(String.self) {
+            switch s {
+            case "dot": self = .dot
+            case "hidden": self = .hidden
+            default: throw DecodingError.dataCorruptedError(in: c, debugDescription: "unknown display \"\(s)\"")
+            }
+            return
+        }
+        let c = try decoder.container(keyedBy: Key.self)
+        if let name = try c.decodeIfPresent(String.self, forKey: .custom) {
+            self = .custom(name)
+        } else {
+            self = .number(try c.decode(Int.self, forKey: .number), max: try c.decode(Int.self, forKey: .max))
+        }
+    }
+
+    /// Encodes `"dot"`, `"hidden"`, `{"number": n, "max": m}` or `{"custom": NAME}`.
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .dot, .hidden:
+            var c = encoder.singleValueContainer()
+            try c.encode(self == .dot ? "dot" : "hidden")
+        case .number(let n, let max):
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(n, forKey: .number)
+            try c.encode(max, forKey: .max)
+        case .custom(let name):
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(name, forKey: .custom)
+        }
+    }
+}
+
+extension BadgeState: Codable {
+    private enum Key: String, CodingKey { case path, count, show, display }
+
+    /// Decodes `{path, count, show, display}`.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        self.init(path: try c.decode(String.self, forKey: .path), count: try c.decode(Int.self, forKey: .count),
+                  show: try c.decode(Bool.self, forKey: .show), display: try c.decode(BadgeDisplay.self, forKey: .display))
+    }
+
+    /// Encodes `{path, count, show, display}`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(path, forKey: .path)
+        try c.encode(count, forKey: .count)
+        try c.encode(show, forKey: .show)
+        try c.encode(display, forKey: .display)
+    }
+}
+
+
+extension BadgeTree.Configuration: Codable {
+    private enum Key: String, CodingKey { case root, maxDisplay, display }
+
+    /// Decodes `{root, maxDisplay, display}`, checking the root and the display paths.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        let root = try c.decode(String.self, forKey: .root)
+        guard (try? BadgePath.validate(root)) != nil, !root.contains(".") else {
+            throw DecodingError.dataCorruptedError(forKey: .root, in: c, debugDescription: "root must be one path segment, got \"\(root)\"")
+        }
+        let maxDisplay = try c.decode(Int.self, forKey: .maxDisplay)
+        guard maxDisplay >= 1 else {
+            throw DecodingError.dataCorruptedError(forKey: .maxDisplay, in: c, debugDescription: "maxDisplay must be 1 or more, got \(maxDisplay)")
+        }
+        let display = try c.decodeIfPresent([String: DisplayMode].self, forKey: .display) ?? [:]
+        self.init(root: root, maxDisplay: maxDisplay, display: display)
+    }
+
+    /// Encodes `{root, maxDisplay, display}`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(root, forKey: .root)
+        try c.encode(maxDisplay, forKey: .maxDisplay)
+        if !display.isEmpty { try c.encode(display, forKey: .display) }
+    }
+}
+
+extension BadgeTree: Codable {
+    private enum Key: String, CodingKey { case configuration, marks }
+    private enum MarkKey: String, CodingKey { case path, mark }
+
+    /// Decodes a tree from its configuration and marks; a path that is not valid in that
+    /// configuration is `DecodingError.dataCorrupted`.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        let configuration = try c.decode(Configuration.self, forKey: .configuration)
+        var list = try c.nestedUnkeyedContainer(forKey: .marks)
+        var marks: [(path: String, mark: Mark)] = []
+        while !list.isAtEnd {
+            let m = try list.nestedContainer(keyedBy: MarkKey.self)
+            marks.append((try m.decode(String.self, forKey: .path), try m.decode(Mark.self, forKey: .mark)))
+        }
+        do {
+            try self.init(configuration: configuration, marks: marks)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [Key.marks],
+                                                    debugDescription: "a mark's path is not valid: \(error.description)"))
+        }
+    }
+
+    /// Encodes the configuration and every own mark, in byte order of the paths.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(configuration, forKey: .configuration)
+        var list = c.nestedUnkeyedContainer(forKey: .marks)
+        for (path, mark) in marks {
+            var m = list.nestedContainer(keyedBy: MarkKey.self)
+            try m.encode(path, forKey: .path)
+            try m.encode(mark, forKey: .mark)
+        }
+    }
+}
