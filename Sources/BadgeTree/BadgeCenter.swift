@@ -31,7 +31,7 @@
 ///     @State private var badge = 0
 ///     var body: some View {
 ///         ChatList().badge(badge)
-///             .task { for await s in (try? center.states(of: "root.chat")) ?? .finished { badge = s.count } }
+///             .task { if let states = try? center.states(of: "root.chat") { for await s in states { badge = s.count } } }
 ///     }
 /// }
 ///
