@@ -392,19 +392,31 @@ public struct JSONWriter: Sendable {
     @inline(__always)
     mutating func writeRun(atMost bound: Int, _ body: (inout Cursor) -> Void) {
         let start = reserve(bound)
-        var cursor = Cursor(position: start)
+        var cursor = Cursor(position: start, limit: start + bound)
         body(&cursor)
         commit(start.distance(to: cursor.position))
     }
 
     /// Where the next byte of a `writeRun` goes; each method advances it.
+    ///
+    /// Debug builds check every write against the run's bound before it happens, so a
+    /// hand-summed bound that forgot a piece stops at the faulty write instead of overflowing
+    /// the buffer silently; release builds compile the checks out.
     struct Cursor {
         var position: UnsafeMutablePointer<UInt8>
+        /// The end of the reserved run.
+        let limit: UnsafeMutablePointer<UInt8>
+
+        @inline(__always)
+        private func check(_ n: Int) {
+            assert(position + n <= limit, "writeRun: a write of \(n) bytes passes the run's bound by \(position + n - limit)")
+        }
 
         /// Fixed JSON text, verbatim.
         @inline(__always)
         mutating func fragment(_ text: StaticString) {
             let n = text.utf8CodeUnitCount
+            check(n)
             position.update(from: text.utf8Start, count: n)
             position += n
         }
@@ -412,6 +424,7 @@ public struct JSONWriter: Sendable {
         /// One byte.
         @inline(__always)
         mutating func byte(_ b: UInt8) {
+            check(1)
             position.pointee = b
             position += 1
         }
@@ -419,12 +432,14 @@ public struct JSONWriter: Sendable {
         /// Decimal digits (at most `JSONWriter.maxDecimalBytes`).
         @inline(__always)
         mutating func decimal(_ value: Int) {
+            check(JSONWriter.maxDecimalBytes)
             position += JSONWriter.writeDecimal(Int64(value), to: position)
         }
 
         /// A quoted, escaped string (at most `JSONWriter.quotedBound(count)` bytes).
         @inline(__always)
         mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+            check(JSONWriter.quotedBound(utf8.count))
             position += JSONWriter.writeQuoted(utf8, to: position)
         }
 
@@ -432,6 +447,7 @@ public struct JSONWriter: Sendable {
         @inline(__always)
         mutating func quoted(_ value: String) {
             var value = value
+            check(JSONWriter.quotedBound(value.utf8.count))
             let p = position
             position += value.withUTF8 { JSONWriter.writeQuoted($0, to: p) }
         }
