@@ -20,6 +20,8 @@ public struct BadgeStream: Sendable {
     public internal(set) var clock: Double = 0
     /// Lines rejected so far.
     public private(set) var rejected = 0
+    /// The `seq` of the first line rejected, if any.
+    public private(set) var firstRejectedSeq: Int?
 
     /// Creates a stream with no devices.
     public init(rules: RuleSet) { self.rules = rules }
@@ -32,6 +34,7 @@ public struct BadgeStream: Sendable {
             return
         case .rejected(let diagnostic):
             rejected += 1
+            if firstRejectedSeq == nil { firstRejectedSeq = seq }
             ResultLine.error(diagnostic, seq: seq, into: &out)
         case .event(let event):
             if let at = event.at { clock = at }
@@ -53,7 +56,10 @@ public struct BadgeStream: Sendable {
             index = made
         }
         let ok = Self.apply(event, seq: seq, settings: settings, to: &devices.values[index], into: &out)
-        if !ok { rejected += 1 }
+        if !ok {
+            rejected += 1
+            if firstRejectedSeq == nil { firstRejectedSeq = seq }
+        }
     }
 
     /// What applying an event needs from the stream besides the device.
