@@ -57,7 +57,8 @@ import Testing
 
     @Test func treeColoursATerminalUnlessNoColorIsSet() throws {
         let s = try state()
-        #expect(try CLI.runOnTerminal(["tree", "--state", s], onTerminal: [1]).terminal.contains("\u{1B}["))
+        // The environment the tests run in may set NO_COLOR itself.
+        #expect(try CLI.runOnTerminal(["tree", "--state", s], onTerminal: [1], environment: ["NO_COLOR": nil]).terminal.contains("\u{1B}["))
         let noColor = try CLI.runOnTerminal(["tree", "--state", s], onTerminal: [1], environment: ["NO_COLOR": "1"])
         #expect(noColor.status == 0)
         #expect(noColor.terminal.contains("root"))
@@ -71,7 +72,7 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         try "{\"op\":\"tick\"}\n".write(toFile: dir + "/a.ndjson", atomically: false, encoding: .utf8)
         _ = try CLI.run(["batch", "--update", dir])
-        #expect(try CLI.runOnTerminal(["batch", dir], onTerminal: [1]).terminal.contains("\u{1B}[32mPASS"))
+        #expect(try CLI.runOnTerminal(["batch", dir], onTerminal: [1], environment: ["NO_COLOR": nil]).terminal.contains("\u{1B}[32mPASS"))
         #expect(!(try CLI.runOnTerminal(["batch", "--no-color", dir], onTerminal: [1]).terminal.contains("\u{1B}[")))
         #expect(!(try CLI.runOnTerminal(["batch", dir], onTerminal: [1], environment: ["NO_COLOR": "yes"]).terminal.contains("\u{1B}[")))
         let piped = try CLI.run(["batch", "--color", dir])
