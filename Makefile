@@ -1,9 +1,13 @@
-# BadgeFlow: `make demo` runs the filter on a fixture stream; `make test` runs every test.
+# BadgeFlow: `make demo` runs the filter on a fixture stream; `make test` runs every test;
+# `make install` installs the release binary and its man page under PREFIX.
 SWIFT  ?= swift
 BIN    := .build/debug/badgeflow
 RBIN   := .build/release/badgeflow
+PREFIX ?= /usr/local
+# Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
+MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps build test demo bench bench-deps bench-lib check leaks fuzz clean
+.PHONY: deps man-deps build test demo install install-check bench bench-deps bench-lib check leaks fuzz clean
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages.
@@ -15,6 +19,14 @@ deps:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libjson-c-dev libmimalloc-dev pkg-config >/dev/null; \
 	fi
 
+# man (man-db), to check that the installed man page renders.
+man-deps:
+	@if ! command -v man >/dev/null 2>&1; then \
+	  echo "make: installing man-db"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq man-db >/dev/null; \
+	fi
+
 build: deps
 	$(SWIFT) build
 
@@ -23,6 +35,26 @@ test: deps
 	$(SWIFT) test --skip-build
 	$(BIN) batch Fixtures/scenarios Fixtures/payloads
 	Scripts/check-badgetree-only.sh
+	$(MAKE) install-check
+
+# The release binary to $(PREFIX)/bin and the man page, generated from the command's own
+# definitions by swift-argument-parser's GenerateManual plugin (no network needed once the
+# package is resolved), to $(PREFIX)/share/man/man1.
+install: deps
+	$(SWIFT) build -c release --product badgeflow
+	$(SWIFT) package plugin generate-manual
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1"
+	install -m 755 $(RBIN) "$(DESTDIR)$(PREFIX)/bin/badgeflow"
+	install -m 644 $(MANPAGE) "$(DESTDIR)$(PREFIX)/share/man/man1/badgeflow.1"
+
+# `make install` into a fresh folder: the binary runs and `man -l` renders the page.
+install-check: man-deps
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	$(MAKE) --no-print-directory install PREFIX="$$d" >/dev/null && \
+	"$$d/bin/badgeflow" --version && \
+	MANWIDTH=80 man -l "$$d/share/man/man1/badgeflow.1" > "$$d/man.txt" 2>&1 && \
+	grep -q '^NAME' "$$d/man.txt" && grep -q -- '--files-from' "$$d/man.txt" && \
+	echo "install-check: $$d/bin/badgeflow and man -l $$d/share/man/man1/badgeflow.1 ($$(wc -l < "$$d/man.txt") lines) ok"
 
 demo: deps
 	@$(SWIFT) build --product badgeflow >/dev/null

@@ -16,12 +16,12 @@ struct Badgeflow: ParsableCommand {
     static let version = "0.1.0"
 }
 
-/// Maps errors to SPEC §6's exit codes: argument errors are 2, not ArgumentParser's 64.
+/// Maps errors to the command line's exit codes: argument errors are 2, not ArgumentParser's 64.
 @main
 enum Main {
     static func main() {
         do {
-            var command = try Badgeflow.parseAsRoot()
+            var command = try parse(Array(CommandLine.arguments.dropFirst()))
             try command.run()
         } catch let code as ExitCode {
             Badgeflow.exit(withError: code)
@@ -36,7 +36,20 @@ enum Main {
     }
 }
 
-/// Exit codes of SPEC §6.
+extension Main {
+    /// Parses argv; `filter` and `validate` INPUTs bypass ArgumentParser (see `TakesManyInputs`).
+    static func parse(_ argv: [String]) throws -> any ParsableCommand {
+        guard let (split, type) = InputSplit.split(argv, commands: [FilterCommand.self, ValidateCommand.self]) else {
+            return try Badgeflow.parseAsRoot(argv)
+        }
+        let parsed = try Badgeflow.parseAsRoot(split.arguments)
+        guard var command = parsed as? any TakesManyInputs, Swift.type(of: command) == type else { return parsed }
+        command.inputs = split.inputs
+        return command
+    }
+}
+
+/// Exit codes of the command line.
 enum Exit {
     static let rejected = ExitCode(1)
     static let usage = ExitCode(2)

@@ -1,7 +1,7 @@
 import ArgumentParser
 import BadgeFlow
 
-/// `badgeflow batch`: run fixture files and compare them with golden expectations (SPEC §6).
+/// `badgeflow batch`: run fixture files and compare them with golden expectations.
 struct BatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch",
@@ -31,6 +31,9 @@ struct BatchCommand: ParsableCommand {
 
     @Option(name: .long, help: "Worker threads (default: the number of cores).")
     var jobs: Int?
+
+    @Flag(name: .long, inversion: .prefixedNo, help: "Colour the text report (default: when stdout is a terminal and NO_COLOR is not set).")
+    var color: Bool?
 
     @Argument(help: ArgumentHelp("Files and folders to run.", valueName: "PATH"))
     var paths: [String]
@@ -78,7 +81,7 @@ struct BatchCommand: ParsableCommand {
                 }
             }
         }
-        let formatter = BatchReport(results: results, colored: Console.isTerminal(1))
+        let formatter = BatchReport(results: results, colored: color ?? Console.colorByDefault(1))
         switch report {
         case .text: Console.out(formatter.text())
         case .json: Console.write(formatter.json())

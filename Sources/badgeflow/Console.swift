@@ -12,6 +12,13 @@ enum Console {
     /// True when `fd` is a terminal.
     static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) != 0 }
 
+    /// Whether output to `fd` is coloured when neither `--color` nor `--no-color` is given:
+    /// when it is a terminal and `NO_COLOR` is unset or empty (https://no-color.org).
+    static func colorByDefault(_ fd: Int32) -> Bool {
+        if let value = getenv("NO_COLOR"), value.pointee != 0 { return false }
+        return isTerminal(fd)
+    }
+
     /// Writes all of `bytes` to `fd`; returns false on a write error (e.g. a closed pipe).
     @discardableResult
     static func write(_ bytes: [UInt8], to fd: Int32 = 1) -> Bool {

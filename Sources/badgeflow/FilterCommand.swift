@@ -6,45 +6,100 @@ import Darwin
 import ArgumentParser
 import BadgeFlow
 
-/// `badgeflow filter`: NDJSON events in, one NDJSON result per event out (SPEC §4, §6).
-struct FilterCommand: ParsableCommand {
+/// `badgeflow filter`: NDJSON events in, one NDJSON result per event out.
+struct FilterCommand: TakesManyInputs {
     static let configuration = CommandConfiguration(
         commandName: "filter",
         abstract: "Read NDJSON push events and write one result line per event.",
         discussion: """
-            Reads the INPUT files in order, or stdin. Each non-blank line gets exactly one result \
-            line, in input order, with "seq" = its line number (continuing across files). \
-            A bad line gets an "error" line and the stream goes on.
+            Reads the INPUT files in order (then those --files-from lists), or stdin when there \
+            are none; `-` is stdin. Each non-blank line gets exactly one result line, in input \
+            order, with "seq" = its line number (continuing across files; a file that cannot be \
+            read adds no lines). A bad line gets an "error" line and the stream goes on. An \
+            INPUT that cannot be read is reported on stderr, the others are still read, and the \
+            exit status is then 4.
             """
     )
+
+    static let optionsWithValues = [
+        "--rules": "rules", "--state": "state", "--max-line-bytes": "max-line-bytes", "--jobs": "jobs",
+        "--files-from": "files-from", "-o": "output", "--output": "output",
+    ]
 
     @OptionGroup var rules: RulesOption
 
     @Option(name: .long, help: ArgumentHelp("Load state from FILE at start; save it atomically at the end and on SIGINT/SIGTERM.", valueName: "FILE"))
     var state: String?
 
-    @Flag(name: .long, help: "Exit 1 when any line was rejected.")
+    @Flag(name: .long, help: "Exit 1 when any line was rejected (stderr says how many, and the first one's seq).")
     var strict = false
 
-    @Flag(name: .long, help: "Flush after every result line (the default when stdout is a terminal).")
+    @Flag(name: .long, help: "Flush after every result line (the default when the output is a terminal).")
     var lineBuffered = false
 
-    @Option(name: .long, help: ArgumentHelp("Longest input line kept, in bytes; longer lines get a line-too-long error.", valueName: "BYTES"))
+    @Option(name: .long, help: ArgumentHelp("Longest input line kept, in bytes (at least 1024); longer lines get a line-too-long error.", valueName: "BYTES"))
     var maxLineBytes = 1 << 20
 
     @Option(name: .long, help: "Threads that parse and route lines (default: the number of cores; 1: a single thread). Output order and bytes do not depend on it.")
     var jobs: Int?
 
-    @Argument(help: ArgumentHelp("NDJSON event files; stdin when none.", valueName: "INPUT"))
+    @Option(name: .long, help: ArgumentHelp("Also read the files listed in FILE, one path a line (`-`: stdin), after the INPUTs.", valueName: "FILE"))
+    var filesFrom: String?
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Write the results to FILE instead of stdout (a regular FILE is replaced atomically at the end).", valueName: "FILE"))
+    var output: String?
+
+    @Flag(name: .long, inversion: .prefixedNo, help: "Progress bar on stderr (default: when stderr is a terminal and the output is not).")
+    var progress: Bool?
+
+    @Argument(help: ArgumentHelp("NDJSON event files (`-`: stdin); stdin when none.", valueName: "INPUT"))
     var inputs: [String] = []
 
     func validate() throws {
-        guard maxLineBytes >= 1024 else { throw ValidationError("--max-line-bytes must be at least 1024") }
-        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        guard maxLineBytes >= 1024 else {
+            throw ValidationError("--max-line-bytes must be a number of bytes of at least 1024 (a line must hold a payload); got \(maxLineBytes)")
+        }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
+    }
+
+    /// The INPUTs, then the files `--files-from` lists; stdin when there are none at all.
+    private func sources() throws -> [String] {
+        guard let filesFrom else { return inputs.isEmpty ? ["-"] : inputs }
+        if filesFrom == "-" && inputs.contains("-") {
+            throw ValidationError("--files-from - and the INPUT - would both read stdin")
+        }
+        let list: [UInt8]
+        if filesFrom == "-" {
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 {
+                    Console.error("badgeflow: <stdin>: cannot read the --files-from list: \(OutputFile.reason())")
+                    throw Exit.io
+                }
+                if n == 0 { break }
+                bytes.append(contentsOf: chunk[0..<n])
+            }
+            list = bytes
+        } else {
+            do { list = try FileIO.readBytes(filesFrom) } catch {
+                Console.error("badgeflow: \(filesFrom): cannot read the --files-from list: \(error.message)")
+                throw Exit.io
+            }
+        }
+        // One path a line, taken as it is (spaces included); blank lines are skipped.
+        var out = inputs
+        for line in list.split(separator: 0x0A, omittingEmptySubsequences: true) {
+            out.append(String(decoding: line, as: UTF8.self))
+        }
+        return out
     }
 
     func run() throws {
         let ruleSet = try rules.load()
+        let sources = try sources()
         var stream = BadgeStream(rules: ruleSet)
         if let state {
             do {
@@ -54,59 +109,102 @@ struct FilterCommand: ParsableCommand {
                 throw Exit.state
             }
         }
+        let out: OutputFile
+        do { out = try output.map { path throws(OutputFile.Failure) in try OutputFile(path) } ?? OutputFile() } catch {
+            Console.error("badgeflow: error: \(error.description)")
+            throw Exit.io
+        }
         Signals.install()
         JSONThread.useCLocale()
-        let flushEachLine = lineBuffered || Console.isTerminal(1)
+        let outputIsTerminal = Console.isTerminal(out.fd)
+        let flushEachLine = lineBuffered || outputIsTerminal
         // Per-line flushing wants each line answered at once: one thread, batches of one.
         let filter = ParallelFilter(stream: stream, jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online),
                                     maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048)
-        var ioError: String? = nil
+        var inputFailed = false
+        var writeError: String? = nil
+        var brokenPipe = false
         var outputClosed = false
 
         // Each applied batch (2048 lines, or one line when flushing per line) goes out in
         // one write(2) straight from the filter's buffer: no second copy of the output.
-        let output: (inout JSONWriter) -> Void = { w in
+        let fd = out.fd
+        let name = output ?? "stdout"
+        let write: (inout JSONWriter) -> Void = { w in
             if outputClosed || w.count == 0 { return }
-            if !w.withUnsafeBytes({ Console.write($0, to: 1) }) { outputClosed = true }
+            if !w.withUnsafeBytes({ Console.write($0, to: fd) }) {
+                outputClosed = true
+                if errno == EPIPE { brokenPipe = true } else { writeError = "\(name): cannot write: \(OutputFile.reason())" }
+            }
         }
 
-        let sources = inputs.isEmpty ? ["-"] : inputs
+        let showProgress = progress ?? (Console.isTerminal(2) && !outputIsTerminal)
+        // Over files (or stdin redirected from one) only: a pipe has no total to show.
+        let total = showProgress && Console.isTerminal(2) ? Progress.totalBytes(of: sources) : 0
+        let bar = total > 0 ? Progress(totalBytes: total) : nil
+        let reader = LineReader(fd: 0, maxLineBytes: maxLineBytes)
         for source in sources {
             if receivedSignal != 0 || outputClosed { break }
             let fd: Int32 = source == "-" ? 0 : open(source, O_RDONLY | O_CLOEXEC)
             if fd < 0 {
-                ioError = "\(source): cannot open: \(String(cString: strerror(errno)))"
-                break
+                // As grep does: say so, read the rest, exit 4 at the end.
+                Console.error("badgeflow: \(source): \(OutputFile.reason())")
+                inputFailed = true
+                continue
             }
             defer { if fd != 0 { close(fd) } }
-            let reader = LineReader(fd: fd, maxLineBytes: maxLineBytes)
+            reader.restart(fd: fd)
+            bar?.begin(fd: fd, lines: filter.seq)
+            var countdown = Progress.checkEvery
             do {
                 try reader.forEachLine(source == "-" ? "<stdin>" : source) { line in
-                    filter.feed(line, output: output)
+                    filter.feed(line, output: write)
+                    if let bar {
+                        countdown -= 1
+                        if countdown == 0 {
+                            countdown = Progress.checkEvery
+                            bar.check(lines: filter.seq)
+                        }
+                    }
                     return receivedSignal == 0 && !outputClosed
                 }
             } catch {
-                ioError = error.description
-                break
+                Console.error("badgeflow: \(error.description)")
+                inputFailed = true
             }
+            bar?.end()
         }
         // Every line read gets its answer, even when a signal cut the input short.
-        filter.finish(output: output)
-        let session = (stream: filter.stream, rejected: filter.stream.rejected)
+        filter.finish(output: write)
+        bar?.clear()
         if let state {
             do {
-                try StateFile.save(session.stream, to: state)
+                try StateFile.save(filter.stream, to: state)
             } catch {
+                out.discard()
                 Console.error("badgeflow: error: cannot save state: \(error.description)")
                 throw Exit.state
             }
         }
-        if receivedSignal != 0 { throw ExitCode(Signals.status(receivedSignal)) }
-        if let ioError {
-            Console.error("badgeflow: error: \(ioError)")
+        if let writeError {
+            out.discard()
+            Console.error("badgeflow: error: \(writeError)")
             throw Exit.io
         }
-        if outputClosed { throw Exit.io }
-        if strict && session.rejected > 0 { throw Exit.rejected }
+        // -o FILE gets what stdout would have got, whenever the state is saved.
+        do { try out.commit() } catch {
+            Console.error("badgeflow: error: \(error.description)")
+            throw Exit.io
+        }
+        if receivedSignal != 0 { throw ExitCode(Signals.status(receivedSignal)) }
+        // The reader went away (`| head`): stop quietly, as a process killed by SIGPIPE would.
+        if brokenPipe { throw ExitCode(Signals.status(SIGPIPE)) }
+        if inputFailed { throw Exit.io }
+        let rejected = filter.stream.rejected
+        if strict && rejected > 0 {
+            let first = filter.stream.firstRejectedSeq.map { "; the first at seq \($0)" } ?? ""
+            Console.error("badgeflow: --strict: \(rejected) line\(rejected == 1 ? "" : "s") rejected\(first)")
+            throw Exit.rejected
+        }
     }
 }

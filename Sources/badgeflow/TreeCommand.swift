@@ -6,7 +6,13 @@ struct TreeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tree",
         abstract: "Draw the badge tree of a state file.",
-        discussion: "Usable after a stream: badgeflow filter --state s.json < events && badgeflow tree --state s.json"
+        discussion: """
+            Usable after a stream: badgeflow filter --state s.json < events && badgeflow tree --state s.json. \
+            The state file records the rules it was written with, and the tree is drawn with them; \
+            --rules is only needed for state files written before rules were recorded, and must \
+            then be the rules of the stream. --rules that differ from the recorded ones are an \
+            error (exit 3).
+            """
     )
 
     @OptionGroup var rules: RulesOption
@@ -20,11 +26,43 @@ struct TreeCommand: ParsableCommand {
     @Flag(name: .long, help: "Print the shown nodes as JSON instead.")
     var json = false
 
-    @Flag(name: .long, inversion: .prefixedNo, help: "Colour (default: when stdout is a terminal).")
+    @Flag(name: .long, inversion: .prefixedNo, help: "Colour (default: when stdout is a terminal and NO_COLOR is not set).")
     var color: Bool?
 
-    func run() throws {
+    /// The rules to read the state with: the ones it records, checked against `--rules`.
+    private func ruleSet() throws -> RuleSet {
+        let recorded: RuleSet?
+        do { recorded = try StateFile.recordedRules(state) } catch {
+            Console.error("badgeflow: error: state file \(error.description)")
+            throw Exit.state
+        }
+        guard let given = rules.rules else { return recorded ?? RuleSet.builtIn }
         let ruleSet = try rules.load()
+        if let recorded, recorded.fingerprint != ruleSet.fingerprint {
+            Console.error("""
+                badgeflow: error: \(given) differs from the rules \(state) was written with \
+                (\(Self.difference(ruleSet, recorded))); leave out --rules to use the recorded ones
+                """)
+            throw Exit.state
+        }
+        return ruleSet
+    }
+
+    /// What sets `given` apart from `recorded`, in the settings that change the drawing first.
+    static func difference(_ given: RuleSet, _ recorded: RuleSet) -> String {
+        if given.tree.root != recorded.tree.root {
+            return "root \"\(given.tree.root)\", recorded \"\(recorded.tree.root)\""
+        }
+        if given.tree.maxDisplay != recorded.tree.maxDisplay {
+            return "maxDisplay \(given.tree.maxDisplay), recorded \(recorded.tree.maxDisplay)"
+        }
+        if given.tree.display != recorded.tree.display { return "display settings" }
+        if given.icon != recorded.icon { return "icon \"\(given.icon.rawValue)\", recorded \"\(recorded.icon.rawValue)\"" }
+        return "routing rules or sync settings"
+    }
+
+    func run() throws {
+        let ruleSet = try ruleSet()
         let stream: BadgeStream
         do {
             stream = try StateFile.load(state, rules: ruleSet)
@@ -63,7 +101,7 @@ struct TreeCommand: ParsableCommand {
             Console.write(w.bytes)
             return
         }
-        let colored = color ?? Console.isTerminal(1)
+        let colored = color ?? Console.colorByDefault(1)
         Console.out(TreeDrawing(tree: dev.tree, colored: colored).render(device: device, icon: dev.icon(ruleSet.icon)))
     }
 }

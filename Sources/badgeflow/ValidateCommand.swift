@@ -6,8 +6,8 @@ import Darwin
 import ArgumentParser
 import BadgeFlow
 
-/// `badgeflow validate`: lint APNs payloads (SPEC §1).
-struct ValidateCommand: ParsableCommand {
+/// `badgeflow validate`: lint APNs payloads.
+struct ValidateCommand: TakesManyInputs {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check APNs payloads: every aps key, its type and range, size and kind.",
@@ -15,18 +15,47 @@ struct ValidateCommand: ParsableCommand {
             A *.json FILE holds one payload; any other FILE, and stdin, hold one payload per line \
             (blank lines skipped). A line may also be a push envelope \
             {"op":"push","push-type":"voip","payload":{…}}. Problems print one a line: \
-            FILE:LINE: error[CODE] POINTER: message. Exit 0 when every payload is valid, 1 when any \
-            has an error, 4 when a file cannot be read.
+            FILE:LINE: error[CODE] POINTER: message. A FILE that cannot be read is reported on \
+            stderr and the others are still checked. Exit 0 when every payload is valid, 1 when \
+            any has an error, 4 when a file cannot be read.
             """
     )
+
+    static let optionsWithValues = ["-o": "output", "--output": "output"]
 
     @Flag(name: .long, help: "Print one JSON result object per payload instead.")
     var json = false
 
-    @Argument(help: ArgumentHelp("Payload files (*.json: one payload; *.ndjson: one per line); stdin when none.", valueName: "FILE"))
+    @Option(name: [.short, .long], help: ArgumentHelp("Write the report to FILE instead of stdout (the summary stays on stderr).", valueName: "FILE"))
+    var output: String?
+
+    @Argument(help: ArgumentHelp("Payload files (*.json: one payload; *.ndjson: one per line; `-`: stdin); stdin when none.", valueName: "FILE"))
     var files: [String] = []
 
+    var inputs: [String] {
+        get { files }
+        set { files = newValue }
+    }
+
     func run() throws {
+        let target: OutputFile
+        do { target = try output.map { path throws(OutputFile.Failure) in try OutputFile(path) } ?? OutputFile() } catch {
+            Console.error("badgeflow: error: \(error.description)")
+            throw Exit.io
+        }
+        let fd = target.fd
+        var writeFailed = false
+        var brokenPipe = false
+        func emit(_ bytes: [UInt8]) {
+            if writeFailed || bytes.isEmpty { return }
+            if !Console.write(bytes, to: fd) {
+                writeFailed = true
+                brokenPipe = errno == EPIPE
+                if !brokenPipe {
+                    Console.error("badgeflow: error: \(output ?? "stdout"): cannot write: \(OutputFile.reason())")
+                }
+            }
+        }
         let validator = PayloadValidator()
         var out = JSONWriter()
         var text: [UInt8] = []
@@ -63,8 +92,8 @@ struct ValidateCommand: ParsableCommand {
                     text.append(contentsOf: "\(file):\(line): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\n".utf8)
                 }
             }
-            if out.count > 1 << 16 { Console.write(out.bytes); out.removeAll() }
-            if text.count > 1 << 16 { Console.write(text); text.removeAll(keepingCapacity: true) }
+            if out.count > 1 << 16 { emit(out.bytes); out.removeAll() }
+            if text.count > 1 << 16 { emit(text); text.removeAll(keepingCapacity: true) }
         }
 
         let sources = files.isEmpty ? ["-"] : files
@@ -76,14 +105,14 @@ struct ValidateCommand: ParsableCommand {
                     let r = bytes.withUnsafeBytes { validator.validateLine($0) }
                     report(r, file: name, line: 1)
                 } catch {
-                    Console.error("badgeflow: error: \(error.description)")
+                    Console.error("badgeflow: \(source): \(error.message.replacing("cannot open: ", with: ""))")
                     unreadable = true
                 }
                 continue
             }
             let fd: Int32 = source == "-" ? 0 : open(source, O_RDONLY | O_CLOEXEC)
             if fd < 0 {
-                Console.error("badgeflow: error: \(source): cannot open: \(String(cString: strerror(errno)))")
+                Console.error("badgeflow: \(source): \(OutputFile.reason())")
                 unreadable = true
                 continue
             }
@@ -104,12 +133,21 @@ struct ValidateCommand: ParsableCommand {
                     return true
                 }
             } catch {
-                Console.error("badgeflow: error: \(error.description)")
+                Console.error("badgeflow: \(error.description)")
                 unreadable = true
             }
         }
-        Console.write(out.bytes)
-        Console.write(text)
+        emit(out.bytes)
+        emit(text)
+        if writeFailed {
+            target.discard()
+            if brokenPipe { throw ExitCode(Signals.status(SIGPIPE)) }
+            throw Exit.io
+        }
+        do { try target.commit() } catch {
+            Console.error("badgeflow: error: \(error.description)")
+            throw Exit.io
+        }
         if !json {
             Console.error("\(payloads) payload\(payloads == 1 ? "" : "s"): \(payloads - invalid) valid, \(invalid) invalid, \(warnings) warning\(warnings == 1 ? "" : "s")")
         }

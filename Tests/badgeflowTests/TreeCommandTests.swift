@@ -45,3 +45,48 @@ import Testing
         #expect(r.stderr.contains("no device \"nope\""))
     }
 }
+
+/// `tree` reads the rules a state was written with from the state file itself.
+@Suite struct TreeRulesTests {
+    private let rulesText = #"{"version":1,"root":"app","maxDisplay":9,"rules":[{"name":"t","match":{"/t":{"exists":true}},"path":"app.{/t}","action":"increment"}]}"#
+
+    private func setUp() throws -> (rules: String, state: String) {
+        let dir = try CLI.temporaryDirectory()
+        let rules = dir + "/rules.json", state = dir + "/s.json"
+        try rulesText.write(toFile: rules, atomically: false, encoding: .utf8)
+        let input = String(repeating: "{\"aps\":{\"alert\":\"x\"},\"t\":\"a\"}\n", count: 12)
+        #expect(try CLI.run(["filter", "--rules", rules, "--state", state], input: input).status == 0)
+        return (rules, state)
+    }
+
+    @Test func worksWithoutRules() throws {
+        let (_, state) = try setUp()
+        let r = try CLI.run(["tree", "--state", state])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "device \"\"  icon 12\napp (9+)\n└── a (9+)\n")
+    }
+
+    @Test func theSameRulesAreFineAndOtherRulesAreNamed() throws {
+        let (rules, state) = try setUp()
+        #expect(try CLI.run(["tree", "--state", state, "--rules", rules]).status == 0)
+        let builtIn = try CLI.temporaryDirectory() + "/default.json"
+        try FileManager.default.copyItem(atPath: CLI.fixture("rules/default.json"), toPath: builtIn)
+        let r = try CLI.run(["tree", "--state", state, "--rules", builtIn])
+        #expect(r.status == 3)
+        #expect(r.stderr.contains("\(builtIn) differs from the rules \(state) was written with (root \"root\", recorded \"app\")"))
+        #expect(r.stderr.contains("leave out --rules"))
+    }
+
+    @Test func aStateWithoutRecordedRulesNeedsRulesAsBefore() throws {
+        let (rules, state) = try setUp()
+        // Drop "rules", as a state written before they were recorded.
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any])
+        #expect(object["rules"] != nil)
+        object["rules"] = nil
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: state))
+        #expect(try CLI.run(["tree", "--state", state, "--rules", rules]).stdout.contains("app (9+)"))
+        let without = try CLI.run(["tree", "--state", state])
+        #expect(without.status == 3)
+        #expect(without.stderr.contains("other rules"))
+    }
+}

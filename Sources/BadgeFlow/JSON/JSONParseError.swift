@@ -18,4 +18,27 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public let offset: Int
 
     public var description: String { "\(message) (byte \(offset))" }
+
+    /// The 1-based line and column of `offset` in `text`, the text that was parsed: lines
+    /// end at `\n`, and the column counts characters (Unicode scalars), as editors do.
+    public func location(in text: String) -> (line: Int, column: Int) {
+        var line = 1, column = 1, i = 0
+        for byte in text.utf8 {
+            if i >= offset { break }
+            i += 1
+            if byte == 0x0A {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        return (line, column)
+    }
+
+    /// `unexpected end of input at line 3, column 7 (byte 41)`, for a message about `text`.
+    public func located(in text: String) -> String {
+        let (line, column) = location(in: text)
+        return "\(message) at line \(line), column \(column) (byte \(offset))"
+    }
 }

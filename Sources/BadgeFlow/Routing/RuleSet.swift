@@ -69,13 +69,25 @@ public struct RuleSet: Sendable {
         do {
             value = try JSONValue.parse(text)
         } catch {
-            throw RulesError(file: file, at: "", message: "not valid JSON: \(error.message) at byte \(error.offset)")
+            throw RulesError(file: file, at: "", message: "not valid JSON: \(error.located(in: text))")
         }
         var compiler = RuleSetCompiler(file: file)
         var rules = try compiler.compile(value)
         rules.source = text
         rules.sourceName = file
         return rules
+    }
+
+    /// The rules' JSON text in compact form (keys in file order, no spaces): two rule sets
+    /// with the same fingerprint behave the same. Empty for rules built in code.
+    public var fingerprint: String {
+        guard !source.isEmpty, let value = try? JSONValue.parse(source) else { return "" }
+        return value.serialized()
+    }
+
+    /// The JSON value the rules were compiled from; nil for rules built in code.
+    var sourceValue: JSONValue? {
+        source.isEmpty ? nil : try? JSONValue.parse(source)
     }
 
     /// A copy that shares no storage with this one (compiled again from the same text).

@@ -20,6 +20,8 @@ public struct BadgeStream: Sendable {
     public internal(set) var clock: Double = 0
     /// Lines rejected so far.
     public private(set) var rejected = 0
+    /// The `seq` of the first line rejected, if any.
+    public private(set) var firstRejectedSeq: Int?
 
     /// Creates a stream with no devices.
     public init(rules: RuleSet) { self.rules = rules }
@@ -38,11 +40,15 @@ public struct BadgeStream: Sendable {
             return nil
         case .rejected(let diagnostic):
             rejected += 1
+            if firstRejectedSeq == nil { firstRejectedSeq = seq }
             return StreamResult(seq: seq, body: .rejected(diagnostic))
         case .event(let event):
             if let at = event.at { clock = at }
             let body = apply(event)
-            if case .rejected = body { rejected += 1 }
+            if case .rejected = body {
+                rejected += 1
+                if firstRejectedSeq == nil { firstRejectedSeq = seq }
+            }
             return StreamResult(seq: seq, body: body)
         }
     }

@@ -19,7 +19,7 @@ public final class LineReader {
 
     /// The longest line kept, in bytes.
     public let maxLineBytes: Int
-    private let fd: Int32
+    private var fd: Int32
     private var buffer: UnsafeMutableRawBufferPointer
     private var start = 0
     private var end = 0
@@ -33,6 +33,15 @@ public final class LineReader {
     }
 
     deinit { buffer.deallocate() }
+
+    /// Reads `fd` from now on, as a new reader would (a byte-order mark is dropped again),
+    /// keeping this reader's buffer: reading many small files costs no buffer each.
+    public func restart(fd: Int32) {
+        self.fd = fd
+        start = 0
+        end = 0
+        first = true
+    }
 
     /// Calls `body` for each line until the input ends or `body` returns false.
     ///

@@ -2,10 +2,15 @@
 ///
 /// ```json
 /// {"format": "badgeflow-state", "version": 1, "clock": 1732269600,
+///  "rules": {"version": 1, "root": "root", …},
 ///  "devices": {"": {"marks": {"root.chat.alice": 2, "root.news": "dot"}, "icon": 0,
 ///                   "sync": {"loggedIn": true, "foreground": true, "visible": ["home"],
 ///                            "appeared": ["home"], "disappearedAt": {}, "intervalStart": 0}}}}
 /// ```
+///
+/// `rules` is the rules file the state was written with, so the state can be read (e.g.
+/// drawn) without being told the rules again; files written before it was recorded have no
+/// `rules` and still load.
 public enum StateFile {
     /// The format name written into every state file.
     public static let format = "badgeflow-state"
@@ -20,20 +25,18 @@ public enum StateFile {
         public var description: String { "\(file): \(at.isEmpty ? "" : at + ": ")\(message)" }
     }
 
-    /// Loads `file` into a new stream; a missing file is an empty state.
-    ///
-    /// - Throws: `Failure` when the file is unreadable, not JSON, foreign, of another
-    ///   version, or holds paths that do not fit `rules`.
-    public static func load(_ file: String, rules: RuleSet) throws(Failure) -> BadgeStream {
-        var stream = BadgeStream(rules: rules)
-        guard FileIO.exists(file) else { return stream }
+    /// The top-level object of `file`, checked for format and version; nil when the file is
+    /// missing or empty (0 bytes or only whitespace, as `touch` or `mktemp` leave it).
+    private static func document(_ file: String) throws(Failure) -> JSONValue? {
+        guard FileIO.exists(file) else { return nil }
         let text: String
         do { text = try FileIO.readString(file) } catch {
             throw Failure(file: file, at: "", message: error.message)
         }
+        if text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
         let root: JSONValue
         do { root = try JSONValue.parse(text) } catch {
-            throw Failure(file: file, at: "", message: "not valid JSON (\(error.message) at byte \(error.offset)); is it a state file?")
+            throw Failure(file: file, at: "", message: "not valid JSON (\(error.located(in: text))); is it a state file?")
         }
         guard root["format"] == .string(format) else {
             throw Failure(file: file, at: "/format", message: "not a BadgeFlow state file (no \"format\": \"\(format)\")")
@@ -41,6 +44,30 @@ public enum StateFile {
         guard root["version"] == .int(version) else {
             throw Failure(file: file, at: "/version", message: "state version \(root["version"]?.serialized() ?? "none") is not supported; this BadgeFlow reads version \(version)")
         }
+        return root
+    }
+
+    /// The rules `file` was written with; nil when the file is missing or empty, or was
+    /// written before states recorded their rules.
+    ///
+    /// - Throws: `Failure` when the file is unreadable, not JSON, foreign, of another
+    ///   version, or its recorded rules do not compile.
+    public static func recordedRules(_ file: String) throws(Failure) -> RuleSet? {
+        guard let root = try document(file), let recorded = root["rules"] else { return nil }
+        do {
+            return try RuleSet.parse(recorded.serialized(pretty: true), file: file + " (recorded rules)")
+        } catch {
+            throw Failure(file: file, at: "/rules" + error.at, message: error.message)
+        }
+    }
+
+    /// Loads `file` into a new stream; a missing or empty file is an empty state.
+    ///
+    /// - Throws: `Failure` when the file is unreadable, not JSON, foreign, of another
+    ///   version, or holds paths that do not fit `rules`.
+    public static func load(_ file: String, rules: RuleSet) throws(Failure) -> BadgeStream {
+        var stream = BadgeStream(rules: rules)
+        guard let root = try document(file) else { return stream }
         if let clock = root["clock"] {
             guard let c = number(clock) else { throw Failure(file: file, at: "/clock", message: "clock must be a number") }
             stream.clock = c
@@ -134,12 +161,14 @@ public enum StateFile {
             ])
             devices.append((id, .object([("marks", .object(marks)), ("icon", .int(Int64(d.payloadIcon))), ("sync", sync)])))
         }
-        return .object([
+        var top: [(String, JSONValue)] = [
             ("format", .string(format)),
             ("version", .int(version)),
             ("clock", time(stream.clock)),
-            ("devices", .object(devices)),
-        ])
+        ]
+        if let rules = stream.rules.sourceValue { top.append(("rules", rules)) }
+        top.append(("devices", .object(devices)))
+        return .object(top)
     }
 
     private static func time(_ t: Double) -> JSONValue {

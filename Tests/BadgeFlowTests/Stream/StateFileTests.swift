@@ -72,10 +72,37 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         #expect(stream.clock == 0)
     }
 
+    @Test(arguments: ["", "\n", "  \r\n"])
+    func anEmptyFileIsAnEmptyState(_ content: String) throws {
+        let folder = try TemporaryFolder()
+        let file = try folder.write("state.json", Array(content.utf8))
+        #expect(try StateFile.load(file, rules: .builtIn).devices.isEmpty)
+        #expect(try StateFile.recordedRules(file) == nil)
+    }
+
+    @Test func theRulesAreRecordedAndComeBackTheSame() throws {
+        let rules = try RuleSet.parse(#"{"root":"app","maxDisplay":9,"display":{"app.x":"dot"}}"#)
+        let folder = try TemporaryFolder()
+        let file = folder.file("s.json")
+        try StateFile.save(BadgeStream(rules: rules), to: file)
+        let recorded = try #require(try StateFile.recordedRules(file))
+        #expect(recorded.fingerprint == rules.fingerprint)
+        #expect(recorded.tree.root == "app")
+        #expect(recorded.tree.maxDisplay == 9)
+        #expect(recorded.fingerprint != RuleSet.builtIn.fingerprint)
+    }
+
+    @Test func aFileWithoutRecordedRulesStillLoads() throws {
+        let folder = try TemporaryFolder()
+        let file = try folder.write("s.json", Array(#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"root.a":2}}}}"#.utf8))
+        #expect(try StateFile.recordedRules(file) == nil)
+        #expect(try StateFile.load(file, rules: .builtIn).devices[""]?.tree.mark(of: "root.a") == .count(2))
+    }
+
     @Test(arguments: [
         // (content, pointer, says)
         ("{\"devices\":", "", "not valid JSON"),
-        ("", "", "not valid JSON"),
+        ("{\n  \"format\": x", "", "at line 2, column 13 (byte 14)"),
         (#"{"rules":[]}"#, "/format", "not a BadgeFlow state file"),
         (#"{"format":"badgeflow-state","version":2,"devices":{}}"#, "/version", "not supported"),
         (#"{"format":"badgeflow-state","version":1,"clock":"x","devices":{}}"#, "/clock", "number"),
