@@ -28,7 +28,14 @@ public struct BadgeStream: Sendable {
 
     /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
     public mutating func apply(_ line: consuming LineResult, seq: Int, into out: inout JSONWriter) {
-        apply(line, seq: seq)?.render(into: &out)
+        // The body is taken apart by move: rendering a borrowed StreamResult would copy the
+        // applied event out of its enum case, a retain and release of each of its strings.
+        let body = apply(line, seq: seq)?.body
+        switch consume body {
+        case .none: return
+        case .some(.rejected(let d)): ResultLine.error(d, seq: seq, into: &out)
+        case .some(.applied(let a)): ResultLine.event(a, seq: seq, into: &out)
+        }
     }
 
     /// Applies one analysed line and returns its result as a value (nil for a blank line).
