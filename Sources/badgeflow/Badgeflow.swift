@@ -16,7 +16,7 @@ struct Badgeflow: ParsableCommand {
     static let version = BadgeFlowVersion.string
 }
 
-/// Maps errors to SPEC §6's exit codes: argument errors are 2, not ArgumentParser's 64.
+/// Maps errors to the documented exit codes (README, "Exit codes"): argument errors are 2, not ArgumentParser's 64.
 @main
 enum Main {
     static func main() {
@@ -36,7 +36,7 @@ enum Main {
     }
 }
 
-/// Exit codes of SPEC §6.
+/// The exit codes README documents under "Exit codes".
 enum Exit {
     static let rejected = ExitCode(1)
     static let usage = ExitCode(2)

@@ -1,7 +1,7 @@
 import ArgumentParser
 import BadgeFlow
 
-/// `badgeflow batch`: run fixture files and compare them with golden expectations (SPEC §6).
+/// `badgeflow batch`: run fixture files and compare them with golden expectations (README, "`badgeflow batch`").
 struct BatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch",

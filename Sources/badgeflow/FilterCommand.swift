@@ -6,7 +6,7 @@ import Darwin
 import ArgumentParser
 import BadgeFlow
 
-/// `badgeflow filter`: NDJSON events in, one NDJSON result per event out (SPEC §4, §6).
+/// `badgeflow filter`: NDJSON events in, one NDJSON result per event out (README, "`badgeflow filter`").
 struct FilterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "filter",

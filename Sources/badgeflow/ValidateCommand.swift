@@ -6,7 +6,7 @@ import Darwin
 import ArgumentParser
 import BadgeFlow
 
-/// `badgeflow validate`: lint APNs payloads (SPEC §1).
+/// `badgeflow validate`: lint APNs payloads (the checks of `BadgeFlow.docc/PayloadValidation.md`).
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",

@@ -17,5 +17,6 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The byte offset in the input where the parser stopped.
     public let offset: Int
 
+    /// `MESSAGE (byte N)`.
     public var description: String { "\(message) (byte \(offset))" }
 }

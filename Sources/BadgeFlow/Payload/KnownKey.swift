@@ -54,7 +54,7 @@ struct KnownKeys<Key: Sendable>: Sendable {
     }
 }
 
-/// The `aps` keys of SPEC §1.
+/// The `aps` keys APNs documents (the table in `BadgeFlow.docc/PayloadValidation.md`).
 enum ApsKey: Sendable {
     case alert, badge, sound, string, contentAvailable, integer, interruptionLevel, event, relevanceScore, object,
          inputPushToken

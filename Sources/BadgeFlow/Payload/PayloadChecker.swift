@@ -1,4 +1,5 @@
-/// Validates a parsed payload in one walk of its `aps` dictionary (SPEC §1).
+/// Validates a parsed payload in one walk of its `aps` dictionary (the checks of
+/// `BadgeFlow.docc/PayloadValidation.md`).
 ///
 /// Pointers are built only when a problem is found, so a clean payload allocates nothing
 /// but its (usually empty) diagnostics array.

@@ -1,4 +1,6 @@
-/// What a payload asks the device to do, derived from its `aps` keys (SPEC §1).
+/// What a payload asks the device to do, derived from its `aps` keys.
+///
+/// See <doc:PayloadValidation> for how the kind is chosen.
 public enum PayloadKind: String, Sendable {
     /// Shows an alert or plays a sound (badge may come along).
     case alert

@@ -1,4 +1,4 @@
-/// Parses and validates APNs payloads (SPEC §1).
+/// Parses and validates APNs payloads (see <doc:PayloadValidation>).
 ///
 /// One validator reuses one json-c tokener, so keep one per thread and call it for every
 /// payload:
