@@ -12,8 +12,8 @@ struct Badgeflow: ParsableCommand {
                       RulesCommand.self, ExampleCommand.self]
     )
 
-    /// The release this build is (one source of truth: `BadgeFlowVersion.string`).
-    static let version = BadgeFlowVersion.string
+    /// The release this build is (one source of truth: `BadgeFlowRelease.version`).
+    static let version = BadgeFlowRelease.version
 }
 
 /// Maps errors to the documented exit codes (README, "Exit codes"): argument errors are 2, not ArgumentParser's 64.

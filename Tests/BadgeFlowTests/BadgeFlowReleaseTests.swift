@@ -1,12 +1,12 @@
 import Testing
 import BadgeFlow
 
-/// README's "Add to your package" line names the release `BadgeFlowVersion.string` says.
-@Suite struct BadgeFlowVersionTests {
+/// README's "Add to your package" line names the release `BadgeFlowRelease.version` says.
+@Suite struct BadgeFlowReleaseTests {
     /// The `from:` versions of README's `.package(url: …BadgeFlow…, from: "X")` lines.
     static func readmeVersions() throws -> [String] {
         var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-        // …/Tests/BadgeFlowTests/BadgeFlowVersionTests.swift → …/README.md
+        // …/Tests/BadgeFlowTests/BadgeFlowReleaseTests.swift → …/README.md
         parts.removeLast(3)
         let readme = try FileIO.readString(parts.joined(separator: "/") + "/README.md")
         var versions: [String] = []
@@ -19,7 +19,7 @@ import BadgeFlow
     }
 
     @Test func versionIsSemanticVersion() {
-        let parts = BadgeFlowVersion.string.split(separator: ".")
+        let parts = BadgeFlowRelease.version.split(separator: ".")
         #expect(parts.count == 3)
         #expect(parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) })
     }
@@ -27,6 +27,6 @@ import BadgeFlow
     @Test func readmePackageLineNamesThisVersion() throws {
         let versions = try Self.readmeVersions()
         #expect(!versions.isEmpty, "README has no .package(url: …BadgeFlow…, from: \"X\") line")
-        for v in versions { #expect(v == BadgeFlowVersion.string) }
+        for v in versions { #expect(v == BadgeFlowRelease.version) }
     }
 }
