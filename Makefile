@@ -3,7 +3,7 @@ SWIFT  ?= swift
 BIN    := .build/debug/badgeflow
 RBIN   := .build/release/badgeflow
 
-.PHONY: deps build test demo bench bench-deps bench-lib check leaks fuzz clean
+.PHONY: deps build test demo docs bench bench-deps bench-lib check leaks fuzz clean
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages.
@@ -23,6 +23,15 @@ test: deps
 	$(SWIFT) test --skip-build
 	$(BIN) batch Fixtures/scenarios Fixtures/payloads
 	Scripts/check-badgetree-only.sh
+
+# DocC archives of both libraries (swift-docc-plugin), in .build/plugins/Swift-DocC/outputs/.
+# Fails on any documentation warning (a broken symbol link, an undocumented parameter).
+docs: deps
+	@mkdir -p .build; for t in BadgeTree BadgeFlow; do \
+	  $(SWIFT) package generate-documentation --target $$t > .build/docs-$$t.log 2>&1 || { cat .build/docs-$$t.log; exit 1; }; \
+	  if grep -q 'warning:' .build/docs-$$t.log; then grep -A8 'warning:' .build/docs-$$t.log; echo "make docs: $$t has documentation warnings"; exit 1; fi; \
+	  tail -n 2 .build/docs-$$t.log; \
+	done
 
 demo: deps
 	@$(SWIFT) build --product badgeflow >/dev/null
