@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
 MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps man-deps build test demo install install-check bench bench-deps bench-lib check leaks fuzz clean
+.PHONY: deps man-deps build test demo docs install install-check bench bench-deps bench-lib check leaks fuzz clean
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages.
@@ -55,6 +55,15 @@ install-check: man-deps
 	MANWIDTH=80 man -l "$$d/share/man/man1/badgeflow.1" > "$$d/man.txt" 2>&1 && \
 	grep -q '^NAME' "$$d/man.txt" && grep -q -- '--files-from' "$$d/man.txt" && \
 	echo "install-check: $$d/bin/badgeflow and man -l $$d/share/man/man1/badgeflow.1 ($$(wc -l < "$$d/man.txt") lines) ok"
+
+# DocC archives of both libraries (swift-docc-plugin), in .build/plugins/Swift-DocC/outputs/.
+# Fails on any documentation warning (a broken symbol link, an undocumented parameter).
+docs: deps
+	@mkdir -p .build; for t in BadgeTree BadgeFlow; do \
+	  $(SWIFT) package generate-documentation --target $$t > .build/docs-$$t.log 2>&1 || { cat .build/docs-$$t.log; exit 1; }; \
+	  if grep -q 'warning:' .build/docs-$$t.log; then grep -A8 'warning:' .build/docs-$$t.log; echo "make docs: $$t has documentation warnings"; exit 1; fi; \
+	  tail -n 2 .build/docs-$$t.log; \
+	done
 
 demo: deps
 	@$(SWIFT) build --product badgeflow >/dev/null

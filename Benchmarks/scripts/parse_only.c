@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
                            line[len - 1] == ' ' || line[len - 1] == '\t'))
             len--;
         if (len == 0)
-            continue; /* blank lines are skipped, as in SPEC 4 */
+            continue; /* blank lines are skipped, as the filter does */
         json_object *obj = json_tokener_parse_ex(tok, line, (int)len);
         if (obj != NULL && json_tokener_get_error(tok) == json_tokener_success &&
             json_tokener_get_parse_end(tok) == (size_t)len)

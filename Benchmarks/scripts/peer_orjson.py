@@ -3,7 +3,7 @@
 
 Reads NDJSON on stdin; for each non-blank line writes one line
 {"seq","path","count","total"}: seq is the 1-based line number (blank lines
-counted, as in SPEC 4), path the route (root.chat.<thread-id>,
+counted, as the filter's seq is), path the route (root.chat.<thread-id>,
 root.promotion.<campaign>, or null; push envelopes are routed by their
 payload), count the running number of events routed to that path and total
 the running number of routed events. A bad line yields

@@ -1,4 +1,4 @@
-/// A badge tree shared between threads, with observers (SPEC §2).
+/// A badge tree shared between threads, with observers.
 ///
 /// ```swift
 /// let center = BadgeCenter()

@@ -1,4 +1,4 @@
-/// A validated badge path such as `root.chat.alice` (SPEC §2).
+/// A validated badge path such as `root.chat.alice`.
 ///
 /// Segments are joined by `.`; each is non-empty UTF-8 without `.` or control characters.
 /// A path has at most 16 segments and 1024 bytes, and is case-sensitive. Whether the first
@@ -28,6 +28,7 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
 
     package init(unchecked text: String) { rawValue = text }
 
+    /// The path text, as ``rawValue``.
     public var description: String { rawValue }
 
     /// The segments, first (the root name) to last.
@@ -52,7 +53,7 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
         lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
     }
 
-    /// Checks the grammar of SPEC §2.
+    /// Checks that `text` is a well-formed path: the rules listed on ``BadgePath``.
     ///
     /// - Complexity: O(n) in the path's bytes.
     public static func validate(_ text: String) throws(BadgePathError) {
@@ -81,7 +82,7 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
     }
 
     /// Escapes a value so it stays one segment: `%` → `%25`, `.` → `%2E`, control
-    /// characters → `%XX` (SPEC §3). Round-trips through `unescapeSegment`.
+    /// characters → `%XX`, as rules-file path templates do. Round-trips through `unescapeSegment`.
     ///
     /// ```swift
     /// BadgePath.escapeSegment("v1.2")   // "v1%2E2"
@@ -155,5 +156,6 @@ public struct BadgePathError: Error, Sendable, Equatable, CustomStringConvertibl
     /// Which rule it breaks.
     public let reason: String
 
+    /// `invalid path "TEXT": REASON`, the form error lines and messages use.
     public var description: String { "invalid path \"\(path)\": \(reason)" }
 }

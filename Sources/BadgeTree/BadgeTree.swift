@@ -1,4 +1,4 @@
-/// A tree of badges whose parents sum and union their children (SPEC §2).
+/// A tree of badges whose parents sum and union their children.
 ///
 /// Nodes live on paths such as `root.chat.alice`. A node may carry an own `Mark`. A node
 /// with a marked descendant is a *summary* node: its count is the sum of its children's
@@ -24,6 +24,12 @@ public struct BadgeTree: Sendable {
         /// Display modes by path; paths not named use `.number`.
         public var display: [String: DisplayMode]
 
+        /// Creates tree settings; the defaults are a `root` tree, `99+` above 99, numbers everywhere.
+        ///
+        /// - Parameters:
+        ///   - root: the first segment of every path; one segment, without `.`.
+        ///   - maxDisplay: the largest count shown as a number; above it the text is `"\(maxDisplay)+"`.
+        ///   - display: display modes by exact path; paths not named use ``DisplayMode/number``.
         public init(root: String = "root", maxDisplay: Int = 99, display: [String: DisplayMode] = [:]) {
             self.root = root
             self.maxDisplay = maxDisplay

@@ -1,10 +1,11 @@
-/// A node's own mark: a dot, or a count of one or more (SPEC §2).
+/// A node's own mark: a dot, or a count of one or more.
 public enum Mark: Sendable, Equatable, CustomStringConvertible {
     /// A red dot with no number.
     case dot
     /// A number; always at least 1 (a count of 0 is no mark).
     case count(Int)
 
+    /// `"dot"`, or the count in decimal (`"3"`): how state files and `badgeflow tree` write a mark.
     public var description: String {
         switch self {
         case .dot: return "dot"
@@ -48,6 +49,7 @@ public enum BadgeDisplay: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The text result lines carry: `"3"`, `"99+"`, `"custom:NAME"`, `"dot"` or `"hidden"`.
     public var description: String {
         switch self {
         case .number(let n, let max): return n > max ? "\(max)+" : "\(n)"
@@ -69,6 +71,13 @@ public struct BadgeState: Sendable, Equatable, CustomStringConvertible {
     /// What it shows.
     public let display: BadgeDisplay
 
+    /// Creates a state; the tree makes these, so user code needs this mostly in tests.
+    ///
+    /// - Parameters:
+    ///   - path: the node's path.
+    ///   - count: the aggregate count.
+    ///   - show: whether the node shows a badge.
+    ///   - display: what it shows.
     public init(path: String, count: Int, show: Bool, display: BadgeDisplay) {
         self.path = path
         self.count = count
@@ -76,6 +85,7 @@ public struct BadgeState: Sendable, Equatable, CustomStringConvertible {
         self.display = display
     }
 
+    /// `root.chat count=3 show=true display=3`, for logs.
     public var description: String { "\(path) count=\(count) show=\(show) display=\(display)" }
 }
 
@@ -86,6 +96,11 @@ public struct Decrement: Sendable, Equatable, Codable {
     /// The marks that were removed or lowered, in byte order.
     public var paths: [String]
 
+    /// Creates a decrement request.
+    ///
+    /// - Parameters:
+    ///   - by: how much the total dropped.
+    ///   - paths: the marks removed or lowered, in byte order.
     public init(by: Int, paths: [String]) {
         self.by = by
         self.paths = paths
@@ -99,6 +114,11 @@ public struct Outcome: Sendable, Equatable, Codable {
     /// Present when the operation lowered the tree's total.
     public var decrement: Decrement?
 
+    /// Creates an outcome.
+    ///
+    /// - Parameters:
+    ///   - changes: every node whose (count, show) changed, deepest first.
+    ///   - decrement: the decrement request, when the total dropped.
     public init(changes: [BadgeState] = [], decrement: Decrement? = nil) {
         self.changes = changes
         self.decrement = decrement

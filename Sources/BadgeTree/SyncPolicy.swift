@@ -1,4 +1,4 @@
-/// Decides when an app should re-sync its unread count (SPEC §5), on event time only.
+/// Decides when an app should re-sync its unread count, on event time only.
 ///
 /// One value per device. Feed it every event with its time; it answers with the reason
 /// to sync, if any. It never reads the wall clock, so replays give the same answers.
@@ -11,10 +11,17 @@
 /// ```
 public struct SyncPolicy: Sendable, Equatable, Codable {
     /// Why a sync is due, in priority order.
+    ///
+    /// The raw value is the text result lines carry in `"sync": {"reason": …}`.
     public enum Reason: String, Sendable, Comparable, Codable {
+        /// A push was received while logged in.
         case push
+        /// A watched page appeared for the first time since login.
         case firstAppearance = "first-appearance"
+        /// A watched page reappeared after being away longer than `away` seconds.
         case returned
+        /// `interval` seconds passed since the last sync while a watched page was visible in
+        /// the foreground.
         case interval
 
         private var rank: Int {
@@ -26,13 +33,25 @@ public struct SyncPolicy: Sendable, Equatable, Codable {
             }
         }
 
+        /// Whether `a` comes before `b` in priority (`push` first, `interval` last).
         public static func < (a: Reason, b: Reason) -> Bool { a.rank < b.rank }
     }
 
     /// What happened, as far as syncing cares.
     public enum Happening: Sendable, Equatable {
-        case login, logout, foreground, background
-        case appear(String), disappear(String)
+        /// The user logged in: syncing starts, the interval clock restarts and no page has
+        /// appeared yet (a repeated login while logged in changes nothing).
+        case login
+        /// The user logged out: no syncs until the next login.
+        case logout
+        /// The app came to the foreground.
+        case foreground
+        /// The app went to the background: the interval stops triggering.
+        case background
+        /// A page became visible.
+        case appear(String)
+        /// A page stopped being visible; for a watched page this starts its away time.
+        case disappear(String)
         /// A push was received.
         case push
         /// A `tick`: only the interval is checked.
@@ -74,9 +93,20 @@ public struct SyncPolicy: Sendable, Equatable, Codable {
     /// Time of the last sync, or of login when there has been none.
     public private(set) var intervalStart: Double = 0
 
+    /// Creates the state of a new device: logged out, in the foreground, no page visible.
+    ///
+    /// - Parameter configuration: the watched pages and the interval and away times.
     public init(configuration: Configuration) { self.configuration = configuration }
 
     /// Applies `happening` at time `now` and returns the sync it triggers, if any.
+    ///
+    /// At most one reason is returned; when several hold, the first in ``Reason``'s order
+    /// wins. Nothing triggers while logged out. A returned reason restarts the interval clock.
+    ///
+    /// - Parameters:
+    ///   - happening: what happened.
+    ///   - now: the event time in seconds; never the wall clock.
+    /// - Returns: the reason to sync now, or nil.
     public mutating func handle(_ happening: Happening, at now: Double) -> Reason? {
         var reason: Reason? = nil
         func propose(_ r: Reason) { if reason.map({ r < $0 }) ?? true { reason = r } }
@@ -119,7 +149,16 @@ public struct SyncPolicy: Sendable, Equatable, Codable {
         return reason
     }
 
-    /// Restores a saved policy state.
+    /// Restores a saved policy state, as a state file holds it.
+    ///
+    /// - Parameters:
+    ///   - configuration: the policy's settings.
+    ///   - loggedIn: whether the user is logged in.
+    ///   - foreground: whether the app is in the foreground.
+    ///   - visible: the pages visible now.
+    ///   - appearedSinceLogin: watched pages that have appeared since login.
+    ///   - disappearedAt: when each watched page last disappeared.
+    ///   - intervalStart: the time of the last sync, or of login.
     public init(configuration: Configuration, loggedIn: Bool, foreground: Bool, visible: Set<String>,
                 appearedSinceLogin: Set<String>, disappearedAt: [String: Double], intervalStart: Double) {
         self.configuration = configuration

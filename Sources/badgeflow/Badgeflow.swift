@@ -12,8 +12,8 @@ struct Badgeflow: ParsableCommand {
                       RulesCommand.self, ExampleCommand.self]
     )
 
-    /// The release this build is.
-    static let version = "0.1.0"
+    /// The release this build is (one source of truth: `BadgeFlowRelease.version`).
+    static let version = BadgeFlowRelease.version
 }
 
 /// Maps errors to the command line's exit codes: argument errors are 2, not ArgumentParser's 64.

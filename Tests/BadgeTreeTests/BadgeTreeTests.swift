@@ -382,7 +382,7 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
     }
 
     /// Marking below a counted node shadows its count, so the total drops although no mark
-    /// was removed. SPEC §2 asks for a decrement whenever the total drops.
+    /// was removed. A decrement is due whenever the total drops (TreeSemantics.md).
     @Test func shadowingACountedNodeAsksForADecrementOfTheDrop() throws {
         var tree = BadgeTree()
         try tree.set("root.inbox", count: 4)

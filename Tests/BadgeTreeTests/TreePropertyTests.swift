@@ -62,7 +62,7 @@ private enum Operation: CustomStringConvertible {
 }
 
 /// A deliberately naive badge tree: own marks in a table, every aggregate recomputed from
-/// scratch by the rules of SPEC §2 after each operation.
+/// scratch by the documented tree rules (BadgeTree.docc/TreeSemantics.md) after each operation.
 private struct ReferenceModel {
     struct Aggregate: Equatable {
         var count = 0
@@ -126,7 +126,7 @@ private struct ReferenceModel {
         return result
     }
 
-    /// The display text of SPEC §2, written out independently of `BadgeDisplay`.
+    /// The display text the tree documentation gives (TreeSemantics.md), written out independently of `BadgeDisplay`.
     func display(_ i: Int, _ a: Aggregate) -> String {
         let mode = modes[paths[i]] ?? .number
         if a.count > 0, mode != .dot { return a.count > maxDisplay ? "\(maxDisplay)+" : "\(a.count)" }

@@ -17,6 +17,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The byte offset in the input where the parser stopped.
     public let offset: Int
 
+    /// `MESSAGE (byte N)`.
     public var description: String { "\(message) (byte \(offset))" }
 
     /// The 1-based line and column of `offset` in `text`, the text that was parsed: lines

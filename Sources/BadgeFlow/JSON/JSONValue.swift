@@ -3,14 +3,22 @@
 /// Objects keep their members in document order. The per-line path never builds these: it
 /// reads fields in place from the parsed document.
 public enum JSONValue: Sendable, Equatable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number written without fraction or exponent that fits in 64 bits.
     case int(Int64)
+    /// Any other number.
     case double(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object's members in document order (a repeated key appears twice).
     case object([(String, JSONValue)])
 
+    /// Type-strict equality: `1` is not `1.0`, and objects compare member by member, in order.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true

@@ -1,6 +1,7 @@
 /// What a payload asks the device to do, derived from its `aps` keys.
 ///
 /// The raw value is how the kind is written in result lines and in `badgeflow validate --json`.
+/// See <doc:PayloadValidation> for how the kind is chosen.
 public enum PayloadKind: String, Sendable {
     /// Shows an alert or plays a sound (badge may come along).
     case alert

@@ -16,6 +16,12 @@ public struct PayloadReport: Sendable, Equatable {
     /// The warnings only.
     public var warnings: [Diagnostic] { diagnostics.filter { $0.severity == .warning } }
 
+    /// Creates a report; ``PayloadValidator`` makes these.
+    ///
+    /// - Parameters:
+    ///   - kind: the derived kind, nil when the payload has errors.
+    ///   - badge: `aps.badge` when present and valid.
+    ///   - diagnostics: errors and warnings, in the order found.
     public init(kind: PayloadKind?, badge: Int?, diagnostics: [Diagnostic]) {
         self.kind = kind
         self.badge = badge

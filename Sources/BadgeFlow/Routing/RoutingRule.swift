@@ -22,11 +22,13 @@ public final class RoutingRule: Sendable {
 
     /// A number given literally or selected from the payload.
     public enum Amount: Sendable, Equatable {
+        /// A number written in the rules file, such as `{"increment": 2}`.
         case literal(Int)
+        /// A pointer into the payload, such as `{"set": "/unread"}`, read on every push.
         case pointer(JSONPointer)
     }
 
-    /// What a matched rule does to its path (SPEC §3).
+    /// What a matched rule does to its path (the rule's `action`, see <doc:RulesFile>).
     public enum Action: Sendable, Equatable {
         /// Set a dot.
         case dot

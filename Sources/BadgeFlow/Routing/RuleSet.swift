@@ -1,4 +1,4 @@
-/// A compiled rules file (SPEC §3): tree settings, display modes, routing rules, sync policy.
+/// A compiled rules file (see <doc:RulesFile>): tree settings, display modes, routing rules, sync policy.
 ///
 /// Load it once; routing a payload then costs pointer look-ups only, no parsing of rules.
 ///

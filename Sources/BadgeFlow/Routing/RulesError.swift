@@ -7,6 +7,12 @@ public struct RulesError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong and what is expected instead.
     public let message: String
 
+    /// Creates a rules-file error.
+    ///
+    /// - Parameters:
+    ///   - file: the file's path, or `<built-in>` / `<string>`.
+    ///   - at: the RFC 6901 pointer of the faulty value (`""` for the whole file).
+    ///   - message: what is wrong and what is expected instead.
     public init(file: String, at: String, message: String) {
         self.file = file
         self.at = at

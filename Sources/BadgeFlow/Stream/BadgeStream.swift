@@ -1,5 +1,5 @@
 /// The stateful half of the filter: applies events to devices in input order and writes
-/// one result line per event (SPEC §4).
+/// one result line per event (see <doc:ResultLines>).
 ///
 /// ```swift
 /// let analyzer = LineAnalyzer(rules: .builtIn)

@@ -3,9 +3,30 @@
 /// Making an `Event` depends only on the line and the rules, never on device state, so
 /// lines can be analysed on any thread and applied in order on one.
 public struct Event: Sendable {
-    /// The envelope operations of SPEC §4.
+    /// The envelope operations an event line may name in `op` (see <doc:EventLines>).
     public enum Op: String, Sendable, CaseIterable {
-        case push, set, clear, login, logout, foreground, background, appear, disappear, tick, snapshot
+        /// A payload arrived (a bare payload line, or `{"op":"push","payload":…}`).
+        case push
+        /// Set a dot, or with `count` a number, on `path`.
+        case set
+        /// Clear `path`, or with `force` its whole subtree.
+        case clear
+        /// The user logged in.
+        case login
+        /// The user logged out.
+        case logout
+        /// The app came to the foreground.
+        case foreground
+        /// The app went to the background.
+        case background
+        /// A page became visible.
+        case appear
+        /// A page stopped being visible.
+        case disappear
+        /// Time passed: only the sync interval is checked.
+        case tick
+        /// Report every shown node of the device in `tree`.
+        case snapshot
     }
 
     /// The operation.
@@ -29,6 +50,9 @@ public struct Event: Sendable {
     /// Warnings found on the line (payload warnings, with pointers into the line).
     public var warnings: [Diagnostic] = []
 
+    /// Creates an event with only its operation set; ``LineAnalyzer`` fills in the rest.
+    ///
+    /// - Parameter op: the operation.
     public init(op: Op) { self.op = op }
 }
 

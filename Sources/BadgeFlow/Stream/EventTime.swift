@@ -1,4 +1,4 @@
-/// Parses event times: RFC 3339 text or UNIX seconds (SPEC §4).
+/// Parses event times: RFC 3339 text or UNIX seconds (the `at` field of an event line).
 enum EventTime {
     /// Seconds since the UNIX epoch for `2026-11-22T10:00:00Z`-style text, or nil.
     ///

@@ -12,8 +12,14 @@ public enum FileIO {
         public let path: String
         /// What failed, and `strerror`'s words.
         public let message: String
+        /// `PATH: MESSAGE`, as the CLI prints it.
         public var description: String { "\(path): \(message)" }
 
+        /// Creates a failure.
+        ///
+        /// - Parameters:
+        ///   - path: the path involved.
+        ///   - message: what failed and why.
         public init(path: String, message: String) {
             self.path = path
             self.message = message

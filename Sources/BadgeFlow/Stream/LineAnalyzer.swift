@@ -1,4 +1,6 @@
-/// Reads one NDJSON line into an `Event`: parse, validate, route (SPEC §4).
+/// Reads one NDJSON line into an `Event`: parse, validate, route.
+///
+/// The line formats are described in <doc:EventLines>.
 ///
 /// Stateless apart from its reused json-c tokener: give each thread its own analyzer and
 /// share the `RuleSet`. Every problem becomes a `Diagnostic` whose pointer is into the line.

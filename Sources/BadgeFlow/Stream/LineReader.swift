@@ -13,7 +13,10 @@ import Darwin
 public final class LineReader {
     /// One line, or the length of a line that was too long to keep.
     public enum Line {
+        /// A line's bytes without its newline (and without a trailing `\r`), valid only
+        /// until the callback returns.
         case text(UnsafeRawBufferPointer)
+        /// A line longer than ``LineReader/maxLineBytes``, skipped; the value is its length in bytes.
         case overlong(Int)
     }
 
@@ -26,6 +29,11 @@ public final class LineReader {
     private var first = true
 
     /// Creates a reader of `fd` (not closed by the reader).
+    ///
+    /// - Parameters:
+    ///   - fd: an open file descriptor to read from.
+    ///   - maxLineBytes: the longest line kept; longer ones come as ``Line/overlong(_:)``.
+    ///   - chunkBytes: how much one `read(2)` asks for.
     public init(fd: Int32, maxLineBytes: Int = 1 << 20, chunkBytes: Int = 1 << 18) {
         self.fd = fd
         self.maxLineBytes = maxLineBytes
@@ -45,6 +53,9 @@ public final class LineReader {
 
     /// Calls `body` for each line until the input ends or `body` returns false.
     ///
+    /// - Parameters:
+    ///   - name: the input's name, for errors.
+    ///   - body: called with each line in order; return false to stop reading.
     /// - Throws: `FileIO.Failure` when reading fails.
     public func forEachLine(_ name: String = "<stdin>", _ body: (Line) -> Bool) throws(FileIO.Failure) {
         var skipping = 0   // > 0 while discarding an overlong line: bytes seen so far

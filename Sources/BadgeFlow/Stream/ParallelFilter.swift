@@ -55,7 +55,9 @@ public final class ParallelFilter {
 
     /// Takes one line from a `LineReader`. Results are produced in order through `output`.
     ///
-    /// - Parameter output: receives result bytes; return false to stop (e.g. stdout closed).
+    /// - Parameters:
+    ///   - line: the line, or the length of an overlong one.
+    ///   - output: receives the result bytes of each applied batch, in input order.
     public func feed(_ line: LineReader.Line, output: (inout JSONWriter) -> Void) {
         current.append(line)
         if current.count >= linesPerBatch || current.byteCount >= Batch.maxBytes { submit(output: output) }

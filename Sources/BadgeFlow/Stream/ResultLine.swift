@@ -1,4 +1,5 @@
-/// Writes result lines: the output format of SPEC §4, keys in a fixed order.
+/// Writes result lines: the output format of the filter (documented in
+/// `Sources/BadgeFlow/BadgeFlow.docc/ResultLines.md`), keys in a fixed order.
 enum ResultLine {
     static func error(_ d: Diagnostic, seq: Int, into w: inout JSONWriter) {
         w.fragment(#"{"seq":"#); w.bareInt(seq)

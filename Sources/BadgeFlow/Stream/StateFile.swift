@@ -19,9 +19,13 @@ public enum StateFile {
 
     /// A state file that cannot be read or used; the file is left as it is.
     public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// The state file's path.
         public let file: String
+        /// RFC 6901 pointer of the faulty value in the file (`""` for the whole file).
         public let at: String
+        /// What is wrong.
         public let message: String
+        /// `FILE: POINTER: MESSAGE`, as the CLI prints it.
         public var description: String { "\(file): \(at.isEmpty ? "" : at + ": ")\(message)" }
     }
 
