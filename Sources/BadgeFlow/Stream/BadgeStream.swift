@@ -16,8 +16,6 @@ public struct BadgeStream: Sendable {
     public let rules: RuleSet
     /// Devices by id, created on first use.
     public internal(set) var devices: [String: Device] = [:]
-    /// The time of the last event (events without `at` take it).
-    public internal(set) var clock: Double = 0
     /// Lines rejected so far.
     public private(set) var rejected = 0
 
@@ -40,7 +38,6 @@ public struct BadgeStream: Sendable {
             rejected += 1
             return StreamResult(seq: seq, body: .rejected(diagnostic))
         case .event(let event):
-            if let at = event.at { clock = at }
             let body = apply(event)
             if case .rejected = body { rejected += 1 }
             return StreamResult(seq: seq, body: body)
@@ -50,7 +47,7 @@ public struct BadgeStream: Sendable {
     private mutating func apply(_ event: consuming Event) -> StreamResult.Body {
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
-        let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay, clock: clock)
+        let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay)
         // Mutate the device in place in the dictionary: one hash, no copy of its tree.
         let index: Dictionary<String, Device>.Index
         if let found = devices.index(forKey: event.device) {
@@ -69,12 +66,13 @@ public struct BadgeStream: Sendable {
     private struct Settings {
         let icon: RuleSet.IconPolicy
         let maxDisplay: Int
-        let clock: Double
     }
 
     /// Applies `event` to `device`.
     private static func apply(_ event: consuming Event, settings: Settings, to device: inout Device) -> StreamResult.Body {
-        let clock = settings.clock
+        // Events without `at` take the previous time of the same device.
+        if let at = event.at { device.clock = at }
+        let clock = device.clock
         var outcome = Outcome.unchanged
         if let path = event.path {
             do {

@@ -4,6 +4,8 @@ public struct Device: Sendable {
     public var tree: BadgeTree
     /// Under the `payload` icon policy: the last `aps.badge` minus local decrements since.
     public var payloadIcon: Int = 0
+    /// The time of the device's last event (its events without `at` take it; 0 at first).
+    public var clock: Double = 0
     /// The unread-sync policy state.
     public var sync: SyncPolicy
 

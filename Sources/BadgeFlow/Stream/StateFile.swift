@@ -41,16 +41,17 @@ public enum StateFile {
         guard root["version"] == .int(version) else {
             throw Failure(file: file, at: "/version", message: "state version \(root["version"]?.serialized() ?? "none") is not supported; this BadgeFlow reads version \(version)")
         }
-        if let clock = root["clock"] {
-            guard let c = number(clock) else { throw Failure(file: file, at: "/clock", message: "clock must be a number") }
-            stream.clock = c
+        var clock = 0.0
+        if let value = root["clock"] {
+            guard let c = number(value) else { throw Failure(file: file, at: "/clock", message: "clock must be a number") }
+            clock = c
         }
         guard case .object(let devices)? = root["devices"] else {
             throw Failure(file: file, at: "/devices", message: "devices must be an object")
         }
         for (id, value) in devices {
             let at = "/devices/" + JSONPointer.escape(id)
-            stream.devices[id] = try device(value, at: at, file: file, rules: rules)
+            stream.devices[id] = try device(value, at: at, file: file, rules: rules, clock: clock)
         }
         return stream
     }
@@ -73,9 +74,14 @@ public enum StateFile {
         return out
     }
 
-    private static func device(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Device {
+    private static func device(_ v: JSONValue, at: String, file: String, rules: RuleSet, clock: Double) throws(Failure) -> Device {
         func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
         var device = Device(rules: rules)
+        device.clock = clock
+        if let c = v["clock"] {
+            guard let t = number(c) else { throw fail("/clock", "clock must be a number") }
+            device.clock = t
+        }
         guard case .object(let marks)? = v["marks"] else { throw fail("/marks", "marks must be an object") }
         var list: [(path: String, mark: Mark)] = []
         for (path, mark) in marks {
@@ -132,12 +138,13 @@ public enum StateFile {
                 ("disappearedAt", .object(sorted(d.sync.disappearedAt.keys).map { ($0, time(d.sync.disappearedAt[$0] ?? 0)) })),
                 ("intervalStart", time(d.sync.intervalStart)),
             ])
-            devices.append((id, .object([("marks", .object(marks)), ("icon", .int(Int64(d.payloadIcon))), ("sync", sync)])))
+            devices.append((id, .object([("marks", .object(marks)), ("icon", .int(Int64(d.payloadIcon))),
+                                         ("clock", time(d.clock)), ("sync", sync)])))
         }
         return .object([
             ("format", .string(format)),
             ("version", .int(version)),
-            ("clock", time(stream.clock)),
+            ("clock", time(stream.devices.values.map(\.clock).max() ?? 0)),
             ("devices", .object(devices)),
         ])
     }
