@@ -1,22 +1,31 @@
-/// Saves and loads a `BadgeStream`'s devices as versioned JSON, atomically.
+/// Saves and loads a `BadgeStream`'s accounts as versioned JSON, atomically.
 ///
 /// ```json
-/// {"format": "badgeflow-state", "version": 1, "clock": 1732269600,
-///  "devices": {"": {"marks": {"root.chat.alice": 2, "root.news": "dot"}, "icon": 0,
-///                   "sync": {"loggedIn": true, "foreground": true, "visible": ["home"],
-///                            "appeared": ["home"], "disappearedAt": {}, "intervalStart": 0}}}}
+/// {"format": "badgeflow-state", "version": 2,
+///  "accounts": {"alice": {"clock": 1732269600, "marks": {"root.chat.bob": 2, "root.news": "dot"},
+///                         "devices": {"phone": {"icon": 0, "delivered": 3,
+///                                               "sync": {"loggedIn": true, "foreground": true, "visible": ["home"],
+///                                                        "appeared": ["home"], "disappearedAt": {}, "intervalStart": 0}}}}}}
 /// ```
+///
+/// Version 1 files (devices, each with its own tree, and one clock for all) still load: each
+/// device becomes its own account, whose clock is the file's clock, and counts as having
+/// been delivered its tree's total. Files are always saved as version 2.
 public enum StateFile {
     /// The format name written into every state file.
     public static let format = "badgeflow-state"
-    /// The current version.
-    public static let version: Int64 = 1
+    /// The version written.
+    public static let version: Int64 = 2
 
     /// A state file that cannot be read or used; the file is left as it is.
     public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// The file.
         public let file: String
+        /// A JSON Pointer to the bad part of the file (empty: the whole file).
         public let at: String
+        /// What is wrong.
         public let message: String
+        /// `file: at: message`.
         public var description: String { "\(file): \(at.isEmpty ? "" : at + ": ")\(message)" }
     }
 
@@ -38,9 +47,24 @@ public enum StateFile {
         guard root["format"] == .string(format) else {
             throw Failure(file: file, at: "/format", message: "not a BadgeFlow state file (no \"format\": \"\(format)\")")
         }
-        guard root["version"] == .int(version) else {
-            throw Failure(file: file, at: "/version", message: "state version \(root["version"]?.serialized() ?? "none") is not supported; this BadgeFlow reads version \(version)")
+        switch root["version"] {
+        case .int(version)?:
+            guard case .object(let accounts)? = root["accounts"] else {
+                throw Failure(file: file, at: "/accounts", message: "accounts must be an object")
+            }
+            for (id, value) in accounts {
+                stream.accounts[id] = try account(value, at: "/accounts/" + JSONPointer.escape(id), file: file, rules: rules)
+            }
+        case .int(1)?:
+            try migrate(root, file: file, rules: rules, into: &stream)
+        default:
+            throw Failure(file: file, at: "/version", message: "state version \(root["version"]?.serialized() ?? "none") is not supported; this BadgeFlow reads versions 1 and \(version)")
         }
+        return stream
+    }
+
+    /// Reads a version 1 file: every device becomes its own account.
+    private static func migrate(_ root: JSONValue, file: String, rules: RuleSet, into stream: inout BadgeStream) throws(Failure) {
         var clock = 0.0
         if let value = root["clock"] {
             guard let c = number(value) else { throw Failure(file: file, at: "/clock", message: "clock must be a number") }
@@ -51,9 +75,42 @@ public enum StateFile {
         }
         for (id, value) in devices {
             let at = "/devices/" + JSONPointer.escape(id)
-            stream.devices[id] = try device(value, at: at, file: file, rules: rules, clock: clock)
+            var account = Account(rules: rules)
+            account.tree = try tree(value, at: at, file: file, rules: rules)
+            account.clock = clock
+            if let c = value["clock"] {
+                guard let t = number(c) else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
+                account.clock = t
+            }
+            var d = try device(value, at: at, file: file, rules: rules)
+            d.delivered = rules.icon == .tree ? account.tree.total : 0
+            account.devices[id] = d
+            stream.accounts[id] = account
         }
-        return stream
+    }
+
+    private static func account(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
+        var account = Account(rules: rules)
+        account.tree = try tree(v, at: at, file: file, rules: rules)
+        if let c = v["clock"] {
+            guard let t = number(c) else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
+            account.clock = t
+        }
+        guard case .object(let devices)? = v["devices"] else {
+            throw Failure(file: file, at: at + "/devices", message: "devices must be an object")
+        }
+        for (id, value) in devices {
+            let dat = at + "/devices/" + JSONPointer.escape(id)
+            var d = try device(value, at: dat, file: file, rules: rules)
+            if let n = value["delivered"] {
+                guard case .int(let k) = n, k >= 0, k <= Int64(Int32.max) else {
+                    throw Failure(file: file, at: dat + "/delivered", message: "delivered must be a non-negative integer")
+                }
+                d.delivered = Int(k)
+            }
+            account.devices[id] = d
+        }
+        return account
     }
 
     private static func number(_ v: JSONValue) -> Double? {
@@ -74,14 +131,8 @@ public enum StateFile {
         return out
     }
 
-    private static func device(_ v: JSONValue, at: String, file: String, rules: RuleSet, clock: Double) throws(Failure) -> Device {
+    private static func tree(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> BadgeTree {
         func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
-        var device = Device(rules: rules)
-        device.clock = clock
-        if let c = v["clock"] {
-            guard let t = number(c) else { throw fail("/clock", "clock must be a number") }
-            device.clock = t
-        }
         guard case .object(let marks)? = v["marks"] else { throw fail("/marks", "marks must be an object") }
         var list: [(path: String, mark: Mark)] = []
         for (path, mark) in marks {
@@ -92,10 +143,15 @@ public enum StateFile {
             }
         }
         do {
-            device.tree = try BadgeTree(configuration: rules.tree, marks: list)
+            return try BadgeTree(configuration: rules.tree, marks: list)
         } catch {
             throw fail("/marks/" + JSONPointer.escape(error.path), "\(error.description) (was the state made with other rules?)")
         }
+    }
+
+    private static func device(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Device {
+        func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
+        var device = Device(rules: rules)
         if let icon = v["icon"] {
             guard case .int(let n) = icon, n >= 0 else { throw fail("/icon", "icon must be a non-negative integer") }
             device.payloadIcon = Int(n)
@@ -118,34 +174,38 @@ public enum StateFile {
         return device
     }
 
-    /// The state of `stream` as a JSON value (devices and pages in byte order).
+    /// The state of `stream` as a JSON value (accounts, devices and pages in byte order).
     public static func encode(_ stream: BadgeStream) -> JSONValue {
         func sorted(_ s: some Sequence<String>) -> [String] { s.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
-        var devices: [(String, JSONValue)] = []
-        for id in sorted(stream.devices.keys) {
-            guard let d = stream.devices[id] else { continue }
-            let marks: [(String, JSONValue)] = d.tree.marks.map { m in
+        var accounts: [(String, JSONValue)] = []
+        for id in sorted(stream.accounts.keys) {
+            guard let a = stream.accounts[id] else { continue }
+            let marks: [(String, JSONValue)] = a.tree.marks.map { m in
                 switch m.mark {
                 case .dot: return (m.path, .string("dot"))
                 case .count(let n): return (m.path, .int(Int64(n)))
                 }
             }
-            let sync: JSONValue = .object([
-                ("loggedIn", .bool(d.sync.loggedIn)),
-                ("foreground", .bool(d.sync.foreground)),
-                ("visible", .array(sorted(d.sync.visible).map(JSONValue.string))),
-                ("appeared", .array(sorted(d.sync.appearedSinceLogin).map(JSONValue.string))),
-                ("disappearedAt", .object(sorted(d.sync.disappearedAt.keys).map { ($0, time(d.sync.disappearedAt[$0] ?? 0)) })),
-                ("intervalStart", time(d.sync.intervalStart)),
-            ])
-            devices.append((id, .object([("marks", .object(marks)), ("icon", .int(Int64(d.payloadIcon))),
-                                         ("clock", time(d.clock)), ("sync", sync)])))
+            var devices: [(String, JSONValue)] = []
+            for did in sorted(a.devices.keys) {
+                guard let d = a.devices[did] else { continue }
+                let sync: JSONValue = .object([
+                    ("loggedIn", .bool(d.sync.loggedIn)),
+                    ("foreground", .bool(d.sync.foreground)),
+                    ("visible", .array(sorted(d.sync.visible).map(JSONValue.string))),
+                    ("appeared", .array(sorted(d.sync.appearedSinceLogin).map(JSONValue.string))),
+                    ("disappearedAt", .object(sorted(d.sync.disappearedAt.keys).map { ($0, time(d.sync.disappearedAt[$0] ?? 0)) })),
+                    ("intervalStart", time(d.sync.intervalStart)),
+                ])
+                devices.append((did, .object([("icon", .int(Int64(d.payloadIcon))), ("delivered", .int(Int64(d.delivered))),
+                                              ("sync", sync)])))
+            }
+            accounts.append((id, .object([("clock", time(a.clock)), ("marks", .object(marks)), ("devices", .object(devices))])))
         }
         return .object([
             ("format", .string(format)),
             ("version", .int(version)),
-            ("clock", time(stream.devices.values.map(\.clock).max() ?? 0)),
-            ("devices", .object(devices)),
+            ("accounts", .object(accounts)),
         ])
     }
 
