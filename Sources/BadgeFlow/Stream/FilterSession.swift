@@ -19,12 +19,15 @@ public struct FilterSession {
 
     /// Starts a session over an existing stream (e.g. loaded from a state file); with
     /// `stamp`, push results carry the stamped payload (`--stamp`).
-    public init(stream: BadgeStream, stamp: Bool = false) {
+    public init(stream: BadgeStream, stamp: Bool) {
         self.stream = stream
         analyzer = LineAnalyzer(rules: stream.rules, stamp: stamp)
     }
 
-    /// Starts a session with no accounts.
+    /// Starts a session over an existing stream (e.g. loaded from a state file).
+    public init(stream: BadgeStream) { self.init(stream: stream, stamp: false) }
+
+    /// Starts a session with no accounts; with `stamp`, push results carry the stamped payload.
     public init(rules: RuleSet, stamp: Bool = false) { self.init(stream: BadgeStream(rules: rules), stamp: stamp) }
 
     /// Lines rejected so far.

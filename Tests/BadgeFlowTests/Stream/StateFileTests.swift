@@ -35,12 +35,12 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         try StateFile.save(before, to: file)
         let after = try StateFile.load(file, rules: .builtIn)
         #expect(StateFile.encode(after) == StateFile.encode(before))
-        #expect(after.devices[""]?.clock == 1_795_341_800)
-        #expect(after.devices["ipad"]?.clock == 1_795_341_700.5)
-        #expect(after.devices["ipad"]?.tree.mark(of: "root.news") == .dot)
-        #expect(after.devices[""]?.tree.mark(of: "root.chat.a%2Eb%25") == .count(1))
-        #expect(after.devices[""]?.sync.loggedIn == true)
-        #expect(after.devices["ipad"]?.sync.foreground == false)
+        #expect(after.accounts[""]?.clock == 1_795_341_800)
+        #expect(after.accounts["ipad"]?.clock == 1_795_341_700.5)
+        #expect(after.accounts["ipad"]?.tree.mark(of: "root.news") == .dot)
+        #expect(after.accounts[""]?.tree.mark(of: "root.chat.a%2Eb%25") == .count(1))
+        #expect(after.device("")?.sync.loggedIn == true)
+        #expect(after.device("ipad")?.sync.foreground == false)
     }
 
     @Test func aLoadedStateGoesOnAsIfNeverStopped() throws {
@@ -63,13 +63,13 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         let folder = try TemporaryFolder()
         let file = folder.file("s.json")
         try StateFile.save(session([#"{"aps":{"badge":7}}"#], rules: rules).stream, to: file)
-        #expect(try StateFile.load(file, rules: rules).devices[""]?.payloadIcon == 7)
+        #expect(try StateFile.load(file, rules: rules).device("")?.payloadIcon == 7)
     }
 
     @Test func aMissingFileIsAnEmptyState() throws {
         let folder = try TemporaryFolder()
         let stream = try StateFile.load(folder.file("none.json"), rules: .builtIn)
-        #expect(stream.devices.isEmpty)
+        #expect(stream.accounts.isEmpty)
     }
 
     @Test(arguments: [
@@ -77,7 +77,7 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         ("{\"devices\":", "", "not valid JSON"),
         ("", "", "not valid JSON"),
         (#"{"rules":[]}"#, "/format", "not a BadgeFlow state file"),
-        (#"{"format":"badgeflow-state","version":2,"devices":{}}"#, "/version", "not supported"),
+        (#"{"format":"badgeflow-state","version":3,"accounts":{}}"#, "/version", "not supported"),
         (#"{"format":"badgeflow-state","version":1,"clock":"x","devices":{}}"#, "/clock", "number"),
         (#"{"format":"badgeflow-state","version":1,"devices":[]}"#, "/devices", "object"),
         (#"{"format":"badgeflow-state","version":1,"devices":{"d/1":{}}}"#, "/devices/d~11/marks", "object"),
