@@ -67,7 +67,8 @@ public struct BadgeStream: Sendable {
             }
             index = made
         }
-        return Self.apply(event, settings: settings, rules: rules, own: id == event.device, to: &accounts.values[index])
+        let own = event.account.map { $0 == event.device } ?? true
+        return Self.apply(event, settings: settings, rules: rules, own: own, to: &accounts.values[index])
     }
 
     /// What applying an event needs from the stream besides the account.

@@ -175,9 +175,8 @@ extension PayloadStamp {
             }
         }
 
-        /// One member of an object: where its key starts, its value starts and ends.
+        /// One member of an object: where its key ends (after the quote), its value starts and ends.
         struct Member {
-            var key: Int
             var keyEnd: Int
             var value: Int
             var end: Int
@@ -221,7 +220,7 @@ extension PayloadStamp {
                 guard i < bytes.count, bytes[i] == 0x3A else { return nil }
                 let value = skipSpace(i + 1)
                 guard let end = skipValue(value) else { return nil }
-                guard body(Member(key: keyOpen, keyEnd: key.end, value: value, end: end), keyOpen, key.escaped) else { return nil }
+                guard body(Member(keyEnd: key.end, value: value, end: end), keyOpen, key.escaped) else { return nil }
                 i = skipSpace(end)
                 guard i < bytes.count else { return nil }
                 if bytes[i] == 0x7D { return i }
