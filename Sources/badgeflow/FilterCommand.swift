@@ -31,6 +31,9 @@ struct FilterCommand: TakesManyInputs {
     @Option(name: .long, help: ArgumentHelp("Load state from FILE at start; save it atomically at the end and on SIGINT/SIGTERM.", valueName: "FILE"))
     var state: String?
 
+    @Flag(name: .long, help: "Push results, but background ones, carry \"payload\": the pushed payload with aps.badge set to the result's icon.")
+    var stamp = false
+
     @Flag(name: .long, help: "Exit 1 when any line was rejected (stderr says how many, and the first one's seq).")
     var strict = false
 
@@ -120,7 +123,7 @@ struct FilterCommand: TakesManyInputs {
         let flushEachLine = lineBuffered || outputIsTerminal
         // Per-line flushing wants each line answered at once: one thread, batches of one.
         let filter = ParallelFilter(stream: stream, jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online),
-                                    maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048)
+                                    maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp)
         var inputFailed = false
         var writeError: String? = nil
         var brokenPipe = false

@@ -1,7 +1,7 @@
 import ArgumentParser
 import BadgeFlow
 
-/// `badgeflow tree`: draw a device's badge tree from a state file.
+/// `badgeflow tree`: draw an account's badge tree from a state file.
 struct TreeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tree",
@@ -20,8 +20,11 @@ struct TreeCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("State file written by `badgeflow filter --state`.", valueName: "FILE"))
     var state: String
 
-    @Option(name: .long, help: ArgumentHelp("Device id (default \"\").", valueName: "ID"))
-    var device = ""
+    @Option(name: .long, help: ArgumentHelp("Account id (default: the account of --device).", valueName: "ID"))
+    var account: String?
+
+    @Option(name: .long, help: ArgumentHelp("Device id (default \"\"); its icon number is shown. Without --account: the device's account, its own when it has one.", valueName: "ID"))
+    var device: String?
 
     @Flag(name: .long, help: "Print the shown nodes as JSON instead.")
     var json = false
@@ -70,29 +73,68 @@ struct TreeCommand: ParsableCommand {
             Console.error("badgeflow: error: state file \(error.description)")
             throw Exit.state
         }
-        guard let dev = stream.devices[device] else {
-            if !FileIO.exists(state) {
-                Console.error("badgeflow: error: \(state): no such state file")
-                throw Exit.state
-            }
-            let known = stream.devices.keys.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
-            Console.error("badgeflow: error: no device \"\(device)\" in \(state)\(known.isEmpty ? "" : "; devices: \(known)")")
-            throw Exit.usage
+        if !FileIO.exists(state) {
+            Console.error("badgeflow: error: \(state): no such state file")
+            throw Exit.state
         }
+        func quotedList(_ ids: some Sequence<String>) -> String {
+            ids.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { "\"\($0)\"" }.joined(separator: ", ")
+        }
+        // Which account, and which device of it (nil: the account alone).
+        let accountID: String
+        if let account {
+            guard stream.accounts[account] != nil else {
+                let known = quotedList(stream.accounts.keys)
+                Console.error("badgeflow: error: no account \"\(account)\" in \(state)\(known.isEmpty ? "" : "; accounts: \(known)")")
+                throw Exit.usage
+            }
+            accountID = account
+        } else {
+            let id = device ?? ""
+            if stream.accounts[id]?.devices[id] != nil {
+                accountID = id
+            } else {
+                let holding = stream.accounts.filter { $0.value.devices[id] != nil }.map(\.key)
+                guard holding.count == 1, let only = holding.first else {
+                    if holding.isEmpty {
+                        let known = quotedList(Set(stream.accounts.values.flatMap(\.devices.keys)))
+                        Console.error("badgeflow: error: no device \"\(id)\" in \(state)\(known.isEmpty ? "" : "; devices: \(known)")")
+                    } else {
+                        Console.error("badgeflow: error: device \"\(id)\" is in accounts \(quotedList(holding)); pick one with --account")
+                    }
+                    throw Exit.usage
+                }
+                accountID = only
+            }
+        }
+        guard let acc = stream.accounts[accountID] else { throw Exit.usage }
+        let deviceID = device ?? (account == nil ? "" : nil)
+        var icon = ruleSet.icon == .tree ? acc.tree.total : 0
+        if let deviceID {
+            guard let dev = acc.devices[deviceID] else {
+                let known = quotedList(acc.devices.keys)
+                Console.error("badgeflow: error: no device \"\(deviceID)\" in account \"\(accountID)\"\(known.isEmpty ? "" : "; devices: \(known)")")
+                throw Exit.usage
+            }
+            icon = acc.icon(ruleSet.icon, device: dev)
+        }
+        // The account is named when it is not the device's own.
+        let namedAccount = accountID == deviceID ? nil : accountID
         if json {
             var w = JSONWriter()
             w.beginObject()
-            w.key("device"); w.string(device)
-            w.key("icon"); w.int(dev.icon(ruleSet.icon))
+            if let deviceID { w.key("device"); w.string(deviceID) }
+            if let namedAccount { w.key("account"); w.string(namedAccount) }
+            w.key("icon"); w.int(icon)
             w.key("tree")
             w.beginArray()
-            for s in dev.tree.snapshot() {
+            for s in acc.tree.snapshot() {
                 w.beginObject()
                 w.key("path"); w.string(s.path)
                 w.key("count"); w.int(s.count)
                 w.key("show"); w.bool(s.show)
                 w.key("display"); w.string(s.display.description)
-                if let mark = dev.tree.mark(of: s.path) { w.key("mark"); w.string(mark.description) }
+                if let mark = acc.tree.mark(of: s.path) { w.key("mark"); w.string(mark.description) }
                 w.endObject()
             }
             w.endArray()
@@ -102,7 +144,7 @@ struct TreeCommand: ParsableCommand {
             return
         }
         let colored = color ?? Console.colorByDefault(1)
-        Console.out(TreeDrawing(tree: dev.tree, colored: colored).render(device: device, icon: dev.icon(ruleSet.icon)))
+        Console.out(TreeDrawing(tree: acc.tree, colored: colored).render(account: namedAccount, device: deviceID, icon: icon))
     }
 }
 
@@ -113,9 +155,11 @@ struct TreeDrawing {
 
     private func paint(_ s: String, _ code: String) -> String { colored ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
 
-    func render(device: String, icon: Int) -> String {
+    func render(account: String?, device: String?, icon: Int) -> String {
         let root = tree.configuration.root
-        var out = "device \"\(device)\"  icon \(paint(String(icon), "1"))\n"
+        var out = account.map { "account \"\($0)\"  " } ?? ""
+        out += device.map { "device \"\($0)\"  " } ?? ""
+        out += "icon \(paint(String(icon), "1"))\n"
         out += line(root, name: root, prefix: "", connector: "")
         draw(root, prefix: "", into: &out)
         return out

@@ -227,6 +227,12 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Appends bytes verbatim: no separator, no escaping (the caller keeps the JSON valid).
+    @inline(__always)
+    mutating func verbatim(_ buffer: UnsafeBufferPointer<UInt8>) {
+        append(buffer)
+    }
+
     /// Appends bytes that are already valid JSON (a pre-rendered fragment).
     public mutating func raw(_ fragment: [UInt8]) {
         separate()

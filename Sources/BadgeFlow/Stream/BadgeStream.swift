@@ -1,5 +1,5 @@
-/// The stateful half of the filter: applies events to devices in input order and writes
-/// one result line per event (see <doc:ResultLines>).
+/// The stateful half of the filter: applies events to accounts and their devices in input
+/// order and writes one result line per event.
 ///
 /// ```swift
 /// let analyzer = LineAnalyzer(rules: .builtIn)
@@ -14,17 +14,22 @@
 public struct BadgeStream: Sendable {
     /// The compiled rules.
     public let rules: RuleSet
-    /// Devices by id, created on first use.
-    public internal(set) var devices: [String: Device] = [:]
-    /// The time of the last event (events without `at` take it).
-    public internal(set) var clock: Double = 0
+    /// Accounts by id, created on first use. An event without `account` uses the account
+    /// whose id is its device id.
+    public internal(set) var accounts: [String: Account] = [:]
     /// Lines rejected so far.
     public private(set) var rejected = 0
     /// The `seq` of the first line rejected, if any.
     public private(set) var firstRejectedSeq: Int?
 
-    /// Creates a stream with no devices.
+    /// Creates a stream with no accounts.
     public init(rules: RuleSet) { self.rules = rules }
+
+    /// The state of `device` in `account` (by default the device's own account), if it has
+    /// joined it.
+    public func device(_ device: String, account: String? = nil) -> Device? {
+        accounts[account ?? device]?.devices[device]
+    }
 
     /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
     public mutating func apply(_ line: consuming LineResult, seq: Int, into out: inout JSONWriter) {
@@ -50,7 +55,6 @@ public struct BadgeStream: Sendable {
             if firstRejectedSeq == nil { firstRejectedSeq = seq }
             return StreamResult(seq: seq, body: .rejected(diagnostic))
         case .event(let event):
-            if let at = event.at { clock = at }
             let body = apply(event)
             if case .rejected = body {
                 rejected += 1
@@ -63,35 +67,51 @@ public struct BadgeStream: Sendable {
     private mutating func apply(_ event: consuming Event) -> StreamResult.Body {
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
-        let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay, clock: clock)
-        // Mutate the device in place in the dictionary: one hash, no copy of its tree.
-        let index: Dictionary<String, Device>.Index
-        if let found = devices.index(forKey: event.device) {
+        let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay)
+        // Mutate the account in place in the dictionary: one hash, no copy of its tree.
+        let id = event.accountID
+        let index: Dictionary<String, Account>.Index
+        if let found = accounts.index(forKey: id) {
             index = found
         } else {
-            devices[event.device] = Device(rules: rules)
-            guard let made = devices.index(forKey: event.device) else {
+            accounts[id] = Account(rules: rules)
+            guard let made = accounts.index(forKey: id) else {
+                return .rejected(.error(.invalidPath, "account \"\(id)\" could not be created", at: event.account == nil ? "/device" : "/account"))
+            }
+            index = made
+        }
+        let own = event.account.map { $0 == event.device } ?? true
+        return Self.apply(event, settings: settings, rules: rules, own: own, to: &accounts.values[index])
+    }
+
+    /// What applying an event needs from the stream besides the account.
+    private struct Settings {
+        let icon: RuleSet.IconPolicy
+        let maxDisplay: Int
+    }
+
+    /// Applies `event` to `account`; `own`: the account is the device's own (its id is the
+    /// device id), which the device never leaves.
+    private static func apply(_ event: consuming Event, settings: Settings, rules: RuleSet, own: Bool,
+                              to account: inout Account) -> StreamResult.Body {
+        // Events without `at` take the previous time of the same account.
+        if let at = event.at { account.clock = at }
+        let clock = account.clock
+        let index: Dictionary<String, Device>.Index
+        if let found = account.devices.index(forKey: event.device) {
+            index = found
+        } else {
+            account.devices[event.device] = Device(rules: rules)
+            guard let made = account.devices.index(forKey: event.device) else {
                 return .rejected(.error(.invalidPath, "device \"\(event.device)\" could not be created", at: "/device"))
             }
             index = made
         }
-        return Self.apply(event, settings: settings, to: &devices.values[index])
-    }
-
-    /// What applying an event needs from the stream besides the device.
-    private struct Settings {
-        let icon: RuleSet.IconPolicy
-        let maxDisplay: Int
-        let clock: Double
-    }
-
-    /// Applies `event` to `device`.
-    private static func apply(_ event: consuming Event, settings: Settings, to device: inout Device) -> StreamResult.Body {
-        let clock = settings.clock
+        let before = account.tree.total
         var outcome = Outcome.unchanged
         if let path = event.path {
             do {
-                outcome = try Self.perform(event.action, on: path, in: &device.tree)
+                outcome = try Self.perform(event.action, on: path, in: &account.tree)
             } catch {
                 let at = event.op == .push ? "" : "/path"
                 let d = Diagnostic.error(.invalidPath,
@@ -101,8 +121,8 @@ public struct BadgeStream: Sendable {
             }
         }
         if settings.icon == .payload {
-            if let d = outcome.decrement { device.payloadIcon = max(0, device.payloadIcon - d.by) }
-            if let b = event.badge { device.payloadIcon = b }
+            if let d = outcome.decrement { account.devices.values[index].payloadIcon = max(0, account.devices.values[index].payloadIcon - d.by) }
+            if let b = event.badge { account.devices.values[index].payloadIcon = b }
         }
         let happening: SyncPolicy.Happening
         switch event.op {
@@ -116,10 +136,41 @@ public struct BadgeStream: Sendable {
         case .tick: happening = .tick
         case .set, .clear, .snapshot: happening = .other
         }
-        let reason = device.sync.handle(happening, at: clock)
-        let tree = event.op == .snapshot ? device.tree.snapshot() : nil
-        return .applied(StreamResult.Applied(event: event, outcome: outcome, icon: device.icon(settings.icon),
-                                             sync: reason, tree: tree, maxDisplay: settings.maxDisplay))
+        let reason = account.devices.values[index].sync.handle(happening, at: clock)
+        let icon = account.icon(settings.icon, device: account.devices.values[index])
+        var updates: [BadgeUpdate] = []
+        if settings.icon == .tree {
+            // The event's own device now shows the total (a push's stamped payload goes to
+            // it; after any other op its app set its icon); the others get badge updates.
+            account.devices.values[index].delivered = icon
+            if icon != before && account.devices.count > 1 {
+                updates = Self.badgeUpdates(&account.devices, total: icon, except: index)
+            }
+        }
+        let tree = event.op == .snapshot ? account.tree.snapshot() : nil
+        if event.op == .logout && !own {
+            // The device leaves the account after its logout result.
+            account.devices.remove(at: index)
+        }
+        return .applied(StreamResult.Applied(event: event, outcome: outcome, icon: icon, sync: reason, tree: tree,
+                                             maxDisplay: settings.maxDisplay, badgeUpdates: updates))
+    }
+
+    /// The devices other than `except` whose delivered number is not `total`, in byte order
+    /// of their ids; they then count as delivered.
+    private static func badgeUpdates(_ devices: inout [String: Device], total: Int,
+                                     except: Dictionary<String, Device>.Index) -> [BadgeUpdate] {
+        var updates: [BadgeUpdate] = []
+        var i = devices.startIndex
+        while i != devices.endIndex {
+            if i != except && devices.values[i].delivered != total {
+                devices.values[i].delivered = total
+                updates.append(BadgeUpdate(device: devices.keys[i], badge: total))
+            }
+            i = devices.index(after: i)
+        }
+        updates.sort { $0.device.utf8.lexicographicallyPrecedes($1.device.utf8) }
+        return updates
     }
 
     /// Performs a resolved action on a tree.

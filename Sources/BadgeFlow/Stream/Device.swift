@@ -1,25 +1,18 @@
-/// One device's state: its badge tree, its icon number and its sync clocks.
+/// What an account keeps per device: its sync clocks and the badge numbers it was given.
+///
+/// Small on purpose (the tree and the clock belong to the ``Account``): an account may have
+/// many devices and a server many accounts.
 public struct Device: Sendable {
-    /// The badge tree.
-    public var tree: BadgeTree
     /// Under the `payload` icon policy: the last `aps.badge` minus local decrements since.
     public var payloadIcon: Int = 0
+    /// Under the `tree` icon policy: the badge number last delivered to the device (0 until
+    /// something was).
+    public var delivered: Int = 0
     /// The unread-sync policy state.
     public var sync: SyncPolicy
 
-    /// Creates a new device: an empty tree and a logged-out sync policy, both set up from `rules`.
-    ///
-    /// - Parameter rules: the rules whose tree settings and sync settings the device uses.
+    /// A device that has seen no event yet.
     public init(rules: RuleSet) {
-        tree = BadgeTree(configuration: rules.tree)
         sync = SyncPolicy(configuration: rules.sync)
-    }
-
-    /// The number the app icon should show under `policy`.
-    ///
-    /// - Parameter policy: `.tree` for the tree's total, `.payload` for ``payloadIcon``.
-    /// - Returns: the icon number.
-    public func icon(_ policy: RuleSet.IconPolicy) -> Int {
-        policy == .tree ? tree.total : payloadIcon
     }
 }

@@ -31,8 +31,11 @@ public struct Event: Sendable {
 
     /// The operation.
     public var op: Op
-    /// The device whose tree it targets (`""` by default).
+    /// The device it comes from or goes to (`""` by default).
     public var device: String = ""
+    /// The account named by the line, if any. Without one the device is its own account:
+    /// see ``accountID``.
+    public var account: String?
     /// The event time, when the line gives one.
     public var at: Double?
     /// For pushes: the payload's kind.
@@ -49,11 +52,15 @@ public struct Event: Sendable {
     public var page: String?
     /// Warnings found on the line (payload warnings, with pointers into the line).
     public var warnings: [Diagnostic] = []
+    /// For pushes read with stamping on (and not `background`): the payload, ready for its
+    /// badge number.
+    public var stamp: PayloadStamp?
 
-    /// Creates an event with only its operation set; ``LineAnalyzer`` fills in the rest.
-    ///
-    /// - Parameter op: the operation.
+    /// Creates an event of `op` for the default device.
     public init(op: Op) { self.op = op }
+
+    /// The account whose tree the event touches: ``account``, or the device id without one.
+    public var accountID: String { account ?? device }
 }
 
 /// What reading one line gave.

@@ -9,7 +9,7 @@
 /// String(decoding: session.output.bytes, as: UTF8.self)
 /// ```
 public struct FilterSession {
-    /// The devices and their state.
+    /// The accounts, their devices and their state.
     public var stream: BadgeStream
     /// The line number of the last line fed (blank lines counted).
     public private(set) var seq = 0
@@ -17,14 +17,18 @@ public struct FilterSession {
     public var output = JSONWriter()
     private let analyzer: LineAnalyzer
 
-    /// Starts a session over an existing stream (e.g. loaded from a state file).
-    public init(stream: BadgeStream) {
+    /// Starts a session over an existing stream (e.g. loaded from a state file); with
+    /// `stamp`, push results carry the stamped payload (`--stamp`).
+    public init(stream: BadgeStream, stamp: Bool) {
         self.stream = stream
-        analyzer = LineAnalyzer(rules: stream.rules)
+        analyzer = LineAnalyzer(rules: stream.rules, stamp: stamp)
     }
 
-    /// Starts a session with no devices.
-    public init(rules: RuleSet) { self.init(stream: BadgeStream(rules: rules)) }
+    /// Starts a session over an existing stream (e.g. loaded from a state file).
+    public init(stream: BadgeStream) { self.init(stream: stream, stamp: false) }
+
+    /// Starts a session with no accounts; with `stamp`, push results carry the stamped payload.
+    public init(rules: RuleSet, stamp: Bool = false) { self.init(stream: BadgeStream(rules: rules), stamp: stamp) }
 
     /// Lines rejected so far.
     public var rejected: Int { stream.rejected }

@@ -7,10 +7,16 @@
 public final class LineAnalyzer {
     /// The compiled rules.
     public let rules: RuleSet
+    /// Whether pushes that are not `background` keep their payload for stamping
+    /// (``Event/stamp``; `badgeflow filter --stamp`).
+    public let stamp: Bool
     private let parser = JSONParser(maxDepth: PayloadLimits.maxDepth)
 
-    /// Creates an analyzer for `rules`.
-    public init(rules: RuleSet) { self.rules = rules }
+    /// Creates an analyzer for `rules`; with `stamp`, push results carry the stamped payload.
+    public init(rules: RuleSet, stamp: Bool = false) {
+        self.rules = rules
+        self.stamp = stamp
+    }
 
     /// Analyses one line (without its newline; a trailing CR is ignored).
     public func analyze(_ line: UnsafeRawBufferPointer) -> LineResult {
@@ -28,9 +34,9 @@ public final class LineAnalyzer {
                     return .rejected(.error(.notAnObject, "an event must be a JSON object, got \(PayloadChecker.describe(root))", at: ""))
                 }
                 if root[HashedKey.aps] != nil {
-                    return push(root, size: size, base: "", pushType: nil, Event(op: .push))
+                    return push(root, size: size, base: "", pushType: nil, line: line, Event(op: .push))
                 }
-                return envelope(root)
+                return envelope(root, line: line)
             }
         }
     }
@@ -41,7 +47,7 @@ public final class LineAnalyzer {
         return line.withUTF8 { analyze(UnsafeRawBufferPointer($0)) }
     }
 
-    private func envelope(_ root: JSONRef) -> LineResult {
+    private func envelope(_ root: JSONRef, line: UnsafeRawBufferPointer) -> LineResult {
         guard let opValue = root[HashedKey.op] else {
             return .rejected(.error(.missingField, "an event needs \"aps\" (a bare payload) or \"op\"", at: "/op"))
         }
@@ -55,6 +61,12 @@ public final class LineAnalyzer {
                 return .rejected(.error(.wrongType, "device must be a string, got \(PayloadChecker.describe(d))", at: "/device"))
             }
             event.device = s
+        }
+        if let a = root["account"] {
+            guard a.kind == .string, let s = a.string else {
+                return .rejected(.error(.wrongType, "account must be a string, got \(PayloadChecker.describe(a))", at: "/account"))
+            }
+            event.account = s
         }
         if let t = root["at"], !t.isNull {
             switch t.kind {
@@ -85,7 +97,7 @@ public final class LineAnalyzer {
                 pushType = p.string
             }
             let size = payload.kind == .object ? payload.serializedByteCount : 0
-            return push(payload, size: size, base: "/payload", pushType: pushType, event)
+            return push(payload, size: size, base: "/payload", pushType: pushType, line: line, event)
         case .set:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
             if let c = root["count"], !c.isNull {
@@ -134,12 +146,17 @@ public final class LineAnalyzer {
 
     /// Validates and routes a payload, completing `event` (taken, not copied: the result
     /// moves it into the `LineResult`).
-    private func push(_ payload: JSONRef, size: Int, base: String, pushType: String?, _ event: consuming Event) -> LineResult {
+    private func push(_ payload: JSONRef, size: Int, base: String, pushType: String?, line: UnsafeRawBufferPointer,
+                      _ event: consuming Event) -> LineResult {
         let report = PayloadChecker.check(payload, byteCount: size, pushType: pushType, base: base)
         if let error = report.firstError { return .rejected(error) }
         event.kind = report.kind
         event.badge = report.badge
         event.warnings = report.diagnostics
+        if stamp && report.kind != .background {
+            // The input's own bytes when the text can be cut; json-c's parse otherwise.
+            event.stamp = PayloadStamp.cut(line, envelope: !base.isEmpty) ?? PayloadStamp.rewritten(payload)
+        }
         switch rules.route(payload, base: base) {
         case .none:
             event.rule = nil

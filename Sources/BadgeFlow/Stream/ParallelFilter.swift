@@ -40,15 +40,16 @@ public final class ParallelFilter {
     /// Result bytes of the batch being applied; reused, so no batch allocates its own.
     private var out = JSONWriter(capacity: 1 << 20)
 
-    /// Creates a filter over `stream` with `jobs` worker threads (1: everything on the caller's thread).
-    public init(stream: BadgeStream, jobs: Int, maxLineBytes: Int = 1 << 20, linesPerBatch: Int = 2048) {
+    /// Creates a filter over `stream` with `jobs` worker threads (1: everything on the caller's thread);
+    /// with `stamp`, push results carry the stamped payload (`--stamp`).
+    public init(stream: BadgeStream, jobs: Int, maxLineBytes: Int = 1 << 20, linesPerBatch: Int = 2048, stamp: Bool = false) {
         self.stream = stream
         self.jobs = max(1, jobs)
         self.maxLineBytes = maxLineBytes
         self.linesPerBatch = linesPerBatch
         queue = BatchQueue()
         current = Batch(capacity: linesPerBatch)
-        inline = LineAnalyzer(rules: stream.rules)
+        inline = LineAnalyzer(rules: stream.rules, stamp: stamp)
     }
 
     deinit { queue.finish() }
@@ -79,11 +80,11 @@ public final class ParallelFilter {
         }
         if !workersStarted {
             workersStarted = true
-            let rules = stream.rules, q = queue, limit = maxLineBytes
+            let rules = stream.rules, q = queue, limit = maxLineBytes, stamp = inline.stamp
             for _ in 0..<jobs {
                 DispatchQueue.global().async {
                     JSONThread.useCLocale()
-                    let analyzer = LineAnalyzer(rules: rules.independentCopy())
+                    let analyzer = LineAnalyzer(rules: rules.independentCopy(), stamp: stamp)
                     while let b = q.take() {
                         b.analyze(with: analyzer, maxLineBytes: limit)
                         q.markDone(b)

@@ -1,5 +1,6 @@
-/// Writes result lines: the output format of the filter (documented in
-/// `Sources/BadgeFlow/BadgeFlow.docc/ResultLines.md`), keys in a fixed order.
+/// Writes result lines: the filter's output format, keys in a fixed order: seq, op, device,
+/// account, kind, rule, path, page, changes, decrement, icon, badgeUpdates, sync, payload,
+/// warnings, tree.
 enum ResultLine {
     static func error(_ d: Diagnostic, seq: Int, into w: inout JSONWriter) {
         w.fragment(#"{"seq":"#); w.bareInt(seq)
@@ -84,11 +85,15 @@ enum ResultLine {
         // Longest fixed text: {"seq": 7, the op fragment 36, the kind fragment 33, ,"path": 8,
         // ,"page": 8, ,"changes":[ 12.
         let strings = JSONWriter.quotedBound(a.event.device.utf8.count) + JSONWriter.quotedBound(a.event.rule?.utf8.count ?? 2)
+            + (a.event.account.map { 11 + JSONWriter.quotedBound($0.utf8.count) } ?? 0)
             + JSONWriter.quotedBound(a.event.path?.utf8.count ?? 0) + JSONWriter.quotedBound(a.event.page?.utf8.count ?? 0)
         w.writeRun(atMost: 7 + JSONWriter.maxDecimalBytes + 36 + 33 + 8 + 8 + 12 + strings) { o in
             o.fragment(#"{"seq":"#); o.decimal(seq)
             o.fragment(opFragment(a.event.op))
             o.quoted(a.event.device)
+            if let account = a.event.account {
+                o.fragment(#","account":"#); o.quoted(account)
+            }
             if a.event.op == .push {
                 o.fragment(kindFragment(a.event.kind ?? .alert))
                 if let rule = a.event.rule { o.quoted(rule) } else { o.fragment("null") }
@@ -113,8 +118,22 @@ enum ResultLine {
             w.fragment("]}")
         }
         w.fragment(#","icon":"#); w.bareInt(a.icon)
+        if !a.badgeUpdates.isEmpty {
+            w.fragment(#","badgeUpdates":["#)
+            for (i, u) in a.badgeUpdates.enumerated() {
+                w.fragment(i == 0 ? #"{"device":"# : #",{"device":"#)
+                w.bareString(u.device)
+                w.fragment(#","badge":"#); w.bareInt(u.badge)
+                w.fragment("}")
+            }
+            w.fragment("]")
+        }
         if let sync = a.sync {
             w.fragment(syncFragment(sync))
+        }
+        if let stamp = a.event.stamp {
+            w.fragment(#","payload":"#)
+            stamp.write(a.icon, into: &w)
         }
         if !a.event.warnings.isEmpty {
             w.key("warnings")

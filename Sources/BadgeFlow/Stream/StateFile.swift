@@ -1,21 +1,24 @@
-/// Saves and loads a `BadgeStream`'s devices as versioned JSON, atomically.
+/// Saves and loads a `BadgeStream`'s accounts as versioned JSON, atomically.
 ///
 /// ```json
-/// {"format": "badgeflow-state", "version": 1, "clock": 1732269600,
-///  "rules": {"version": 1, "root": "root", …},
-///  "devices": {"": {"marks": {"root.chat.alice": 2, "root.news": "dot"}, "icon": 0,
-///                   "sync": {"loggedIn": true, "foreground": true, "visible": ["home"],
-///                            "appeared": ["home"], "disappearedAt": {}, "intervalStart": 0}}}}
+/// {"format": "badgeflow-state", "version": 2, "rules": {"version": 1, "root": "root", …},
+///  "accounts": {"alice": {"clock": 1732269600, "marks": {"root.chat.bob": 2, "root.news": "dot"},
+///                         "devices": {"phone": {"icon": 0, "delivered": 3,
+///                                               "sync": {"loggedIn": true, "foreground": true, "visible": ["home"],
+///                                                        "appeared": ["home"], "disappearedAt": {}, "intervalStart": 0}}}}}}
 /// ```
 ///
+/// Version 1 files (devices, each with its own tree, and one clock for all) still load: each
+/// device becomes its own account, whose clock is the file's clock, and counts as having
+/// been delivered its tree's total. Files are always saved as version 2.
+///
 /// `rules` is the rules file the state was written with, so the state can be read (e.g.
-/// drawn) without being told the rules again; files written before it was recorded have no
-/// `rules` and still load.
+/// drawn) without being told the rules again; files without it still load.
 public enum StateFile {
     /// The format name written into every state file.
     public static let format = "badgeflow-state"
-    /// The current version.
-    public static let version: Int64 = 1
+    /// The version written.
+    public static let version: Int64 = 2
 
     /// A state file that cannot be read or used; the file is left as it is.
     public struct Failure: Error, Sendable, CustomStringConvertible {
@@ -45,8 +48,8 @@ public enum StateFile {
         guard root["format"] == .string(format) else {
             throw Failure(file: file, at: "/format", message: "not a BadgeFlow state file (no \"format\": \"\(format)\")")
         }
-        guard root["version"] == .int(version) else {
-            throw Failure(file: file, at: "/version", message: "state version \(root["version"]?.serialized() ?? "none") is not supported; this BadgeFlow reads version \(version)")
+        guard root["version"] == .int(version) || root["version"] == .int(1) else {
+            throw Failure(file: file, at: "/version", message: "state version \(root["version"]?.serialized() ?? "none") is not supported; this BadgeFlow reads versions 1 and \(version)")
         }
         return root
     }
@@ -72,18 +75,67 @@ public enum StateFile {
     public static func load(_ file: String, rules: RuleSet) throws(Failure) -> BadgeStream {
         var stream = BadgeStream(rules: rules)
         guard let root = try document(file) else { return stream }
-        if let clock = root["clock"] {
-            guard let c = number(clock) else { throw Failure(file: file, at: "/clock", message: "clock must be a number") }
-            stream.clock = c
+        if root["version"] == .int(version) {
+            guard case .object(let accounts)? = root["accounts"] else {
+                throw Failure(file: file, at: "/accounts", message: "accounts must be an object")
+            }
+            for (id, value) in accounts {
+                stream.accounts[id] = try account(value, at: "/accounts/" + JSONPointer.escape(id), file: file, rules: rules)
+            }
+        } else {
+            try migrate(root, file: file, rules: rules, into: &stream)
+        }
+        return stream
+    }
+
+    /// Reads a version 1 file: every device becomes its own account.
+    private static func migrate(_ root: JSONValue, file: String, rules: RuleSet, into stream: inout BadgeStream) throws(Failure) {
+        var clock = 0.0
+        if let value = root["clock"] {
+            guard let c = number(value) else { throw Failure(file: file, at: "/clock", message: "clock must be a number") }
+            clock = c
         }
         guard case .object(let devices)? = root["devices"] else {
             throw Failure(file: file, at: "/devices", message: "devices must be an object")
         }
         for (id, value) in devices {
             let at = "/devices/" + JSONPointer.escape(id)
-            stream.devices[id] = try device(value, at: at, file: file, rules: rules)
+            var account = Account(rules: rules)
+            account.tree = try tree(value, at: at, file: file, rules: rules)
+            account.clock = clock
+            if let c = value["clock"] {
+                guard let t = number(c) else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
+                account.clock = t
+            }
+            var d = try device(value, at: at, file: file, rules: rules)
+            d.delivered = rules.icon == .tree ? account.tree.total : 0
+            account.devices[id] = d
+            stream.accounts[id] = account
         }
-        return stream
+    }
+
+    private static func account(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
+        var account = Account(rules: rules)
+        account.tree = try tree(v, at: at, file: file, rules: rules)
+        if let c = v["clock"] {
+            guard let t = number(c) else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
+            account.clock = t
+        }
+        guard case .object(let devices)? = v["devices"] else {
+            throw Failure(file: file, at: at + "/devices", message: "devices must be an object")
+        }
+        for (id, value) in devices {
+            let dat = at + "/devices/" + JSONPointer.escape(id)
+            var d = try device(value, at: dat, file: file, rules: rules)
+            if let n = value["delivered"] {
+                guard case .int(let k) = n, k >= 0, k <= Int64(Int32.max) else {
+                    throw Failure(file: file, at: dat + "/delivered", message: "delivered must be a non-negative integer")
+                }
+                d.delivered = Int(k)
+            }
+            account.devices[id] = d
+        }
+        return account
     }
 
     private static func number(_ v: JSONValue) -> Double? {
@@ -104,9 +156,8 @@ public enum StateFile {
         return out
     }
 
-    private static func device(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Device {
+    private static func tree(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> BadgeTree {
         func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
-        var device = Device(rules: rules)
         guard case .object(let marks)? = v["marks"] else { throw fail("/marks", "marks must be an object") }
         var list: [(path: String, mark: Mark)] = []
         for (path, mark) in marks {
@@ -117,10 +168,15 @@ public enum StateFile {
             }
         }
         do {
-            device.tree = try BadgeTree(configuration: rules.tree, marks: list)
+            return try BadgeTree(configuration: rules.tree, marks: list)
         } catch {
             throw fail("/marks/" + JSONPointer.escape(error.path), "\(error.description) (was the state made with other rules?)")
         }
+    }
+
+    private static func device(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Device {
+        func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
+        var device = Device(rules: rules)
         if let icon = v["icon"] {
             guard case .int(let n) = icon, n >= 0 else { throw fail("/icon", "icon must be a non-negative integer") }
             device.payloadIcon = Int(n)
@@ -143,35 +199,40 @@ public enum StateFile {
         return device
     }
 
-    /// The state of `stream` as a JSON value (devices and pages in byte order).
+    /// The state of `stream` as a JSON value (accounts, devices and pages in byte order).
     public static func encode(_ stream: BadgeStream) -> JSONValue {
         func sorted(_ s: some Sequence<String>) -> [String] { s.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
-        var devices: [(String, JSONValue)] = []
-        for id in sorted(stream.devices.keys) {
-            guard let d = stream.devices[id] else { continue }
-            let marks: [(String, JSONValue)] = d.tree.marks.map { m in
+        var accounts: [(String, JSONValue)] = []
+        for id in sorted(stream.accounts.keys) {
+            guard let a = stream.accounts[id] else { continue }
+            let marks: [(String, JSONValue)] = a.tree.marks.map { m in
                 switch m.mark {
                 case .dot: return (m.path, .string("dot"))
                 case .count(let n): return (m.path, .int(Int64(n)))
                 }
             }
-            let sync: JSONValue = .object([
-                ("loggedIn", .bool(d.sync.loggedIn)),
-                ("foreground", .bool(d.sync.foreground)),
-                ("visible", .array(sorted(d.sync.visible).map(JSONValue.string))),
-                ("appeared", .array(sorted(d.sync.appearedSinceLogin).map(JSONValue.string))),
-                ("disappearedAt", .object(sorted(d.sync.disappearedAt.keys).map { ($0, time(d.sync.disappearedAt[$0] ?? 0)) })),
-                ("intervalStart", time(d.sync.intervalStart)),
-            ])
-            devices.append((id, .object([("marks", .object(marks)), ("icon", .int(Int64(d.payloadIcon))), ("sync", sync)])))
+            var devices: [(String, JSONValue)] = []
+            for did in sorted(a.devices.keys) {
+                guard let d = a.devices[did] else { continue }
+                let sync: JSONValue = .object([
+                    ("loggedIn", .bool(d.sync.loggedIn)),
+                    ("foreground", .bool(d.sync.foreground)),
+                    ("visible", .array(sorted(d.sync.visible).map(JSONValue.string))),
+                    ("appeared", .array(sorted(d.sync.appearedSinceLogin).map(JSONValue.string))),
+                    ("disappearedAt", .object(sorted(d.sync.disappearedAt.keys).map { ($0, time(d.sync.disappearedAt[$0] ?? 0)) })),
+                    ("intervalStart", time(d.sync.intervalStart)),
+                ])
+                devices.append((did, .object([("icon", .int(Int64(d.payloadIcon))), ("delivered", .int(Int64(d.delivered))),
+                                              ("sync", sync)])))
+            }
+            accounts.append((id, .object([("clock", time(a.clock)), ("marks", .object(marks)), ("devices", .object(devices))])))
         }
         var top: [(String, JSONValue)] = [
             ("format", .string(format)),
             ("version", .int(version)),
-            ("clock", time(stream.clock)),
         ]
         if let rules = stream.rules.sourceValue { top.append(("rules", rules)) }
-        top.append(("devices", .object(devices)))
+        top.append(("accounts", .object(accounts)))
         return .object(top)
     }
 

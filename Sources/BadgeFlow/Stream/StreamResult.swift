@@ -29,7 +29,8 @@ public struct StreamResult: Sendable {
 
     /// An event applied to a device, with everything its result line carries.
     public struct Applied: Sendable {
-        /// The event as read and routed: op, device, kind, rule, path, page and warnings.
+        /// The event as read and routed: op, device, account, kind, rule, path, page,
+        /// warnings and, with stamping on, the payload to stamp.
         public var event: Event
         /// The tree changes (deepest first) and the decrement request, if any.
         public var outcome: Outcome
@@ -41,16 +42,26 @@ public struct StreamResult: Sendable {
         public var tree: [BadgeState]?
         /// The display cap the tree's `display` texts were made with.
         public var maxDisplay: Int
+        /// Under the `tree` icon policy, when the event changed the account's total: the
+        /// other devices of the account that do not show it yet, in byte order of their ids.
+        public var badgeUpdates: [BadgeUpdate]
 
         /// Creates an applied result.
         public init(event: Event, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
-                    tree: [BadgeState]?, maxDisplay: Int) {
+                    tree: [BadgeState]?, maxDisplay: Int, badgeUpdates: [BadgeUpdate] = []) {
             self.event = event
             self.outcome = outcome
             self.icon = icon
             self.sync = sync
             self.tree = tree
             self.maxDisplay = maxDisplay
+            self.badgeUpdates = badgeUpdates
+        }
+
+        /// With stamping on, for a push that is not `background`: the pushed payload with
+        /// `aps.badge` set to ``icon``, the payload to send to APNs.
+        public var stampedPayload: String? {
+            event.stamp?.stamped(icon)
         }
     }
 

@@ -210,7 +210,7 @@ private func matching(_ match: String) -> String {
         var session = FilterSession(rules: rules)
         func feed(_ a: String, _ n: Int = 0) -> BadgeTree {
             session.feed(#"{"aps":{},"a":""# + a + #"","n":\#(n)}"#)
-            return session.stream.devices[""]?.tree ?? BadgeTree()
+            return session.stream.accounts[""]?.tree ?? BadgeTree()
         }
         #expect(feed("dot").mark(of: "root.x") == .dot)
         #expect(feed("inc", 4).mark(of: "root.x") == .count(4))
@@ -223,7 +223,7 @@ private func matching(_ match: String) -> String {
         _ = feed("set", 5)
         _ = feed("dot")
         #expect(feed("force").total == 0)
-        #expect(session.stream.devices[""]?.tree.state(of: "root").show == false)
+        #expect(session.stream.accounts[""]?.tree.state(of: "root").show == false)
         #expect(session.rejected == 0)
     }
 }

@@ -164,11 +164,26 @@ private func chat(_ thread: String, badge: Int? = nil) -> String {
         var session = FilterSession(rules: .builtIn)
         session.feed(#"{"op":"tick","at":100}"#)
         session.feed(#"{"op":"tick"}"#)
-        #expect(session.stream.clock == 100)
+        #expect(session.stream.accounts[""]?.clock == 100)
         session.feed(#"{"op":"tick","at":"bad"}"#)   // a rejected line leaves the clock alone
-        #expect(session.stream.clock == 100)
+        #expect(session.stream.accounts[""]?.clock == 100)
         session.feed(#"{"op":"tick","at":50}"#)      // time may go back; it is the input's
-        #expect(session.stream.clock == 50)
+        #expect(session.stream.accounts[""]?.clock == 50)
+    }
+
+    @Test func eachDeviceKeepsItsOwnClock() {
+        var session = FilterSession(rules: .builtIn)
+        session.feed(#"{"op":"login","device":"a","at":100}"#)
+        session.feed(#"{"op":"login","device":"b"}"#)   // b's first event: time 0, not a's 100
+        session.feed(#"{"op":"tick","device":"a"}"#)
+        #expect(session.stream.accounts["a"]?.clock == 100)
+        #expect(session.stream.accounts["b"]?.clock == 0)
+        // b logged in at 0: a watched page and a tick at 61 of b's time is an interval sync.
+        session.feed(#"{"op":"appear","device":"b","page":"home"}"#)
+        session.feed(#"{"op":"tick","device":"b","at":61}"#)
+        #expect(session.stream.accounts["a"]?.clock == 100)
+        let out = String(decoding: session.output.bytes, as: UTF8.self).split(separator: "\n")
+        #expect(out[4].hasSuffix(#""icon":0,"sync":{"reason":"interval"}}"#))
     }
 
     @Test func syncReasonsAppearOnTheResultLine() {

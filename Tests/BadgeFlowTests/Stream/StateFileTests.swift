@@ -35,11 +35,12 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         try StateFile.save(before, to: file)
         let after = try StateFile.load(file, rules: .builtIn)
         #expect(StateFile.encode(after) == StateFile.encode(before))
-        #expect(after.clock == 1_795_341_800)
-        #expect(after.devices["ipad"]?.tree.mark(of: "root.news") == .dot)
-        #expect(after.devices[""]?.tree.mark(of: "root.chat.a%2Eb%25") == .count(1))
-        #expect(after.devices[""]?.sync.loggedIn == true)
-        #expect(after.devices["ipad"]?.sync.foreground == false)
+        #expect(after.accounts[""]?.clock == 1_795_341_800)
+        #expect(after.accounts["ipad"]?.clock == 1_795_341_700.5)
+        #expect(after.accounts["ipad"]?.tree.mark(of: "root.news") == .dot)
+        #expect(after.accounts[""]?.tree.mark(of: "root.chat.a%2Eb%25") == .count(1))
+        #expect(after.device("")?.sync.loggedIn == true)
+        #expect(after.device("ipad")?.sync.foreground == false)
     }
 
     @Test func aLoadedStateGoesOnAsIfNeverStopped() throws {
@@ -57,26 +58,81 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         #expect(text(resumed).contains(#""sync":{"reason":"returned"}"#))
     }
 
+    @Test func accountsTheirDevicesAndDeliveredNumbersAreKept() throws {
+        let folder = try TemporaryFolder()
+        let file = folder.file("state.json")
+        let lines = [
+            #"{"op":"login","account":"A","device":"phone","at":100}"#,
+            #"{"op":"push","account":"A","device":"ipad","payload":{"aps":{"alert":"x","thread-id":"bob"}}}"#,
+            #"{"op":"set","account":"A","device":"phone","path":"root.news"}"#,
+            #"{"op":"tick","device":"tv","at":7}"#,
+        ]
+        let before = session(lines).stream
+        try StateFile.save(before, to: file)
+        let after = try StateFile.load(file, rules: .builtIn)
+        #expect(StateFile.encode(after) == StateFile.encode(before))
+        #expect(after.accounts.keys.sorted() == ["A", "tv"])
+        #expect(after.accounts["A"]?.clock == 100)
+        #expect(after.accounts["A"]?.tree.total == 1)
+        #expect(after.accounts["A"]?.devices.mapValues(\.delivered) == ["phone": 1, "ipad": 1])
+        #expect(after.device("phone", account: "A")?.sync.loggedIn == true)
+        #expect(after.accounts["tv"]?.clock == 7)
+        #expect(try FileIO.readString(file).contains(#""version": 2"#))
+        // The next run goes on from the saved state: one more message, the phone is owed 2.
+        let more = text(session([#"{"op":"push","account":"A","device":"ipad","payload":{"aps":{"alert":"x","thread-id":"bob"}}}"#],
+                                stream: after))
+        #expect(more.contains(#""icon":2,"badgeUpdates":[{"device":"phone","badge":2}]"#))
+    }
+
+    @Test func aVersionOneFileLoadsByMigration() throws {
+        // Devices with their own trees and one clock for all, as BadgeFlow wrote them before accounts.
+        let folder = try TemporaryFolder()
+        let file = try folder.write("v1.json", Array(#"""
+            {"format": "badgeflow-state", "version": 1, "clock": 1795341800,
+             "devices": {"": {"marks": {"root.chat.alice": 2, "root.news": "dot"}, "icon": 3,
+                              "sync": {"loggedIn": true, "foreground": true, "visible": ["home"],
+                                       "appeared": ["home"], "disappearedAt": {}, "intervalStart": 1795341700}},
+                         "ipad": {"marks": {}, "icon": 0}}}
+            """#.utf8))
+        let stream = try StateFile.load(file, rules: .builtIn)
+        #expect(stream.accounts.keys.sorted() == ["", "ipad"])
+        #expect(stream.accounts[""]?.devices.keys.sorted() == [""])
+        #expect(stream.accounts[""]?.tree.total == 2)
+        #expect(stream.accounts[""]?.tree.mark(of: "root.news") == .dot)
+        #expect(stream.accounts[""]?.clock == 1_795_341_800)
+        #expect(stream.accounts["ipad"]?.clock == 1_795_341_800)
+        #expect(stream.device("")?.payloadIcon == 3)
+        #expect(stream.device("")?.delivered == 2)
+        #expect(stream.device("")?.sync.visible == ["home"])
+        #expect(stream.device("ipad")?.sync.loggedIn == false)
+        // An event without "at" takes the old global clock: 100 s after the last sync, an interval sync.
+        let out = text(session([#"{"op":"tick"}"#], stream: stream))
+        #expect(out.hasSuffix(#""icon":2,"sync":{"reason":"interval"}}\#n"#))
+        // Saved again, it is a version 2 file.
+        try StateFile.save(stream, to: file)
+        #expect(try FileIO.readString(file).contains(#""version": 2"#))
+        #expect(StateFile.encode(try StateFile.load(file, rules: .builtIn)) == StateFile.encode(stream))
+    }
+
     @Test func thePayloadIconIsKept() throws {
         let rules = try RuleSet.parse(#"{"icon":"payload"}"#)
         let folder = try TemporaryFolder()
         let file = folder.file("s.json")
         try StateFile.save(session([#"{"aps":{"badge":7}}"#], rules: rules).stream, to: file)
-        #expect(try StateFile.load(file, rules: rules).devices[""]?.payloadIcon == 7)
+        #expect(try StateFile.load(file, rules: rules).device("")?.payloadIcon == 7)
     }
 
     @Test func aMissingFileIsAnEmptyState() throws {
         let folder = try TemporaryFolder()
         let stream = try StateFile.load(folder.file("none.json"), rules: .builtIn)
-        #expect(stream.devices.isEmpty)
-        #expect(stream.clock == 0)
+        #expect(stream.accounts.isEmpty)
     }
 
     @Test(arguments: ["", "\n", "  \r\n"])
     func anEmptyFileIsAnEmptyState(_ content: String) throws {
         let folder = try TemporaryFolder()
         let file = try folder.write("state.json", Array(content.utf8))
-        #expect(try StateFile.load(file, rules: .builtIn).devices.isEmpty)
+        #expect(try StateFile.load(file, rules: .builtIn).accounts.isEmpty)
         #expect(try StateFile.recordedRules(file) == nil)
     }
 
@@ -96,7 +152,7 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         let folder = try TemporaryFolder()
         let file = try folder.write("s.json", Array(#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"root.a":2}}}}"#.utf8))
         #expect(try StateFile.recordedRules(file) == nil)
-        #expect(try StateFile.load(file, rules: .builtIn).devices[""]?.tree.mark(of: "root.a") == .count(2))
+        #expect(try StateFile.load(file, rules: .builtIn).accounts[""]?.tree.mark(of: "root.a") == .count(2))
     }
 
     @Test(arguments: [
@@ -104,7 +160,12 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         ("{\"devices\":", "", "not valid JSON"),
         ("{\n  \"format\": x", "", "at line 2, column 13 (byte 14)"),
         (#"{"rules":[]}"#, "/format", "not a BadgeFlow state file"),
-        (#"{"format":"badgeflow-state","version":2,"devices":{}}"#, "/version", "not supported"),
+        (#"{"format":"badgeflow-state","version":3,"accounts":{}}"#, "/version", "not supported"),
+        (#"{"format":"badgeflow-state","version":2,"devices":{}}"#, "/accounts", "object"),
+        (#"{"format":"badgeflow-state","version":2,"accounts":{"A":{"marks":{},"devices":[]}}}"#, "/accounts/A/devices", "object"),
+        (#"{"format":"badgeflow-state","version":2,"accounts":{"A":{"marks":{},"clock":"x","devices":{}}}}"#, "/accounts/A/clock", "number"),
+        (#"{"format":"badgeflow-state","version":2,"accounts":{"A":{"marks":{},"devices":{"d":{"delivered":-1}}}}}"#,
+         "/accounts/A/devices/d/delivered", "non-negative"),
         (#"{"format":"badgeflow-state","version":1,"clock":"x","devices":{}}"#, "/clock", "number"),
         (#"{"format":"badgeflow-state","version":1,"devices":[]}"#, "/devices", "object"),
         (#"{"format":"badgeflow-state","version":1,"devices":{"d/1":{}}}"#, "/devices/d~11/marks", "object"),
