@@ -32,6 +32,9 @@ struct FilterCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Longest input line kept, in bytes; longer lines get a line-too-long error.", valueName: "BYTES"))
     var maxLineBytes = 1 << 20
 
+    @Flag(name: .long, help: ArgumentHelp("Each input line is N<TAB>JSON, N its number in the whole input (a partitioned run); a result's seq is N. A non-blank line without the prefix gets an invalid-line-number error whose seq is its physical line number."))
+    var numbered = false
+
     @Option(name: .long, help: "Threads that parse and route lines (default: the number of cores; 1: a single thread). Output order and bytes do not depend on it.")
     var jobs: Int?
 
@@ -59,7 +62,8 @@ struct FilterCommand: ParsableCommand {
         let flushEachLine = lineBuffered || Console.isTerminal(1)
         // Per-line flushing wants each line answered at once: one thread, batches of one.
         let filter = ParallelFilter(stream: stream, jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online),
-                                    maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048)
+                                    maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048,
+                                    numbered: numbered)
         var ioError: String? = nil
         var outputClosed = false
 
@@ -79,10 +83,11 @@ struct FilterCommand: ParsableCommand {
                 break
             }
             defer { if fd != 0 { close(fd) } }
-            let reader = LineReader(fd: fd, maxLineBytes: maxLineBytes)
+            // Numbered: the limit applies to the text after the N<TAB> prefix (ParallelFilter).
+            let reader = LineReader(fd: fd, maxLineBytes: maxLineBytes + (numbered ? LineNumber.maxPrefixBytes : 0))
             do {
                 try reader.forEachLine(source == "-" ? "<stdin>" : source) { line in
-                    filter.feed(line, output: output)
+                    filter.feed(line, from: reader, output: output)
                     return receivedSignal == 0 && !outputClosed
                 }
             } catch {

@@ -37,6 +37,8 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
         public static let missingField = Code(rawValue: "missing-field")
         public static let lineTooLong = Code(rawValue: "line-too-long")
         public static let invalidTime = Code(rawValue: "invalid-time")
+        /// A line read with `filter --numbered` that does not start with `N<TAB>`.
+        public static let invalidLineNumber = Code(rawValue: "invalid-line-number")
     }
 
     public let severity: Severity

@@ -13,18 +13,25 @@ public struct FilterSession {
     public var stream: BadgeStream
     /// The line number of the last line fed (blank lines counted).
     public private(set) var seq = 0
+    /// Whether lines carry their number (`N<TAB>JSON`, see `LineNumber`): a result's `seq` is
+    /// then that number; a non-blank line without it gets `invalid-line-number` with the
+    /// physical line number, as does an overlong line (its prefix was not kept).
+    public let numbered: Bool
     /// Result lines not yet taken.
     public var output = JSONWriter()
     private let analyzer: LineAnalyzer
 
     /// Starts a session over an existing stream (e.g. loaded from a state file).
-    public init(stream: BadgeStream) {
+    public init(stream: BadgeStream, numbered: Bool = false) {
         self.stream = stream
+        self.numbered = numbered
         analyzer = LineAnalyzer(rules: stream.rules)
     }
 
     /// Starts a session with no devices.
-    public init(rules: RuleSet) { self.init(stream: BadgeStream(rules: rules)) }
+    public init(rules: RuleSet, numbered: Bool = false) {
+        self.init(stream: BadgeStream(rules: rules), numbered: numbered)
+    }
 
     /// Lines rejected so far.
     public var rejected: Int { stream.rejected }
@@ -32,7 +39,12 @@ public struct FilterSession {
     /// Feeds one line (without its newline).
     public mutating func feed(_ line: UnsafeRawBufferPointer) {
         seq += 1
-        stream.apply(analyzer.analyze(line), seq: seq, into: &output)
+        guard numbered else { return stream.apply(analyzer.analyze(line), seq: seq, into: &output) }
+        if let (n, rest) = LineNumber.split(line) {
+            stream.apply(analyzer.analyze(rest), seq: n, into: &output)
+        } else if !LineNumber.isBlank(line) {
+            stream.apply(.rejected(LineNumber.invalid), seq: seq, into: &output)
+        }
     }
 
     /// Feeds one line given as text.
