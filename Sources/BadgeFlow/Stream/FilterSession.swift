@@ -22,14 +22,20 @@ public struct FilterSession {
     private let analyzer: LineAnalyzer
 
     /// Starts a session over an existing stream (e.g. loaded from a state file).
-    public init(stream: BadgeStream, numbered: Bool = false) {
+    public init(stream: BadgeStream) { self.init(stream: stream, numbered: false) }
+
+    /// Starts a session over `stream` whose lines carry their number when `numbered`.
+    public init(stream: BadgeStream, numbered: Bool) {
         self.stream = stream
         self.numbered = numbered
         analyzer = LineAnalyzer(rules: stream.rules)
     }
 
     /// Starts a session with no devices.
-    public init(rules: RuleSet, numbered: Bool = false) {
+    public init(rules: RuleSet) { self.init(stream: BadgeStream(rules: rules), numbered: false) }
+
+    /// Starts a session with no devices whose lines carry their number when `numbered`.
+    public init(rules: RuleSet, numbered: Bool) {
         self.init(stream: BadgeStream(rules: rules), numbered: numbered)
     }
 
