@@ -3,7 +3,7 @@ SWIFT  ?= swift
 BIN    := .build/debug/badgeflow
 RBIN   := .build/release/badgeflow
 
-.PHONY: deps build test demo bench bench-deps bench-lib check leaks fuzz clean
+.PHONY: deps build test demo bench bench-deps bench-lib check leaks fuzz clean spark-test
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages.
@@ -23,6 +23,13 @@ test: deps
 	$(SWIFT) test --skip-build
 	$(BIN) batch Fixtures/scenarios Fixtures/payloads
 	Scripts/check-badgetree-only.sh
+
+# A partitioned run on Apache Spark (local[2], 4 partitions, ~200k generated lines) merged by
+# seq must be byte-identical to one `badgeflow filter` run. Installs Java (Debian
+# openjdk-17-jre-headless) and pyspark (PyPI) when missing. ALL_AT=1: a stream whose events
+# all carry `at`; LINES, SEED: the stream; PROFILE=1: time each Spark phase on its own.
+spark-test: deps
+	Integrations/spark/spark_test.sh
 
 demo: deps
 	@$(SWIFT) build --product badgeflow >/dev/null
