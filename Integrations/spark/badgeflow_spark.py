@@ -7,8 +7,8 @@ its account (a string "account"), else its device (a string "device"; "" when th
 for a bare payload line and for a line that is not a JSON object), partitions by a stable
 hash of the key with each partition's lines in number order, and pipes every partition
 through `badgeflow filter --numbered`. Results go to OUTPUT/parts/part-* (each sorted by
-seq); unless --no-merge, they are then merged by seq into OUTPUT/merged/part-00000, which is
-byte for byte what one `badgeflow filter` run over the input writes.
+seq); unless --merge none, they are then merged by seq into OUTPUT/merged/part-00000, which
+is byte for byte what one `badgeflow filter` run over the input writes.
 
     python3 badgeflow_spark.py --input events.ndjson --output out/ --partitions 64 \\
         --badgeflow /opt/badgeflow/badgeflow --rules rules.json --filter-args "--stamp"
@@ -41,9 +41,12 @@ def parse_args(argv):
                          "SparkContext.addFile), a file shipped with spark-submit --files, or a name on PATH")
     ap.add_argument("--rules", help="rules file, found the same way as --badgeflow")
     ap.add_argument("--filter-args", default="", help='more arguments for `badgeflow filter`, e.g. "--stamp"')
-    ap.add_argument("--no-merge", action="store_true",
-                    help="write only OUTPUT/parts; merge later with "
-                         "`LC_ALL=C sort -m -s -t: -k2,2n OUTPUT/parts/part-*`")
+    ap.add_argument("--merge", choices=["auto", "driver", "spark", "none"], default="auto",
+                    help="driver: k-way merge of the sorted parts by the driver into OUTPUT/merged/part-00000 "
+                         "(needs OUTPUT on the driver's file system); spark: sortBy(seq) into one file "
+                         "(any file system; one task sorts everything); none: only OUTPUT/parts, merge later "
+                         "with `LC_ALL=C sort -m -s -t: -k2,2n OUTPUT/parts/part-*`; auto (default): driver "
+                         "when the master is local and OUTPUT a local path, else spark")
     ap.add_argument("--master", help="Spark master when not run through spark-submit (default local[*])")
     ap.add_argument("--profile", action="store_true",
                     help="materialise each phase on its own to time it (slower; for figures)")
@@ -139,6 +142,29 @@ def make_pipe(badgeflow, rules, extra, jobs, filter_seconds):
     return run
 
 
+def merge_on_driver(parts_dir, merged_dir):
+    """Merges the parts (each sorted by seq) into one file: streaming, O(lines x log parts)."""
+    import glob
+    import heapq
+    files = sorted(glob.glob(os.path.join(parts_dir, "part-*")))
+    os.makedirs(merged_dir)
+    handles = [open(f, "rb") for f in files]
+    try:
+        with open(os.path.join(merged_dir, "part-00000"), "wb") as out:
+            out.writelines(heapq.merge(*handles, key=lambda line: int(line[7:line.index(b",", 7)])))
+    finally:
+        for h in handles:
+            h.close()
+    open(os.path.join(merged_dir, "_SUCCESS"), "wb").close()
+
+
+def local_path(path):
+    """The local file-system path of `path`, or None when it names another file system."""
+    if path.startswith("file://"):
+        return path[len("file://"):]
+    return None if "://" in path else path
+
+
 def strip_bom(index, lines):
     """Drops a UTF-8 byte-order mark at the start of a file, as `badgeflow filter` does."""
     first = True
@@ -216,13 +242,20 @@ def main(argv=None):
         ordered.unpersist()
         timings.append(("  of which badgeflow processes (sum over tasks)", filter_seconds.value))
 
-    if not args.no_merge:
-        merged_dir = args.output.rstrip("/") + "/merged"
+    merge = args.merge
+    if merge == "auto":
+        local = sc.master.startswith("local") and local_path(args.output) is not None
+        merge = "driver" if local else "spark"
+    merged_dir = args.output.rstrip("/") + "/merged"
+    if merge == "driver":
+        merge_on_driver(local_path(parts_dir), local_path(merged_dir))
+        t = phase("merge by seq into one file (driver, k-way)", t)
+    elif merge == "spark":
         (sc.textFile(parts_dir)
          .sortBy(result_seq, numPartitions=partitions)
          .coalesce(1)
          .saveAsTextFile(merged_dir))
-        t = phase("merge by seq into one file", t)
+        t = phase("merge by seq into one file (Spark sortBy)", t)
 
     sc.stop()
     timings.append(("total", time.time() - t0))

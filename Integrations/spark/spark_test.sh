@@ -49,7 +49,7 @@ echo "spark-test: parts: $(for f in "$WORK"/out/parts/part-*; do wc -l < "$f"; d
 
 status=0
 if cmp -s "$WORK/single.ndjson" "$WORK/out/merged/part-00000"; then
-  echo "spark-test: merged output is byte-identical to one run"
+  echo "spark-test: merged output (--merge driver) is byte-identical to one run"
 else
   echo "spark-test: FAIL: merged output differs from one run; first differences:"
   diff "$WORK/single.ndjson" "$WORK/out/merged/part-00000" | head -6 | cut -c1-300
@@ -60,6 +60,25 @@ if LC_ALL=C sort -m -s -t: -k2,2n "$WORK"/out/parts/part-* | cmp -s - "$WORK/sin
   echo "spark-test: sort -m of the parts is byte-identical to one run"
 else
   echo "spark-test: FAIL: sort -m of the parts differs from one run"
+  status=1
+fi
+# Line ends, byte-order marks, empty files and several inputs, merged by Spark's sortBy.
+E=$WORK/edge
+mkdir -p "$E"
+printf '\xef\xbb\xbf{"op":"login","device":"x","at":1}\r\n{"op":"tick",\r"device":"x","at":2}\r\n\r\n{"op":"push","device":"y","at":3,"payload":{"aps":{"alert":"a","thread-id":"t"}}}' > "$E/a.ndjson"
+: > "$E/b.ndjson"
+printf '\n\n\xef\xbb\xbf{"op":"tick","device":"x","at":5}\n{"op":"snapshot","device":"x","at":6}\n\n' > "$E/c.ndjson"
+printf '\xef\xbb\xbf{"aps":{"alert":"b","thread-id":"u"},"device":"x"}\nnot json\n{"op":"set","device":"x","path":"root.inbox","count":2,"at":9}\n' > "$E/d.ndjson"
+"$BIN" filter "$E/a.ndjson" "$E/b.ndjson" "$E/c.ndjson" "$E/d.ndjson" > "$E/single.ndjson"
+t=$(now)
+python3 Integrations/spark/badgeflow_spark.py --master 'local[2]' --partitions 3 --merge spark \
+  --input "$E/a.ndjson,$E/b.ndjson,$E/c.ndjson,$E/d.ndjson" --output "$E/out" --badgeflow "$BIN" 2> "$E/spark.log" \
+  || { cat "$E/spark.log"; exit 1; }
+if cmp -s "$E/single.ndjson" "$E/out/merged/part-00000"; then
+  echo "spark-test: 4 input files (BOM, CRLF, lone CR, no final newline, empty file), --merge spark: byte-identical ($(wc -l < "$E/single.ndjson") lines, $(secs "$t" "$(now)") s)"
+else
+  echo "spark-test: FAIL: 4 input files, --merge spark: differs from one run"
+  diff "$E/single.ndjson" "$E/out/merged/part-00000" | head -6 | cut -c1-300
   status=1
 fi
 if [ "$status" = 0 ]; then echo "spark-test: 1 passed, 0 failed"; else echo "spark-test: 0 passed, 1 failed"; fi
