@@ -19,7 +19,7 @@ if ! command -v java >/dev/null 2>&1; then
 fi
 if ! python3 -c 'import pyspark' 2>/dev/null; then
   echo "spark-test: installing pyspark"
-  python3 -m pip install -q pyspark
+  python3 -m pip install -q 'pyspark>=4,<5'
 fi
 echo "spark-test: java and pyspark ready ($(secs "$t" "$(now)") s; pyspark $(python3 -c 'import pyspark; print(pyspark.__version__)'))"
 
