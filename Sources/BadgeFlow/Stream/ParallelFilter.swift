@@ -25,7 +25,7 @@ import Darwin
 public final class ParallelFilter {
     /// The devices and their state.
     public private(set) var stream: BadgeStream
-    /// Lines seen so far (blank lines counted): the last `seq`.
+    /// Lines seen so far (blank lines counted): the last `seq`, unless `numbered`.
     public private(set) var seq = 0
     /// Worker threads used when the input is large enough.
     public let jobs: Int
