@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
 MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps man-deps build test demo docs install install-check bench bench-deps bench-lib check leaks fuzz clean
+.PHONY: deps man-deps build test demo docs install install-check bench bench-deps bench-lib check leaks fuzz clean spark-test
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages.
@@ -64,6 +64,13 @@ docs: deps
 	  if grep -q 'warning:' .build/docs-$$t.log; then grep -A8 'warning:' .build/docs-$$t.log; echo "make docs: $$t has documentation warnings"; exit 1; fi; \
 	  tail -n 2 .build/docs-$$t.log; \
 	done
+
+# A partitioned run on Apache Spark (local[2], 4 partitions, ~200k generated lines) merged by
+# seq must be byte-identical to one `badgeflow filter` run. Installs Java (Debian
+# openjdk-17-jre-headless) and pyspark (PyPI) when missing. ALL_AT=1: a stream whose events
+# all carry `at`; LINES, SEED: the stream; PROFILE=1: time each Spark phase on its own.
+spark-test: deps
+	Integrations/spark/spark_test.sh
 
 demo: deps
 	@$(SWIFT) build --product badgeflow >/dev/null

@@ -43,6 +43,9 @@ struct FilterCommand: TakesManyInputs {
     @Option(name: .long, help: ArgumentHelp("Longest input line kept, in bytes (at least 1024); longer lines get a line-too-long error.", valueName: "BYTES"))
     var maxLineBytes = 1 << 20
 
+    @Flag(name: .long, help: ArgumentHelp("Each input line is N<TAB>JSON, N its number in the whole input (a partitioned run); a result's seq is N. A non-blank line without the prefix gets an invalid-line-number error whose seq is its physical line number."))
+    var numbered = false
+
     @Option(name: .long, help: "Threads that parse and route lines (default: the number of cores; 1: a single thread). Output order and bytes do not depend on it.")
     var jobs: Int?
 
@@ -123,7 +126,8 @@ struct FilterCommand: TakesManyInputs {
         let flushEachLine = lineBuffered || outputIsTerminal
         // Per-line flushing wants each line answered at once: one thread, batches of one.
         let filter = ParallelFilter(stream: stream, jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online),
-                                    maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp)
+                                    maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp,
+                                    numbered: numbered)
         var inputFailed = false
         var writeError: String? = nil
         var brokenPipe = false
@@ -145,7 +149,8 @@ struct FilterCommand: TakesManyInputs {
         // Over files (or stdin redirected from one) only: a pipe has no total to show.
         let total = showProgress && Console.isTerminal(2) ? Progress.totalBytes(of: sources) : 0
         let bar = total > 0 ? Progress(totalBytes: total) : nil
-        let reader = LineReader(fd: 0, maxLineBytes: maxLineBytes)
+        // Numbered: the limit applies to the text after the N<TAB> prefix (ParallelFilter).
+        let reader = LineReader(fd: 0, maxLineBytes: maxLineBytes + (numbered ? LineNumber.maxPrefixBytes : 0))
         for source in sources {
             if receivedSignal != 0 || outputClosed { break }
             let fd: Int32 = source == "-" ? 0 : open(source, O_RDONLY | O_CLOEXEC)
@@ -161,7 +166,7 @@ struct FilterCommand: TakesManyInputs {
             var countdown = Progress.checkEvery
             do {
                 try reader.forEachLine(source == "-" ? "<stdin>" : source) { line in
-                    filter.feed(line, output: write)
+                    filter.feed(line, from: reader, output: write)
                     if let bar {
                         countdown -= 1
                         if countdown == 0 {

@@ -63,6 +63,8 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
         public static let lineTooLong = Code(rawValue: "line-too-long")
         /// `invalid-time`: an `at` that is neither UNIX seconds nor RFC 3339 text.
         public static let invalidTime = Code(rawValue: "invalid-time")
+        /// A line read with `filter --numbered` that does not start with `N<TAB>`.
+        public static let invalidLineNumber = Code(rawValue: "invalid-line-number")
     }
 
     /// Whether the problem makes the input unusable.

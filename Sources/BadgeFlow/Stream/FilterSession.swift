@@ -13,22 +13,27 @@ public struct FilterSession {
     public var stream: BadgeStream
     /// The line number of the last line fed (blank lines counted).
     public private(set) var seq = 0
+    /// Whether lines carry their number (`N<TAB>JSON`, see `LineNumber`): a result's `seq` is
+    /// then that number; a non-blank line without it gets `invalid-line-number` with the
+    /// physical line number, as does an overlong line (its prefix was not kept).
+    public let numbered: Bool
     /// Result lines not yet taken.
     public var output = JSONWriter()
     private let analyzer: LineAnalyzer
 
-    /// Starts a session over an existing stream (e.g. loaded from a state file); with
-    /// `stamp`, push results carry the stamped payload (`--stamp`).
-    public init(stream: BadgeStream, stamp: Bool) {
+    /// Starts a session over an existing stream (e.g. loaded from a state file). With `stamp`,
+    /// push results carry the stamped payload (`--stamp`); with `numbered`, lines carry their
+    /// number as `N<TAB>` (`--numbered`).
+    public init(stream: BadgeStream, stamp: Bool = false, numbered: Bool = false) {
         self.stream = stream
+        self.numbered = numbered
         analyzer = LineAnalyzer(rules: stream.rules, stamp: stamp)
     }
 
-    /// Starts a session over an existing stream (e.g. loaded from a state file).
-    public init(stream: BadgeStream) { self.init(stream: stream, stamp: false) }
-
-    /// Starts a session with no accounts; with `stamp`, push results carry the stamped payload.
-    public init(rules: RuleSet, stamp: Bool = false) { self.init(stream: BadgeStream(rules: rules), stamp: stamp) }
+    /// Starts a session with no accounts (see ``init(stream:stamp:numbered:)``).
+    public init(rules: RuleSet, stamp: Bool = false, numbered: Bool = false) {
+        self.init(stream: BadgeStream(rules: rules), stamp: stamp, numbered: numbered)
+    }
 
     /// Lines rejected so far.
     public var rejected: Int { stream.rejected }
@@ -36,7 +41,12 @@ public struct FilterSession {
     /// Feeds one line (without its newline).
     public mutating func feed(_ line: UnsafeRawBufferPointer) {
         seq += 1
-        stream.apply(analyzer.analyze(line), seq: seq, into: &output)
+        guard numbered else { return stream.apply(analyzer.analyze(line), seq: seq, into: &output) }
+        if let (n, rest) = LineNumber.split(line) {
+            stream.apply(analyzer.analyze(rest), seq: n, into: &output)
+        } else if !LineNumber.isBlank(line) {
+            stream.apply(.rejected(LineNumber.invalid), seq: seq, into: &output)
+        }
     }
 
     /// Feeds one line (without its newline) and returns its result as a value instead of

@@ -22,6 +22,10 @@ public final class LineReader {
 
     /// The longest line kept, in bytes.
     public let maxLineBytes: Int
+    /// The first bytes (at most 32, without a leading byte-order mark) of the last overlong
+    /// line, set before `forEachLine` hands out its `.overlong`: enough to read the `N<TAB>`
+    /// prefix of a numbered line (`LineNumber`) that is not kept.
+    public private(set) var overlongHead: [UInt8] = []
     private var fd: Int32
     private var buffer: UnsafeMutableRawBufferPointer
     private var start = 0
@@ -81,6 +85,7 @@ public final class LineReader {
                 skipping += end - start
                 start = 0; end = 0
             } else if end - start > maxLineBytes {
+                keepHead(from: start, to: end)
                 skipping = end - start
                 start = 0; end = 0
             } else if start > 0 {
@@ -104,10 +109,22 @@ public final class LineReader {
         }
     }
 
+    private func keepHead(from: Int, to: Int) {
+        var lo = from
+        let base = UnsafeRawPointer(buffer.baseAddress.unsafelyUnwrapped)
+        if first {
+            first = false
+            if to - lo >= 3, base.load(fromByteOffset: lo, as: UInt8.self) == 0xEF,
+               base.load(fromByteOffset: lo + 1, as: UInt8.self) == 0xBB,
+               base.load(fromByteOffset: lo + 2, as: UInt8.self) == 0xBF { lo += 3 }
+        }
+        overlongHead = Array(UnsafeRawBufferPointer(start: base + lo, count: min(32, to - lo)))
+    }
+
     private func emit(from: Int, to: Int, _ body: (Line) -> Bool) -> Bool {
         // A long line may arrive whole inside one chunk; the limit is the same.
         if to - from > maxLineBytes {
-            first = false
+            keepHead(from: from, to: to)
             return body(.overlong(to - from))
         }
         var lo = from, hi = to

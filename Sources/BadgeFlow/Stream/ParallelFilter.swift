@@ -17,15 +17,22 @@ import Darwin
 /// only once a second batch is needed, so a small input runs on one thread.
 ///
 /// The output is byte-identical to `FilterSession` on the same lines, whatever `jobs` is.
+///
+/// With `numbered`, every line is `N<TAB>JSON` (`LineNumber`) and its result's `seq` is N;
+/// the prefix is read on the calling thread, in place, before the line is copied into its
+/// batch. A non-blank line without a valid prefix gets an `invalid-line-number` error whose
+/// `seq` is the line's physical number (its position in the input, blank lines counted).
 public final class ParallelFilter {
     /// The devices and their state.
     public private(set) var stream: BadgeStream
-    /// Lines seen so far (blank lines counted): the last `seq`.
+    /// Lines seen so far (blank lines counted): the last `seq`, unless `numbered`.
     public private(set) var seq = 0
     /// Worker threads used when the input is large enough.
     public let jobs: Int
-    /// The longest line kept.
+    /// The longest line kept (with `numbered`: not counting the `N<TAB>` prefix).
     public let maxLineBytes: Int
+    /// Whether lines carry their number (`N<TAB>JSON`, `badgeflow filter --numbered`).
+    public let numbered: Bool
 
     private let linesPerBatch: Int
     private let queue: BatchQueue
@@ -42,10 +49,15 @@ public final class ParallelFilter {
 
     /// Creates a filter over `stream` with `jobs` worker threads (1: everything on the caller's thread);
     /// with `stamp`, push results carry the stamped payload (`--stamp`).
-    public init(stream: BadgeStream, jobs: Int, maxLineBytes: Int = 1 << 20, linesPerBatch: Int = 2048, stamp: Bool = false) {
+    ///
+    /// With `numbered`, give the `LineReader` a limit of `maxLineBytes + LineNumber.maxPrefixBytes`,
+    /// so that a line is overlong exactly when its text after the prefix is.
+    public init(stream: BadgeStream, jobs: Int, maxLineBytes: Int = 1 << 20, linesPerBatch: Int = 2048,
+                stamp: Bool = false, numbered: Bool = false) {
         self.stream = stream
         self.jobs = max(1, jobs)
         self.maxLineBytes = maxLineBytes
+        self.numbered = numbered
         self.linesPerBatch = linesPerBatch
         queue = BatchQueue()
         current = Batch(capacity: linesPerBatch)
@@ -60,8 +72,41 @@ public final class ParallelFilter {
     ///   - line: the line, or the length of an overlong one.
     ///   - output: receives the result bytes of each applied batch, in input order.
     public func feed(_ line: LineReader.Line, output: (inout JSONWriter) -> Void) {
-        current.append(line)
+        if numbered { appendNumbered(line, overlongHead: []) } else { current.append(line) }
         if current.count >= linesPerBatch || current.byteCount >= Batch.maxBytes { submit(output: output) }
+    }
+
+    /// Takes one line from `reader`, which has just handed it out: for an overlong numbered
+    /// line, its number is read from `reader.overlongHead`.
+    public func feed(_ line: LineReader.Line, from reader: LineReader, output: (inout JSONWriter) -> Void) {
+        guard numbered, case .overlong = line else { return feed(line, output: output) }
+        appendNumbered(line, overlongHead: reader.overlongHead)
+        if current.count >= linesPerBatch || current.byteCount >= Batch.maxBytes { submit(output: output) }
+    }
+
+    private func appendNumbered(_ line: LineReader.Line, overlongHead: [UInt8]) {
+        switch line {
+        case .text(let bytes):
+            if let (n, rest) = LineNumber.split(bytes) {
+                if rest.count > maxLineBytes {
+                    current.append(.overlong(rest.count), number: n)
+                } else {
+                    current.append(.text(rest), number: n)
+                }
+            } else {
+                // Blank: nothing is written. Otherwise the error takes the physical number.
+                current.append(.text(UnsafeRawBufferPointer(start: nil, count: 0)),
+                               number: LineNumber.isBlank(bytes) ? 0 : Batch.invalidNumber)
+            }
+        case .overlong(let count):
+            let prefix = overlongHead.withUnsafeBytes { LineNumber.split($0) }
+            if let (n, rest) = prefix {
+                let prefixBytes = overlongHead.count - rest.count
+                current.append(.overlong(count - prefixBytes), number: n)
+            } else {
+                current.append(.overlong(count), number: 0)
+            }
+        }
     }
 
     /// Processes every line fed so far and writes the results.
@@ -117,9 +162,9 @@ public final class ParallelFilter {
         swap(&w, &out)
         w.removeAll()
         var n = seq
-        batch.takeEachResult { result in
+        batch.takeEachResult { result, number in
             n += 1
-            local.apply(result, seq: n, into: &w)
+            local.apply(result, seq: number > 0 ? number : n, into: &w)
         }
         seq = n
         swap(&local, &stream)
@@ -141,6 +186,9 @@ final class Batch: @unchecked Sendable {
     @exclusivity(unchecked) private var ends: [Int] = []
     /// Per line: -1 for a kept line, else the byte length of an overlong one.
     @exclusivity(unchecked) private var overlong: [Int] = []
+    /// Numbered input only (else empty), per line: its given number; 0 when it has none
+    /// (the physical number is used); `invalidNumber` for a line whose prefix is invalid.
+    @exclusivity(unchecked) private var numbers: [Int] = []
     @exclusivity(unchecked) private(set) var results: [LineResult] = []
     var done = false
     private let capacity: Int
@@ -148,6 +196,9 @@ final class Batch: @unchecked Sendable {
     /// A batch is cut at this many bytes of lines even before it has its lines: a stream of
     /// long lines then still keeps a few MiB in flight, not `linesPerBatch` × the longest line.
     static let maxBytes = 1 << 20
+
+    /// The mark of a non-blank numbered line without a valid prefix.
+    static let invalidNumber = -1
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -162,14 +213,16 @@ final class Batch: @unchecked Sendable {
     var byteCount: Int { data.count }
 
     /// Calls `body` with each result in order, moved out of the batch (a `.blank` is left in
-    /// its place): applying a result then copies none of its strings and arrays.
-    func takeEachResult(_ body: (consuming LineResult) -> Void) {
+    /// its place), and the line's given number (0 when it has none): applying a result then
+    /// copies none of its strings and arrays.
+    func takeEachResult(_ body: (consuming LineResult, Int) -> Void) {
+        let numbered = !numbers.isEmpty
         results.withUnsafeMutableBufferPointer { results in
             guard let base = results.baseAddress else { return }
             for i in results.indices {
                 let result = (base + i).move()
                 (base + i).initialize(to: .blank)
-                body(result)
+                body(result, numbered ? max(numbers[i], 0) : 0)
             }
         }
     }
@@ -184,6 +237,7 @@ final class Batch: @unchecked Sendable {
         }
         ends.removeAll(keepingCapacity: true)
         overlong.removeAll(keepingCapacity: true)
+        numbers.removeAll(keepingCapacity: true)
         results.removeAll(keepingCapacity: true)
         done = false
     }
@@ -199,13 +253,22 @@ final class Batch: @unchecked Sendable {
         ends.append(data.count)
     }
 
+    /// Appends a line of numbered input with its number (see `numbers`).
+    func append(_ line: LineReader.Line, number: Int) {
+        if numbers.isEmpty { numbers.reserveCapacity(capacity) }
+        append(line)
+        numbers.append(number)
+    }
+
     func analyze(with analyzer: LineAnalyzer, maxLineBytes: Int) {
         results.reserveCapacity(ends.count)
         data.withUnsafeBytes { all in
             var start = 0
             for i in 0..<ends.count {
                 let end = ends[i]
-                if overlong[i] >= 0 {
+                if !numbers.isEmpty, numbers[i] == Self.invalidNumber {
+                    results.append(.rejected(LineNumber.invalid))
+                } else if overlong[i] >= 0 {
                     results.append(.rejected(.error(.lineTooLong, "line is \(overlong[i]) bytes, more than the \(maxLineBytes) bytes a line may have", at: "")))
                 } else {
                     results.append(analyzer.analyze(UnsafeRawBufferPointer(rebasing: all[start..<end])))

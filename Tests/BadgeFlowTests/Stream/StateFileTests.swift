@@ -20,7 +20,7 @@ private let later = [
 ]
 
 private func session(_ lines: [String], stream: BadgeStream? = nil, rules: RuleSet = .builtIn) -> FilterSession {
-    var s = stream.map(FilterSession.init(stream:)) ?? FilterSession(rules: rules)
+    var s = stream.map { FilterSession(stream: $0) } ?? FilterSession(rules: rules)
     for line in lines { s.feed(line) }
     return s
 }
