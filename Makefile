@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
 MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps man-deps build test demo docs install install-check bench bench-deps bench-lib check leaks fuzz clean spark-test
+.PHONY: deps man-deps build test demo docs install install-check bench bench-deps bench-lib check leaks fuzz clean spark-test lint
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages.
@@ -31,7 +31,7 @@ build: deps
 	$(SWIFT) build
 
 test: deps
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build
 	$(BIN) batch Fixtures/scenarios Fixtures/payloads
 	Scripts/check-badgetree-only.sh
@@ -69,6 +69,10 @@ docs: deps
 # seq must be byte-identical to one `badgeflow filter` run. Installs Java (Debian
 # openjdk-17-jre-headless) and pyspark (PyPI) when missing. ALL_AT=1: a stream whose events
 # all carry `at`; LINES, SEED: the stream; PROFILE=1: time each Spark phase on its own.
+# swift-format (shipped with the toolchain) in lint mode with the checked-in .swift-format.
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+
 spark-test: deps
 	Integrations/spark/spark_test.sh
 

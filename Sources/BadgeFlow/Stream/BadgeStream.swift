@@ -137,7 +137,9 @@ public struct BadgeStream: Sendable {
         case .set, .clear, .snapshot: happening = .other
         }
         let reason = account.devices.values[index].sync.handle(happening, at: clock)
-        let icon = account.icon(settings.icon, device: account.devices.values[index])
+        // Not `account.icon(_:device:)`: passing the device would copy it (a retain and release
+        // of each of its sync policy's sets).
+        let icon = settings.icon == .tree ? account.tree.total : account.devices.values[index].payloadIcon
         var updates: [BadgeUpdate] = []
         if settings.icon == .tree {
             // The event's own device now shows the total (a push's stamped payload goes to
