@@ -65,14 +65,14 @@ docs: deps
 	  tail -n 2 .build/docs-$$t.log; \
 	done
 
-# A partitioned run on Apache Spark (local[2], 4 partitions, ~200k generated lines) merged by
-# seq must be byte-identical to one `badgeflow filter` run. Installs Java (Debian
-# openjdk-17-jre-headless) and pyspark (PyPI) when missing. ALL_AT=1: a stream whose events
-# all carry `at`; LINES, SEED: the stream; PROFILE=1: time each Spark phase on its own.
 # swift-format (shipped with the toolchain) in lint mode with the checked-in .swift-format.
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
 
+# A partitioned run on Apache Spark (local[2], 4 partitions, ~200k generated lines) merged by
+# seq must be byte-identical to one `badgeflow filter` run. Installs Java (Debian
+# openjdk-17-jre-headless) and pyspark (PyPI) when missing. ALL_AT=1: a stream whose events
+# all carry `at`; LINES, SEED: the stream; PROFILE=1: time each Spark phase on its own.
 spark-test: deps
 	Integrations/spark/spark_test.sh
 
