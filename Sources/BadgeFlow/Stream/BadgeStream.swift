@@ -33,14 +33,29 @@ public struct BadgeStream: Sendable {
 
     /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
     public mutating func apply(_ line: consuming LineResult, seq: Int, into out: inout JSONWriter) {
-        // The body is taken apart by move: rendering a borrowed StreamResult would copy the
-        // applied event out of its enum case, a retain and release of each of its strings.
-        let body = apply(line, seq: seq)?.body
-        switch consume body {
-        case .none: return
-        case .some(.rejected(let d)): ResultLine.error(d, seq: seq, into: &out)
-        case .some(.applied(let a)): ResultLine.event(a, seq: seq, into: &out)
+        // Rendered from the body by move, without wrapping it in a StreamResult: each wrapping
+        // of the applied event (a few hundred bytes) is one more copy per line.
+        switch consume line {
+        case .blank:
+            return
+        case .rejected(let diagnostic):
+            noteRejected(seq)
+            ResultLine.error(diagnostic, seq: seq, into: &out)
+        case .event(let event):
+            let body = apply(event)
+            switch consume body {
+            case .rejected(let d):
+                noteRejected(seq)
+                ResultLine.error(d, seq: seq, into: &out)
+            case .applied(let a):
+                ResultLine.event(a, seq: seq, into: &out)
+            }
         }
+    }
+
+    private mutating func noteRejected(_ seq: Int) {
+        rejected += 1
+        if firstRejectedSeq == nil { firstRejectedSeq = seq }
     }
 
     /// Applies one analysed line and returns its result as a value (nil for a blank line).
@@ -51,15 +66,11 @@ public struct BadgeStream: Sendable {
         case .blank:
             return nil
         case .rejected(let diagnostic):
-            rejected += 1
-            if firstRejectedSeq == nil { firstRejectedSeq = seq }
+            noteRejected(seq)
             return StreamResult(seq: seq, body: .rejected(diagnostic))
         case .event(let event):
             let body = apply(event)
-            if case .rejected = body {
-                rejected += 1
-                if firstRejectedSeq == nil { firstRejectedSeq = seq }
-            }
+            if case .rejected = body { noteRejected(seq) }
             return StreamResult(seq: seq, body: body)
         }
     }
