@@ -248,9 +248,4 @@ struct HashedKey: Sendable, Hashable {
         cString = Array(key.utf8CString)
         hash = cString.withUnsafeBufferPointer { UInt(badgeflow_key_hash($0.baseAddress)) }
     }
-
-    /// Keys the payload checks and the line analyzer look up on every line.
-    static let aps = HashedKey("aps")
-    static let event = HashedKey("event")
-    static let op = HashedKey("op")
 }
