@@ -47,6 +47,7 @@ let package = Package(
             name: "badgeflow",
             dependencies: [
                 "BadgeFlow",
+                "BadgeTree",
                 .target(name: "CMimalloc", condition: .when(platforms: [.linux], traits: ["Mimalloc"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -1,4 +1,5 @@
 import BadgeFlow
+import BadgeTree
 import Dispatch
 
 #if canImport(Glibc)
@@ -125,60 +126,25 @@ struct BatchRunner {
 
     /// Runs every file on `jobs` threads; results come back in `files` order.
     func run(_ files: [String], jobs: Int, progress: (@Sendable (Int) -> Void)?) -> [Result] {
-        let results = ResultSlots(count: files.count)
-        let next = Counter()
-        let done = Counter()
+        // The package's one lock type (BadgeTree's `Locked`), as BadgeCenter uses it.
+        let results = Locked<[BatchRunner.Result?]>(Array(repeating: nil, count: files.count))
+        let next = Locked(0)
+        let done = Locked(0)
         DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, files.count))) { _ in
             while true {
-                let i = next.increment() - 1
+                let i = next.withLock { n in n += 1; return n - 1 }
                 if i >= files.count { return }
-                results.set(i, run(files[i]))
-                let n = done.increment()
+                let result = run(files[i])
+                results.withLock { $0[i] = result }
+                let n = done.withLock { d in d += 1; return d }
                 progress?(n)
             }
         }
-        return results.values()
+        return results.withLock { $0.compactMap { $0 } }
     }
 }
 
 /// Why a batch input could not be run.
 struct BatchFailure: Error {
     let message: String
-}
-
-/// A heap-allocated pthread mutex (a mutex must not move; `&property` promises no stable address).
-final class Mutex: @unchecked Sendable {
-    private let raw = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    init() { pthread_mutex_init(raw, nil) }
-    deinit {
-        pthread_mutex_destroy(raw)
-        raw.deallocate()
-    }
-    func locked<R>(_ body: () -> R) -> R {
-        pthread_mutex_lock(raw)
-        defer { pthread_mutex_unlock(raw) }
-        return body()
-    }
-}
-
-/// A thread-safe counter for handing out work.
-final class Counter: @unchecked Sendable {
-    private var value = 0
-    private let lock = Mutex()
-    /// Adds one and returns the new value.
-    func increment() -> Int {
-        lock.locked {
-            value += 1
-            return value
-        }
-    }
-}
-
-/// Result slots filled by index from several threads (each index written once).
-final class ResultSlots: @unchecked Sendable {
-    private var slots: [BatchRunner.Result?]
-    private let lock = Mutex()
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
-    func set(_ i: Int, _ r: BatchRunner.Result) { lock.locked { slots[i] = r } }
-    func values() -> [BatchRunner.Result] { lock.locked { slots.compactMap { $0 } } }
 }
