@@ -13,10 +13,11 @@ MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 # allocator) come from Debian's packages.
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists json-c || \
+	    ! pkg-config --exists sqlite3 || ! command -v sqlite3 >/dev/null 2>&1 || \
 	    [ ! -f /usr/include/mimalloc.h ]; then \
-	  echo "make: installing libjson-c-dev, libmimalloc-dev and pkg-config"; \
+	  echo "make: installing libjson-c-dev, libsqlite3-dev, sqlite3, libmimalloc-dev and pkg-config"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libjson-c-dev libmimalloc-dev pkg-config >/dev/null; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libjson-c-dev libsqlite3-dev sqlite3 libmimalloc-dev pkg-config >/dev/null; \
 	fi
 
 # man (man-db), to check that the installed man page renders.

@@ -54,16 +54,57 @@ public enum FileIO {
         String(decoding: try readBytes(path), as: UTF8.self)
     }
 
+    /// Removes `NAME.tmp.PID` files beside `path` (what `writeAtomically` leaves when killed)
+    /// whose process is gone. Returns the names removed.
+    @discardableResult
+    public static func removeStaleTemporaryFiles(of given: String) -> [String] {
+        var path = given
+        if let real = realpath(given, nil) {
+            path = String(cString: real)
+            free(real)
+        }
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let folder = slash.map { String(path[..<$0]) } ?? "."
+        let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let dir = opendir(folder.isEmpty ? "/" : folder) else { return [] }
+        defer { closedir(dir) }
+        var removed: [String] = []
+        let prefix = base + ".tmp."
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid > 0 else { continue }
+            if pid == getpid() || kill(pid, 0) == 0 || errno == EPERM { continue }
+            if unlink((folder.isEmpty ? "" : folder) + "/" + name) == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
     /// True when `path` exists.
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
     /// Writes `bytes` to `path` atomically: a temporary file in the same folder, fsync,
     /// rename over the target, fsync of the folder. A crash at any moment leaves either the
     /// old file or the new one, never a torn one.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(Failure) {
+    ///
+    /// When `path` is a symbolic link, the file it points to is replaced (the link stays);
+    /// an existing file keeps its mode and, when the process may set them, owner and group.
+    public static func writeAtomically(_ bytes: [UInt8], to given: String) throws(Failure) {
+        var path = given
+        if let real = realpath(given, nil) {
+            path = String(cString: real)
+            free(real)
+        }
+        var old = stat()
+        let existed = stat(path, &old) == 0
         let temp = path + ".tmp.\(getpid())"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, existed ? old.st_mode & 0o7777 : 0o644)
         if fd < 0 { throw failure(temp, "cannot create") }
+        if existed {
+            _ = fchmod(fd, old.st_mode & 0o7777)
+            _ = fchown(fd, old.st_uid, old.st_gid)
+        }
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { buf -> Int in

@@ -114,6 +114,19 @@ public enum StateFile {
         }
     }
 
+    /// Reads one account as ``encodeAccount(_:)`` writes it (the value of `accounts/ID` in a
+    /// version 2 file, the `data` column of an SQLite store's `accounts` table).
+    ///
+    /// - Parameters:
+    ///   - value: the account's JSON object.
+    ///   - at: RFC 6901 pointer of `value`, for error messages.
+    ///   - file: the state file's path, for error messages.
+    ///   - rules: the rules the account's paths must fit.
+    /// - Throws: `Failure` when a field is missing or malformed.
+    public static func decodeAccount(_ value: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
+        try account(value, at: at, file: file, rules: rules)
+    }
+
     private static func account(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
         var account = Account(rules: rules)
         account.tree = try tree(v, at: at, file: file, rules: rules)
@@ -205,27 +218,7 @@ public enum StateFile {
         var accounts: [(String, JSONValue)] = []
         for id in sorted(stream.accounts.keys) {
             guard let a = stream.accounts[id] else { continue }
-            let marks: [(String, JSONValue)] = a.tree.marks.map { m in
-                switch m.mark {
-                case .dot: return (m.path, .string("dot"))
-                case .count(let n): return (m.path, .int(Int64(n)))
-                }
-            }
-            var devices: [(String, JSONValue)] = []
-            for did in sorted(a.devices.keys) {
-                guard let d = a.devices[did] else { continue }
-                let sync: JSONValue = .object([
-                    ("loggedIn", .bool(d.sync.loggedIn)),
-                    ("foreground", .bool(d.sync.foreground)),
-                    ("visible", .array(sorted(d.sync.visible).map(JSONValue.string))),
-                    ("appeared", .array(sorted(d.sync.appearedSinceLogin).map(JSONValue.string))),
-                    ("disappearedAt", .object(sorted(d.sync.disappearedAt.keys).map { ($0, time(d.sync.disappearedAt[$0] ?? 0)) })),
-                    ("intervalStart", time(d.sync.intervalStart)),
-                ])
-                devices.append((did, .object([("icon", .int(Int64(d.payloadIcon))), ("delivered", .int(Int64(d.delivered))),
-                                              ("sync", sync)])))
-            }
-            accounts.append((id, .object([("clock", time(a.clock)), ("marks", .object(marks)), ("devices", .object(devices))])))
+            accounts.append((id, encodeAccount(a)))
         }
         var top: [(String, JSONValue)] = [
             ("format", .string(format)),
@@ -236,8 +229,42 @@ public enum StateFile {
         return .object(top)
     }
 
+    /// One account as JSON: `{"clock": …, "marks": {…}, "devices": {…}}`, devices and pages in
+    /// byte order. Both stores write accounts this way: the JSON file under `accounts`, the
+    /// SQLite store in its `accounts.data` column.
+    public static func encodeAccount(_ a: Account) -> JSONValue {
+        func sorted(_ s: some Sequence<String>) -> [String] { s.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
+        let marks: [(String, JSONValue)] = a.tree.marks.map { m in
+            switch m.mark {
+            case .dot: return (m.path, .string("dot"))
+            case .count(let n): return (m.path, .int(Int64(n)))
+            }
+        }
+        var devices: [(String, JSONValue)] = []
+        for did in sorted(a.devices.keys) {
+            guard let d = a.devices[did] else { continue }
+            let sync: JSONValue = .object([
+                ("loggedIn", .bool(d.sync.loggedIn)),
+                ("foreground", .bool(d.sync.foreground)),
+                ("visible", .array(sorted(d.sync.visible).map(JSONValue.string))),
+                ("appeared", .array(sorted(d.sync.appearedSinceLogin).map(JSONValue.string))),
+                ("disappearedAt", .object(sorted(d.sync.disappearedAt.keys).map { ($0, time(d.sync.disappearedAt[$0] ?? 0)) })),
+                ("intervalStart", time(d.sync.intervalStart)),
+            ])
+            devices.append((did, .object([("icon", .int(Int64(d.payloadIcon))), ("delivered", .int(Int64(d.delivered))),
+                                          ("sync", sync)])))
+        }
+        return .object([("clock", time(a.clock)), ("marks", .object(marks)), ("devices", .object(devices))])
+    }
+
     private static func time(_ t: Double) -> JSONValue {
         t == t.rounded() && abs(t) < 1e15 ? .int(Int64(t)) : .double(t)
+    }
+
+    /// Removes temporary files a killed save left beside `file` (`FILE.tmp.PID` of a process
+    /// that is gone).
+    public static func removeStaleTemporaryFiles(of file: String) {
+        FileIO.removeStaleTemporaryFiles(of: file)
     }
 
     /// Writes the state of `stream` to `file` atomically (temporary file, fsync, rename).
