@@ -217,6 +217,42 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
     }
 
+    /// A stream holding the stored accounts `ids` (those that exist), or every account when
+    /// `ids` is nil; its accounts count as unchanged.
+    ///
+    /// - Throws: `StateFile.Failure` when an account cannot be read.
+    public func stream(rules: RuleSet, accounts ids: [String]? = nil) throws(StateFile.Failure) -> BadgeStream {
+        var stream = BadgeStream(rules: rules)
+        if let ids {
+            for id in ids {
+                if let a = try loadAccount(id, rules: rules) { stream.accounts[id] = a }
+            }
+            return stream
+        }
+        try forEachAccount { (id, text) throws(StateFile.Failure) in
+            let at = "accounts[\"\(id)\"]"
+            let value: JSONValue
+            do throws(JSONParseError) { value = try JSONValue.parse(text) } catch {
+                throw StateFile.Failure(file: path, at: at, message: "not valid JSON: \(error.located(in: text))")
+            }
+            var a = try StateFile.decodeAccount(value, at: at, file: path, rules: rules)
+            a.storedCounts = (a.devices.count, a.tree.marks.count)
+            stream.accounts[id] = a
+        }
+        return stream
+    }
+
+    /// Writes every account of `stream` (e.g. one loaded from a JSON state) in one
+    /// transaction, and records its rules.
+    ///
+    /// - Throws: `StateFile.Failure` when the transaction fails.
+    public func store(_ stream: BadgeStream) throws(StateFile.Failure) {
+        try recordRules(stream.rules)
+        var copy = stream
+        copy.markAllChanged()
+        try checkpoint(&copy, seq: seq, input: input)
+    }
+
     private func setMeta(_ key: String, _ value: String) throws(StateFile.Failure) {
         sqlite3_reset(upsertMeta)
         bind(upsertMeta, 1, key)

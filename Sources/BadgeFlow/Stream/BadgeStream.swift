@@ -64,6 +64,15 @@ public struct BadgeStream: Sendable {
         return out
     }
 
+    /// Counts every account as changed (to write them all to a store).
+    mutating func markAllChanged() {
+        tracksChanges = true
+        for i in accounts.indices where !accounts.values[i].dirty {
+            accounts.values[i].dirty = true
+            changed.append(accounts.keys[i])
+        }
+    }
+
     /// The number of accounts changed since the last ``takeChanged()``.
     public var changedCount: Int { changed.count }
 
