@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
 MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps man-deps build test demo docs install install-check bench bench-deps bench-lib check leaks fuzz clean spark-test
+.PHONY: deps man-deps build test demo docs install install-check bench bench-deps bench-lib bench-fleet check leaks fuzz clean spark-test
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages.
@@ -131,6 +131,15 @@ fuzz: deps
 
 clean:
 	rm -rf .build .build-asan .build-tsan Benchmarks/.build Fuzz/.build
+
+# Fleet figures (Benchmarks/scripts/bench_fleet.sh): 1M accounts with 3 marks each, 2M events;
+# lines/s and peak RSS with no state, a JSON state and SQLite with --max-resident 100000.
+ACCOUNTS ?= 1000000
+FLEET_LINES ?= 2000000
+RESIDENT ?= 100000
+bench-fleet: deps
+	$(SWIFT) build -c release --product badgeflow
+	Benchmarks/scripts/bench_fleet.sh $(ACCOUNTS) $(FLEET_LINES) $(RESIDENT)
 
 # Library inner loops (tree, analyzer, apply) with package-benchmark: figures, not a test.
 # Figures are per operation (columns marked *); in benchmark 1.38.1 `--scale` turns that
