@@ -19,13 +19,15 @@ echo "fleet: $ACCOUNTS accounts, $LINES lines, in $W"
 [ -s "$W/state.json" ] || python3 Benchmarks/scripts/gen_fleet_state.py "$ACCOUNTS" > "$W/state.json"
 [ -s "$W/fleet.ndjson" ] || python3 Benchmarks/scripts/gen_fleet.py "$ACCOUNTS" "$LINES" 1 > "$W/fleet.ndjson"
 
-# run NAME CMD…: wall seconds and peak RSS (GNU time's %e and %M, KiB).
+# run NAME CMD…: wall seconds, CPU seconds (user + system) and peak RSS (GNU time's %e, %U,
+# %S and %M). On a shared host the wall time includes waiting for a core; lines per CPU
+# second does not.
 run() {
   local name=$1; shift
-  /usr/bin/time -f "%e %M" -o "$W/time" "$@" > /dev/null 2> "$W/$name.err" || { cat "$W/$name.err"; exit 1; }
-  read -r secs kib < "$W/time"
-  awk -v n="$name" -v s="$secs" -v k="$kib" -v l="$LINES" \
-    'BEGIN { printf "%-28s %8.2f s %10.0f lines/s %7.0f MiB peak RSS\n", n, s, l / s, k / 1024 }'
+  /usr/bin/time -f "%e %U %S %M" -o "$W/time" "$@" > /dev/null 2> "$W/$name.err" || { cat "$W/$name.err"; exit 1; }
+  read -r secs user sys kib < "$W/time"
+  awk -v n="$name" -v s="$secs" -v u="$user" -v y="$sys" -v k="$kib" -v l="$LINES" \
+    'BEGIN { c = u + y; printf "%-28s %7.2f s wall %9.0f lines/s  %7.2f s CPU %9.0f lines/CPU-s  %6.0f MiB peak RSS\n", n, s, l / s, c, l / c, k / 1024 }'
 }
 
 run "no state" "$BIN" filter "$W/fleet.ndjson"

@@ -223,4 +223,26 @@ import Testing
         let whole = try CLI.run(["filter"], input: lines)
         #expect(resumed.stdout == whole.stdout.split(separator: "\n").filter { (Self.seq($0) ?? 0) > 40 }.map { $0 + "\n" }.joined())
     }
+
+    @Test func aCorruptOrForeignDatabaseIsExit3AndLeftUntouched() throws {
+        let dir = try CLI.temporaryDirectory()
+        let junk = dir + "/junk.sqlite"
+        let bytes = String(repeating: "not a database at all\n", count: 300)
+        try bytes.write(toFile: junk, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["filter", "--state", junk], input: "{\"aps\":{\"alert\":\"x\"}}\n")
+        #expect(run.status == 3)
+        #expect(run.stdout.isEmpty)
+        #expect(try String(contentsOfFile: junk, encoding: .utf8) == bytes)
+        // An SQLite database of something else.
+        let foreign = dir + "/other.db"
+        let make = Process()
+        make.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        make.arguments = [foreign, "CREATE TABLE t(x); INSERT INTO t VALUES (1);"]
+        try make.run()
+        make.waitUntilExit()
+        let other = try CLI.run(["filter", "--state", foreign], input: "{\"aps\":{\"alert\":\"x\"}}\n")
+        #expect(other.status == 3)
+        #expect(other.stderr.contains("not a BadgeFlow state"))
+        #expect(try CLI.run(["state", "info", foreign]).status == 3)
+    }
 }
