@@ -26,7 +26,7 @@ public enum FileIO {
         }
     }
 
-    private static func failure(_ path: String, _ what: String) -> Failure {
+    fileprivate static func failure(_ path: String, _ what: String) -> Failure {
         Failure(path: path, message: "\(what): \(String(cString: strerror(errno)))")
     }
 
@@ -91,52 +91,96 @@ public enum FileIO {
     /// When `path` is a symbolic link, the file it points to is replaced (the link stays);
     /// an existing file keeps its mode and, when the process may set them, owner and group.
     public static func writeAtomically(_ bytes: [UInt8], to given: String) throws(Failure) {
-        var path = given
-        if let real = realpath(given, nil) {
-            path = String(cString: real)
-            free(real)
-        }
-        var old = stat()
-        let existed = stat(path, &old) == 0
-        let temp = path + ".tmp.\(getpid())"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, existed ? old.st_mode & 0o7777 : 0o644)
-        if fd < 0 { throw failure(temp, "cannot create") }
-        if existed {
-            _ = fchmod(fd, old.st_mode & 0o7777)
-            _ = fchown(fd, old.st_uid, old.st_gid)
-        }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { buf -> Int in
-                guard let base = buf.baseAddress else { return 0 }
-                return write(fd, base + written, buf.count - written)
+        let w = try AtomicWriter(given)
+        try w.write(bytes)
+        try w.commit()
+    }
+
+    /// A file replaced atomically, written piece by piece: ``write(_:)`` as often as needed,
+    /// then ``commit()`` (see ``FileIO/writeAtomically(_:to:)``); dropped without a commit,
+    /// the temporary file goes and the target keeps its old content.
+    public final class AtomicWriter {
+        private let path: String
+        private let temp: String
+        private var fd: Int32
+        private var buffer: [UInt8] = []
+
+        /// Starts replacing `given` (through a symbolic link, keeping mode and owner).
+        ///
+        /// - Throws: `Failure` when the temporary file cannot be created.
+        public init(_ given: String) throws(Failure) {
+            var path = given
+            if let real = realpath(given, nil) {
+                path = String(cString: real)
+                free(real)
             }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let f = failure(temp, "cannot write")
+            var old = stat()
+            let existed = stat(path, &old) == 0
+            self.path = path
+            temp = path + ".tmp.\(getpid())"
+            fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, existed ? old.st_mode & 0o7777 : 0o644)
+            if fd < 0 { throw FileIO.failure(temp, "cannot create") }
+            if existed {
+                _ = fchmod(fd, old.st_mode & 0o7777)
+                _ = fchown(fd, old.st_uid, old.st_gid)
+            }
+            buffer.reserveCapacity(1 << 20)
+        }
+
+        deinit {
+            if fd >= 0 {
                 close(fd)
+                unlink(temp)
+            }
+        }
+
+        /// Appends `bytes` (buffered, 1 MiB).
+        ///
+        /// - Throws: `Failure` when writing fails.
+        public func write(_ bytes: some Sequence<UInt8>) throws(Failure) {
+            buffer.append(contentsOf: bytes)
+            if buffer.count >= 1 << 20 { try flush() }
+        }
+
+        private func flush() throws(Failure) {
+            var written = 0
+            while written < buffer.count {
+                let n = buffer.withUnsafeBytes { buf -> Int in
+                    guard let base = buf.baseAddress else { return 0 }
+                    return systemWrite(fd, base + written, buf.count - written)
+                }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw FileIO.failure(temp, "cannot write")
+                }
+                written += n
+            }
+            buffer.removeAll(keepingCapacity: true)
+        }
+
+        /// Writes what is buffered, fsyncs, renames over the target and fsyncs the folder.
+        ///
+        /// - Throws: `Failure` when a step fails; the target then keeps its old content.
+        public func commit() throws(Failure) {
+            try flush()
+            if fsync(fd) != 0 { throw FileIO.failure(temp, "cannot fsync") }
+            close(fd)
+            fd = -1
+            if rename(temp, path) != 0 {
+                let f = FileIO.failure(path, "cannot rename \(temp) over it")
                 unlink(temp)
                 throw f
             }
-            written += n
-        }
-        if fsync(fd) != 0 {
-            let f = failure(temp, "cannot fsync")
-            close(fd)
-            unlink(temp)
-            throw f
-        }
-        close(fd)
-        if rename(temp, path) != 0 {
-            let f = failure(path, "cannot rename \(temp) over it")
-            unlink(temp)
-            throw f
-        }
-        let folder = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
-        let dfd = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_CLOEXEC)
-        if dfd >= 0 {
-            fsync(dfd)
-            close(dfd)
+            let folder = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
+            let dfd = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_CLOEXEC)
+            if dfd >= 0 {
+                fsync(dfd)
+                close(dfd)
+            }
         }
     }
+
 }
+
+/// write(2), named apart from `AtomicWriter.write(_:)`.
+private func systemWrite(_ fd: Int32, _ buf: UnsafeRawPointer, _ n: Int) -> Int { write(fd, buf, n) }

@@ -268,8 +268,40 @@ public enum StateFile {
     }
 
     /// Writes the state of `stream` to `file` atomically (temporary file, fsync, rename).
+    ///
+    /// The text is what `encode(stream).serialized(pretty: true)` gives, written one account
+    /// at a time: memory beyond the accounts themselves stays at one account's JSON and a
+    /// 1 MiB buffer, however many accounts there are.
     public static func save(_ stream: BadgeStream, to file: String) throws(FileIO.Failure) {
-        let text = encode(stream).serialized(pretty: true) + "\n"
-        try FileIO.writeAtomically(Array(text.utf8), to: file)
+        var empty = stream
+        empty.accounts = [:]
+        let head = encode(empty).serialized(pretty: true)
+        // The pretty text ends with the empty accounts object: `"accounts": {\n  }\n}`.
+        let tail = "{\n  }\n}"
+        guard !stream.accounts.isEmpty, head.hasSuffix(tail) else {
+            try FileIO.writeAtomically(Array((encode(stream).serialized(pretty: true) + "\n").utf8), to: file)
+            return
+        }
+        let ids = stream.accounts.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let w = try FileIO.AtomicWriter(file)
+        try w.write(head.utf8.dropLast(tail.utf8.count))
+        try w.write("{\n".utf8)
+        for (i, id) in ids.enumerated() {
+            guard let a = stream.accounts[id] else { continue }
+            try w.write("    ".utf8)
+            try w.write(JSONValue.string(id).serialized().utf8)
+            try w.write(": ".utf8)
+            // Nested two levels deep: every line of the account's text after the first gets
+            // four more spaces, as json-c indents it inside the whole document.
+            var indented: [UInt8] = []
+            for byte in encodeAccount(a).serialized(pretty: true).utf8 {
+                indented.append(byte)
+                if byte == 0x0A { indented.append(contentsOf: [0x20, 0x20, 0x20, 0x20]) }
+            }
+            try w.write(indented)
+            try w.write((i == ids.count - 1 ? "\n" : ",\n").utf8)
+        }
+        try w.write("  }\n}\n".utf8)
+        try w.commit()
     }
 }
