@@ -60,7 +60,14 @@ public enum StateFile {
     /// - Throws: `Failure` when the file is unreadable, not JSON, foreign, of another
     ///   version, or its recorded rules do not compile.
     public static func recordedRules(_ file: String) throws(Failure) -> RuleSet? {
-        guard let root = try document(file), let recorded = root["rules"] else { return nil }
+        let recorded: JSONValue
+        if FileIO.exists(file), let bytes = try? FileIO.readBytes(file), let streamed = streamedRules(bytes) {
+            guard let r = streamed else { return nil }
+            recorded = r
+        } else {
+            guard let root = try document(file), let r = root["rules"] else { return nil }
+            recorded = r
+        }
         do {
             return try RuleSet.parse(recorded.serialized(pretty: true), file: file + " (recorded rules)")
         } catch {
@@ -73,6 +80,10 @@ public enum StateFile {
     /// - Throws: `Failure` when the file is unreadable, not JSON, foreign, of another
     ///   version, or holds paths that do not fit `rules`.
     public static func load(_ file: String, rules: RuleSet) throws(Failure) -> BadgeStream {
+        if FileIO.exists(file), let bytes = try? FileIO.readBytes(file),
+           let streamed = try streamedLoad(bytes, file: file, rules: rules) {
+            return streamed
+        }
         var stream = BadgeStream(rules: rules)
         guard let root = try document(file) else { return stream }
         if root["version"] == .int(version) {
@@ -127,7 +138,7 @@ public enum StateFile {
         try account(value, at: at, file: file, rules: rules)
     }
 
-    private static func account(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
+    static func account(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
         var account = Account(rules: rules)
         account.tree = try tree(v, at: at, file: file, rules: rules)
         if let c = v["clock"] {
