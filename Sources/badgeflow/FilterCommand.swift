@@ -212,7 +212,7 @@ struct FilterCommand: TakesManyInputs {
             filter.withStream { stream in
                 do {
                     try store.checkpoint(&stream, seq: filter.seq, input: identity)
-                    if let maxResident { stream.evict(keeping: maxResident - maxResident / 8) }
+                    if let maxResident { stream.evict(keeping: maxResident - maxResident / 16) }
                 } catch {
                     stateError = "cannot commit a checkpoint: \(error)"
                 }

@@ -135,7 +135,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
         if !readOnly {
             try exec("PRAGMA synchronous = FULL")
-            try exec("PRAGMA cache_size = -65536")
+            try exec("PRAGMA cache_size = -131072")
         }
         guard sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &stmt, nil) == SQLITE_OK else {
             throw failure("cannot read meta")

@@ -80,19 +80,15 @@ public struct BadgeStream: Sendable {
     /// (changed ones stay until ``takeChanged()``); ``source`` loads them again when needed.
     public mutating func evict(keeping n: Int) {
         guard accounts.count > n else { return }
-        var clean: [(UInt64, String)] = []
-        clean.reserveCapacity(accounts.count)
-        for (id, a) in accounts where !a.dirty { clean.append((a.lastUse, id)) }
-        let excess = accounts.count - n
-        guard excess > 0, !clean.isEmpty else { return }
-        clean.sort { $0.0 < $1.0 }
-        for (_, id) in clean.prefix(excess) { accounts.removeValue(forKey: id) }
-    }
-
-    /// The state of `device` in `account` (by default the device's own account), if it has
-    /// joined it.
-    public func device(_ device: String, account: String? = nil) -> Device? {
-        accounts[account ?? device]?.devices[device]
+        // Every resident account was used at a different count, so the cut-off is exact.
+        var uses: [UInt64] = []
+        uses.reserveCapacity(accounts.count)
+        for a in accounts.values where !a.dirty { uses.append(a.lastUse) }
+        let excess = min(accounts.count - n, uses.count)
+        guard excess > 0 else { return }
+        uses.sort()
+        let cutoff = uses[excess - 1]
+        accounts = accounts.filter { $0.value.dirty || $0.value.lastUse > cutoff }
     }
 
     /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
