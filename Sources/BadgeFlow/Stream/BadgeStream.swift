@@ -91,6 +91,12 @@ public struct BadgeStream: Sendable {
         accounts = accounts.filter { $0.value.dirty || $0.value.lastUse > cutoff }
     }
 
+    /// The state of `device` in `account` (by default the device's own account), if it has
+    /// joined it.
+    public func device(_ device: String, account: String? = nil) -> Device? {
+        accounts[account ?? device]?.devices[device]
+    }
+
     /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
     public mutating func apply(_ line: consuming LineResult, seq: Int, into out: inout JSONWriter) {
         // The body is taken apart by move: rendering a borrowed StreamResult would copy the
