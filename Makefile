@@ -137,9 +137,10 @@ clean:
 ACCOUNTS ?= 1000000
 FLEET_LINES ?= 2000000
 RESIDENT ?= 100000
+HOT ?= 0
 bench-fleet: deps
 	$(SWIFT) build -c release --product badgeflow
-	Benchmarks/scripts/bench_fleet.sh $(ACCOUNTS) $(FLEET_LINES) $(RESIDENT)
+	Benchmarks/scripts/bench_fleet.sh $(ACCOUNTS) $(FLEET_LINES) $(RESIDENT) $(HOT)
 
 # Library inner loops (tree, analyzer, apply) with package-benchmark: figures, not a test.
 # Figures are per operation (columns marked *); in benchmark 1.38.1 `--scale` turns that

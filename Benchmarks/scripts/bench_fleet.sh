@@ -4,20 +4,22 @@
 # state, a JSON state and an SQLite state with --max-resident; the longest checkpoint;
 # `state info` and a one-account `tree` on the SQLite state.
 #
-# Usage: Benchmarks/scripts/bench_fleet.sh [ACCOUNTS] [LINES] [MAX_RESIDENT]
-#        (default 1000000 2000000 100000; make bench-fleet ACCOUNTS=… LINES=…)
+# Usage: Benchmarks/scripts/bench_fleet.sh [ACCOUNTS] [LINES] [MAX_RESIDENT] [HOT]
+#        (default 1000000 2000000 100000 0; make bench-fleet ACCOUNTS=… FLEET_LINES=… HOT=…)
+# HOT: the share of events that go to the busiest 5% of accounts (0: uniform).
 set -euo pipefail
 ACCOUNTS=${1:-1000000}
 LINES=${2:-2000000}
 RESIDENT=${3:-100000}
+HOT=${4:-0}
 cd "$(dirname "$0")/../.."
 BIN=.build/release/badgeflow
 [ -x "$BIN" ] || swift build -c release --product badgeflow >/dev/null
 W=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$W"
-echo "fleet: $ACCOUNTS accounts, $LINES lines, in $W"
+echo "fleet: $ACCOUNTS accounts, $LINES lines (hot share $HOT), in $W"
 [ -s "$W/state.json" ] || python3 Benchmarks/scripts/gen_fleet_state.py "$ACCOUNTS" > "$W/state.json"
-[ -s "$W/fleet.ndjson" ] || python3 Benchmarks/scripts/gen_fleet.py "$ACCOUNTS" "$LINES" 1 > "$W/fleet.ndjson"
+[ -s "$W/fleet.ndjson" ] || python3 Benchmarks/scripts/gen_fleet.py "$ACCOUNTS" "$LINES" 1 "$HOT" > "$W/fleet.ndjson"
 
 # run NAME CMD…: wall seconds, CPU seconds (user + system) and peak RSS (GNU time's %e, %U,
 # %S and %M). On a shared host the wall time includes waiting for a core; lines per CPU

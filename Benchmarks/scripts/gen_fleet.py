@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """A fleet event stream: ACCOUNTS accounts with 1-3 devices each, LINES lines.
 
-Usage: gen_fleet.py ACCOUNTS LINES [SEED] > fleet.ndjson
+Usage: gen_fleet.py ACCOUNTS LINES [SEED] [HOT] > fleet.ndjson
+
+HOT (default 0): the share of events (after the first pass) that go to the busiest 5% of
+accounts; the rest are drawn from all accounts.
 
 The first ACCOUNTS lines push once to every account (so each ends up with ~3 marks: chat,
 inbox and a dot); the rest are pushes, clears, sets, logins and ticks on accounts drawn
@@ -13,11 +16,18 @@ import sys
 accounts = int(sys.argv[1])
 lines = int(sys.argv[2])
 rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+hot = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
+busiest = max(1, accounts // 20)
 out = sys.stdout
 t0 = 1732269600
 buf = []
 for i in range(lines):
-    a = i if i < accounts else rng.randrange(accounts)
+    if i < accounts:
+        a = i
+    elif rng.random() < hot:
+        a = rng.randrange(busiest)
+    else:
+        a = rng.randrange(accounts)
     dev = "d%d" % (a % 3 if i >= accounts else 0)
     at = t0 + i // 1000
     r = rng.random() if i >= accounts else -1
