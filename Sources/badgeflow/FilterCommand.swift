@@ -171,7 +171,9 @@ struct FilterCommand: TakesManyInputs {
                 throw Exit.state
             }
         }
-        _ = lock
+        // Held until run() returns, whichever way (an optimized build may otherwise end the
+        // lock's lifetime at its last use).
+        defer { lock?.release() }
         let identity = sources.map(Self.identity).joined(separator: ", ")
         var skip = 0
         if resume, let store {
