@@ -210,6 +210,11 @@ struct FilterCommand: TakesManyInputs {
         // Commits what the results written so far reflect: called only after they were written.
         func commitCheckpoint() {
             guard let store, stateError == nil else { return }
+            // An account that could not be loaded got an error line: commit nothing after it.
+            if let failure = filter.withStream({ $0.sourceFailure }) {
+                stateError = failure.description
+                return
+            }
             let start = Self.now()
             filter.withStream { stream in
                 do {
