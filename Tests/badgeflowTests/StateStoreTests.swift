@@ -245,4 +245,28 @@ import Testing
         #expect(other.stderr.contains("not a BadgeFlow state"))
         #expect(try CLI.run(["state", "info", foreign]).status == 3)
     }
+
+    @Test func anUnreadableAccountRowIsExit3AndNotOverwritten() throws {
+        let dir = try CLI.temporaryDirectory()
+        let state = dir + "/s.sqlite"
+        let push = "{\"op\":\"push\",\"account\":\"a1\",\"payload\":{\"aps\":{\"alert\":\"x\",\"thread-id\":\"t\"}}}\n"
+        #expect(try CLI.run(["filter", "--state", state], input: push).status == 0)
+        let damage = Process()
+        damage.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        damage.arguments = [state, "UPDATE accounts SET data = '{\"clock\": 0, \"marks\": 7}' WHERE id = 'a1'"]
+        try damage.run()
+        damage.waitUntilExit()
+        let run = try CLI.run(["filter", "--state", state], input: push)
+        #expect(run.status == 3)
+        #expect(run.stderr.contains("marks must be an object"), "\(run.stderr)")
+        let read = Process()
+        let pipe = Pipe()
+        read.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        read.arguments = [state, "SELECT data FROM accounts WHERE id = 'a1'"]
+        read.standardOutput = pipe
+        try read.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        read.waitUntilExit()
+        #expect(String(decoding: data, as: UTF8.self) == "{\"clock\": 0, \"marks\": 7}\n")
+    }
 }
