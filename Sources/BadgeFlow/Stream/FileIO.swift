@@ -36,6 +36,9 @@ public enum FileIO {
         if fd < 0 { throw failure(path, "cannot open") }
         defer { close(fd) }
         var out: [UInt8] = []
+        // Sized once for a regular file: growing by doubling would hold up to twice its size.
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_size > 0 { out.reserveCapacity(Int(st.st_size) + 1) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
