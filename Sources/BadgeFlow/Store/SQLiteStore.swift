@@ -30,6 +30,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     private var upsertAccount: OpaquePointer?
     private var upsertMeta: OpaquePointer?
     private var selectCounts: OpaquePointer?
+    private var writer = JSONWriter()
     /// The `meta` table as read at open time and updated by each commit.
     public private(set) var meta: [String: String] = [:]
 
@@ -313,10 +314,16 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     devices += d
                     marks += m
                 }
-                let text = StateFile.encodeAccount(a).serialized()
+                // Compact JSON of the account's encoding, written by JSONWriter (no json-c
+                // objects in between); json-c reads it back.
+                writer.removeAll()
+                writer.value(StateFile.encodeAccount(a))
                 sqlite3_reset(upsertAccount)
                 bind(upsertAccount, 1, id)
-                bind(upsertAccount, 2, text)
+                writer.withUnsafeBytes { bytes in
+                    guard let base = bytes.baseAddress else { return }
+                    _ = badgeflow_sqlite_bind_text(upsertAccount, 2, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
+                }
                 sqlite3_bind_int64(upsertAccount, 3, Int64(d))
                 sqlite3_bind_int64(upsertAccount, 4, Int64(m))
                 let rc = sqlite3_step(upsertAccount)
