@@ -31,6 +31,12 @@ let package = Package(
             pkgConfig: "json-c",
             providers: [.apt(["libjson-c-dev"])]
         ),
+        // SQLite state stores (`--state FILE.sqlite`); only Sources/BadgeFlow/Store touches it.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // The executable's allocator (Linux): not a dependency of the library, so apps that
         // embed BadgeFlow keep their own.
         .systemLibrary(
@@ -41,7 +47,7 @@ let package = Package(
         .target(name: "BadgeTree"),
         .target(
             name: "BadgeFlow",
-            dependencies: ["BadgeTree", "CJSONC"]
+            dependencies: ["BadgeTree", "CJSONC", "CSQLite"]
         ),
         .executableTarget(
             name: "badgeflow",

@@ -24,12 +24,25 @@ struct FilterCommand: TakesManyInputs {
     static let optionsWithValues = [
         "--rules": "rules", "--state": "state", "--max-line-bytes": "max-line-bytes", "--jobs": "jobs",
         "--files-from": "files-from", "-o": "output", "--output": "output",
+        "--checkpoint": "checkpoint", "--max-resident": "max-resident",
     ]
 
     @OptionGroup var rules: RulesOption
 
-    @Option(name: .long, help: ArgumentHelp("Load state from FILE at start; save it atomically at the end and on SIGINT/SIGTERM.", valueName: "FILE"))
+    @Option(name: .long, help: ArgumentHelp("Keep state in FILE: FILE.json is loaded at start and saved atomically at the end and on SIGINT/SIGTERM/SIGHUP; FILE.sqlite or FILE.db is an SQLite database committed at checkpoints. One filter at a time per FILE (FILE.lock).", valueName: "FILE"))
     var state: String?
+
+    @Option(name: .long, help: ArgumentHelp("SQLite state: commit the changed accounts and the seq of the last result written every SECONDS (also at the end and on a signal).", valueName: "SECONDS"))
+    var checkpoint: Double = 1
+
+    @Flag(name: .long, help: "SQLite state: skip the input lines up to the seq of the last checkpoint (a file must be the same one) and go on.")
+    var resume = false
+
+    @Option(name: .long, help: ArgumentHelp("SQLite state: keep at most N accounts in memory (least recently used ones are dropped after their checkpoint; they load again on use).", valueName: "N"))
+    var maxResident: Int?
+
+    @Flag(name: .long, help: "SQLite state: print the number of checkpoints and the longest one to stderr at the end.")
+    var checkpointStats = false
 
     @Flag(name: .long, help: "Push results, but background ones, carry \"payload\": the pushed payload with aps.badge set to the result's icon.")
     var stamp = false
@@ -66,6 +79,14 @@ struct FilterCommand: TakesManyInputs {
             throw ValidationError("--max-line-bytes must be a number of bytes of at least 1024 (a line must hold a payload); got \(maxLineBytes)")
         }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
+        let sqlite = state.map(SQLiteStore.isSQLitePath) ?? false
+        guard checkpoint > 0, checkpoint.isFinite else { throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)") }
+        if resume && !sqlite { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db)") }
+        if let maxResident {
+            guard sqlite else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db)") }
+            guard maxResident >= 1 else { throw ValidationError("--max-resident must be at least 1, got \(maxResident)") }
+            if output != nil { throw ValidationError("--max-resident cannot be used with -o: results in FILE count as written only at the end, so no account could be dropped before") }
+        }
     }
 
     /// The INPUTs, then the files `--files-from` lists; stdin when there are none at all.
@@ -103,16 +124,66 @@ struct FilterCommand: TakesManyInputs {
         return out
     }
 
+    /// What `--resume` checks the input against: `stdin`, or a file's path with its device
+    /// and inode (so a file replaced under the same name is told apart).
+    static func identity(_ source: String) -> String {
+        if source == "-" { return "stdin" }
+        var st = stat()
+        guard stat(source, &st) == 0 else { return source }
+        return "\(source) (dev \(st.st_dev), inode \(st.st_ino))"
+    }
+
+    /// Monotonic seconds.
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
     func run() throws {
         let ruleSet = try rules.load()
         let sources = try sources()
         var stream = BadgeStream(rules: ruleSet)
+        var lock: StateLock? = nil
+        var store: SQLiteStore? = nil
         if let state {
+            // Also finds an unwritable folder before any line is read.
+            do { lock = try StateLock(state: state) } catch {
+                Console.error("badgeflow: error: state file \(state): \(error.description)")
+                throw Exit.state
+            }
             do {
-                stream = try StateFile.load(state, rules: ruleSet)
-            } catch {
+                if SQLiteStore.isSQLitePath(state) {
+                    let s = try SQLiteStore(path: state)
+                    if let recorded = try s.recordedRules(), s.accountCount > 0, recorded.fingerprint != ruleSet.fingerprint {
+                        Console.error("badgeflow: error: state file \(state): written with other rules (\(TreeCommand.difference(ruleSet, recorded))); its accounts would not fit")
+                        throw Exit.state
+                    }
+                    try s.recordRules(ruleSet)
+                    stream.source = s
+                    store = s
+                } else {
+                    StateFile.removeStaleTemporaryFiles(of: state)
+                    stream = try StateFile.load(state, rules: ruleSet)
+                }
+            } catch let error as StateFile.Failure {
                 Console.error("badgeflow: error: state file \(error.description)")
                 throw Exit.state
+            }
+        }
+        // Held until run() returns, whichever way (an optimized build may otherwise end the
+        // lock's lifetime at its last use).
+        defer { lock?.release() }
+        let identity = sources.map(Self.identity).joined(separator: ", ")
+        var skip = 0
+        if resume, let store {
+            if !store.input.isEmpty && store.input != identity && store.seq > 0 {
+                Console.error("badgeflow: error: --resume: \(store.path) was checkpointed reading \(store.input), not \(identity)")
+                throw Exit.state
+            }
+            skip = store.seq
+            if skip > 0 {
+                Console.error("badgeflow: --resume: skipping the first \(skip) line\(skip == 1 ? "" : "s") of \(identity) (answered before the last checkpoint)")
             }
         }
         let out: OutputFile
@@ -128,7 +199,36 @@ struct FilterCommand: TakesManyInputs {
         let filter = ParallelFilter(stream: stream, jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online),
                                     maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp,
                                     numbered: numbered)
+        filter.skip(lines: skip)
         var inputFailed = false
+        var stateError: String? = nil
+        var checkpoints = 0
+        var longestCheckpoint = 0.0
+        var lastCheckpoint = Self.now()
+        // Results written to -o FILE count as delivered only when it is committed at the end.
+        let checkpointsOnTheWay = store != nil && output == nil
+        // Commits what the results written so far reflect: called only after they were written.
+        func commitCheckpoint() {
+            guard let store, stateError == nil else { return }
+            // An account that could not be loaded got an error line: commit nothing after it.
+            if let failure = filter.withStream({ $0.sourceFailure }) {
+                stateError = failure.description
+                return
+            }
+            let start = Self.now()
+            filter.withStream { stream in
+                do {
+                    try store.checkpoint(&stream, seq: filter.seq, input: identity)
+                    if let maxResident { stream.evict(keeping: maxResident - maxResident / 16) }
+                } catch {
+                    stateError = "cannot commit a checkpoint: \(error)"
+                }
+            }
+            let end = Self.now()
+            checkpoints += 1
+            longestCheckpoint = max(longestCheckpoint, end - start)
+            lastCheckpoint = end
+        }
         var writeError: String? = nil
         var brokenPipe = false
         var outputClosed = false
@@ -142,7 +242,11 @@ struct FilterCommand: TakesManyInputs {
             if !w.withUnsafeBytes({ Console.write($0, to: fd) }) {
                 outputClosed = true
                 if errno == EPIPE { brokenPipe = true } else { writeError = "\(name): cannot write: \(OutputFile.reason())" }
+                return
             }
+            guard checkpointsOnTheWay else { return }
+            let crowded = maxResident.map { n in filter.withStream { $0.accounts.count > n } } ?? false
+            if crowded || Self.now() - lastCheckpoint >= checkpoint { commitCheckpoint() }
         }
 
         let showProgress = progress ?? (Console.isTerminal(2) && !outputIsTerminal)
@@ -152,7 +256,7 @@ struct FilterCommand: TakesManyInputs {
         // Numbered: the limit applies to the text after the N<TAB> prefix (ParallelFilter).
         let reader = LineReader(fd: 0, maxLineBytes: maxLineBytes + (numbered ? LineNumber.maxPrefixBytes : 0))
         for source in sources {
-            if receivedSignal != 0 || outputClosed { break }
+            if receivedSignal != 0 || outputClosed || stateError != nil { break }
             let fd: Int32 = source == "-" ? 0 : open(source, O_RDONLY | O_CLOEXEC)
             if fd < 0 {
                 // As grep does: say so, read the rest, exit 4 at the end.
@@ -166,6 +270,10 @@ struct FilterCommand: TakesManyInputs {
             var countdown = Progress.checkEvery
             do {
                 try reader.forEachLine(source == "-" ? "<stdin>" : source) { line in
+                    if skip > 0 {
+                        skip -= 1
+                        return receivedSignal == 0
+                    }
                     filter.feed(line, from: reader, output: write)
                     if let bar {
                         countdown -= 1
@@ -174,7 +282,7 @@ struct FilterCommand: TakesManyInputs {
                             bar.check(lines: filter.seq)
                         }
                     }
-                    return receivedSignal == 0 && !outputClosed
+                    return receivedSignal == 0 && !outputClosed && stateError == nil
                 }
             } catch {
                 Console.error("badgeflow: \(error.description)")
@@ -185,7 +293,36 @@ struct FilterCommand: TakesManyInputs {
         // Every line read gets its answer, even when a signal cut the input short.
         filter.finish(output: write)
         bar?.clear()
-        if let state {
+        if skip > 0 {
+            Console.error("badgeflow: --resume: the input ended \(skip) line\(skip == 1 ? "" : "s") before the checkpointed seq \(filter.seq)")
+        }
+        if let failure = filter.withStream({ $0.sourceFailure }) {
+            stateError = failure.description
+        }
+        var outputCommitted = false
+        if store != nil {
+            // The last checkpoint: only when every result was written (else the state
+            // would be ahead of what the reader got); with -o, once FILE is in place.
+            if !outputClosed && stateError == nil {
+                if output != nil {
+                    outputCommitted = true
+                    do { try out.commit() } catch {
+                        Console.error("badgeflow: error: \(error.description)")
+                        throw Exit.io
+                    }
+                }
+                commitCheckpoint()
+            }
+            store?.close()
+            if checkpointStats {
+                Console.error("badgeflow: \(checkpoints) checkpoint\(checkpoints == 1 ? "" : "s"), the longest \(Int((longestCheckpoint * 1000).rounded())) ms")
+            }
+            if let stateError {
+                out.discard()
+                Console.error("badgeflow: error: state file \(stateError)")
+                throw Exit.state
+            }
+        } else if let state {
             do {
                 try StateFile.save(filter.stream, to: state)
             } catch {
@@ -200,9 +337,11 @@ struct FilterCommand: TakesManyInputs {
             throw Exit.io
         }
         // -o FILE gets what stdout would have got, whenever the state is saved.
-        do { try out.commit() } catch {
-            Console.error("badgeflow: error: \(error.description)")
-            throw Exit.io
+        if !outputCommitted {
+            do { try out.commit() } catch {
+                Console.error("badgeflow: error: \(error.description)")
+                throw Exit.io
+            }
         }
         if receivedSignal != 0 { throw ExitCode(Signals.status(receivedSignal)) }
         // The reader went away (`| head`): stop quietly, as a process killed by SIGPIPE would.

@@ -4,10 +4,10 @@ import Glibc
 import Darwin
 #endif
 
-/// The last SIGINT or SIGTERM received; 0 when none. Written only by the signal handler.
+/// The last SIGINT, SIGTERM or SIGHUP received; 0 when none. Written only by the signal handler.
 nonisolated(unsafe) var receivedSignal: Int32 = 0
 
-/// Catches SIGINT and SIGTERM without SA_RESTART, so a blocked read returns and the
+/// Catches SIGINT, SIGTERM and SIGHUP (a closed terminal) without SA_RESTART, so a blocked read returns and the
 /// filter can save its state before exiting. SIGPIPE is ignored: write errors are handled.
 enum Signals {
     static func install() {
@@ -17,12 +17,14 @@ enum Signals {
         action.sa_flags = 0
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
+        sigaction(SIGHUP, &action, nil)
         signal(SIGPIPE, SIG_IGN)
         // A parent may have started us with these blocked (the mask is inherited).
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGHUP)
         sigprocmask(SIG_UNBLOCK, &set, nil)
     }
 

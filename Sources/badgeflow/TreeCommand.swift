@@ -35,7 +35,17 @@ struct TreeCommand: ParsableCommand {
     /// The rules to read the state with: the ones it records, checked against `--rules`.
     private func ruleSet() throws -> RuleSet {
         let recorded: RuleSet?
-        do { recorded = try StateFile.recordedRules(state) } catch {
+        do {
+            if SQLiteStore.isSQLitePath(state) {
+                guard FileIO.exists(state) else {
+                    Console.error("badgeflow: error: \(state): no such state file")
+                    throw Exit.state
+                }
+                recorded = try SQLiteStore(path: state, readOnly: true).recordedRules()
+            } else {
+                recorded = try StateFile.recordedRules(state)
+            }
+        } catch let error as StateFile.Failure {
             Console.error("badgeflow: error: state file \(error.description)")
             throw Exit.state
         }
@@ -68,7 +78,12 @@ struct TreeCommand: ParsableCommand {
         let ruleSet = try ruleSet()
         let stream: BadgeStream
         do {
-            stream = try StateFile.load(state, rules: ruleSet)
+            if SQLiteStore.isSQLitePath(state) {
+                // Only the account asked for (or the device's own) is read.
+                stream = try SQLiteStore(path: state, readOnly: true).stream(rules: ruleSet, accounts: [account ?? device ?? ""])
+            } else {
+                stream = try StateFile.load(state, rules: ruleSet)
+            }
         } catch {
             Console.error("badgeflow: error: state file \(error.description)")
             throw Exit.state

@@ -26,7 +26,7 @@ public enum FileIO {
         }
     }
 
-    private static func failure(_ path: String, _ what: String) -> Failure {
+    fileprivate static func failure(_ path: String, _ what: String) -> Failure {
         Failure(path: path, message: "\(what): \(String(cString: strerror(errno)))")
     }
 
@@ -36,6 +36,9 @@ public enum FileIO {
         if fd < 0 { throw failure(path, "cannot open") }
         defer { close(fd) }
         var out: [UInt8] = []
+        // Sized once for a regular file: growing by doubling would hold up to twice its size.
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_size > 0 { out.reserveCapacity(Int(st.st_size) + 1) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -54,48 +57,133 @@ public enum FileIO {
         String(decoding: try readBytes(path), as: UTF8.self)
     }
 
+    /// Removes `NAME.tmp.PID` files beside `path` (what `writeAtomically` leaves when killed)
+    /// whose process is gone. Returns the names removed.
+    @discardableResult
+    public static func removeStaleTemporaryFiles(of given: String) -> [String] {
+        var path = given
+        if let real = realpath(given, nil) {
+            path = String(cString: real)
+            free(real)
+        }
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let folder = slash.map { String(path[..<$0]) } ?? "."
+        let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let dir = opendir(folder.isEmpty ? "/" : folder) else { return [] }
+        defer { closedir(dir) }
+        var removed: [String] = []
+        let prefix = base + ".tmp."
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid > 0 else { continue }
+            if pid == getpid() || kill(pid, 0) == 0 || errno == EPERM { continue }
+            if unlink((folder.isEmpty ? "" : folder) + "/" + name) == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
     /// True when `path` exists.
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
     /// Writes `bytes` to `path` atomically: a temporary file in the same folder, fsync,
     /// rename over the target, fsync of the folder. A crash at any moment leaves either the
     /// old file or the new one, never a torn one.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(Failure) {
-        let temp = path + ".tmp.\(getpid())"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        if fd < 0 { throw failure(temp, "cannot create") }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { buf -> Int in
-                guard let base = buf.baseAddress else { return 0 }
-                return write(fd, base + written, buf.count - written)
+    ///
+    /// When `path` is a symbolic link, the file it points to is replaced (the link stays);
+    /// an existing file keeps its mode and, when the process may set them, owner and group.
+    public static func writeAtomically(_ bytes: [UInt8], to given: String) throws(Failure) {
+        let w = try AtomicWriter(given)
+        try w.write(bytes)
+        try w.commit()
+    }
+
+    /// A file replaced atomically, written piece by piece: ``write(_:)`` as often as needed,
+    /// then ``commit()`` (see ``FileIO/writeAtomically(_:to:)``); dropped without a commit,
+    /// the temporary file goes and the target keeps its old content.
+    public final class AtomicWriter {
+        private let path: String
+        private let temp: String
+        private var fd: Int32
+        private var buffer: [UInt8] = []
+
+        /// Starts replacing `given` (through a symbolic link, keeping mode and owner).
+        ///
+        /// - Throws: `Failure` when the temporary file cannot be created.
+        public init(_ given: String) throws(Failure) {
+            var path = given
+            if let real = realpath(given, nil) {
+                path = String(cString: real)
+                free(real)
             }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let f = failure(temp, "cannot write")
+            var old = stat()
+            let existed = stat(path, &old) == 0
+            self.path = path
+            temp = path + ".tmp.\(getpid())"
+            fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, existed ? old.st_mode & 0o7777 : 0o644)
+            if fd < 0 { throw FileIO.failure(temp, "cannot create") }
+            if existed {
+                _ = fchmod(fd, old.st_mode & 0o7777)
+                _ = fchown(fd, old.st_uid, old.st_gid)
+            }
+            buffer.reserveCapacity(1 << 20)
+        }
+
+        deinit {
+            if fd >= 0 {
                 close(fd)
+                unlink(temp)
+            }
+        }
+
+        /// Appends `bytes` (buffered, 1 MiB).
+        ///
+        /// - Throws: `Failure` when writing fails.
+        public func write(_ bytes: some Sequence<UInt8>) throws(Failure) {
+            buffer.append(contentsOf: bytes)
+            if buffer.count >= 1 << 20 { try flush() }
+        }
+
+        private func flush() throws(Failure) {
+            var written = 0
+            while written < buffer.count {
+                let n = buffer.withUnsafeBytes { buf -> Int in
+                    guard let base = buf.baseAddress else { return 0 }
+                    return systemWrite(fd, base + written, buf.count - written)
+                }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw FileIO.failure(temp, "cannot write")
+                }
+                written += n
+            }
+            buffer.removeAll(keepingCapacity: true)
+        }
+
+        /// Writes what is buffered, fsyncs, renames over the target and fsyncs the folder.
+        ///
+        /// - Throws: `Failure` when a step fails; the target then keeps its old content.
+        public func commit() throws(Failure) {
+            try flush()
+            if fsync(fd) != 0 { throw FileIO.failure(temp, "cannot fsync") }
+            close(fd)
+            fd = -1
+            if rename(temp, path) != 0 {
+                let f = FileIO.failure(path, "cannot rename \(temp) over it")
                 unlink(temp)
                 throw f
             }
-            written += n
-        }
-        if fsync(fd) != 0 {
-            let f = failure(temp, "cannot fsync")
-            close(fd)
-            unlink(temp)
-            throw f
-        }
-        close(fd)
-        if rename(temp, path) != 0 {
-            let f = failure(path, "cannot rename \(temp) over it")
-            unlink(temp)
-            throw f
-        }
-        let folder = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
-        let dfd = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_CLOEXEC)
-        if dfd >= 0 {
-            fsync(dfd)
-            close(dfd)
+            let folder = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
+            let dfd = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_CLOEXEC)
+            if dfd >= 0 {
+                fsync(dfd)
+                close(dfd)
+            }
         }
     }
+
 }
+
+/// write(2), named apart from `AtomicWriter.write(_:)`.
+private func systemWrite(_ fd: Int32, _ buf: UnsafeRawPointer, _ n: Int) -> Int { write(fd, buf, n) }

@@ -11,6 +11,12 @@ public struct Account: Sendable {
     /// The devices of the account. A device joins with its first event here and leaves with
     /// `logout`, except in its own account (the one an event without `account` names).
     public var devices: [String: Device] = [:]
+    /// When a tracking stream last used the account (its use counter); for eviction.
+    var lastUse: UInt64 = 0
+    /// Changed since the stream's last ``BadgeStream/takeChanged()``.
+    var dirty = false
+    /// Devices and marks as last stored in an SQLite state (its totals), when loaded from one.
+    var storedCounts: (Int, Int)?
 
     /// An account with an empty tree and no devices.
     public init(rules: RuleSet) {

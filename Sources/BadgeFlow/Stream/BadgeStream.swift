@@ -1,3 +1,14 @@
+/// Where a ``BadgeStream`` finds accounts it does not hold: a state store that loads them
+/// on first use (``SQLiteStore``).
+///
+/// Called on the thread that applies events, one call at a time.
+public protocol AccountSource: AnyObject, Sendable {
+    /// The stored account `id`, or nil when the store has none.
+    ///
+    /// - Throws: `StateFile.Failure` when the stored account cannot be read.
+    func loadAccount(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account?
+}
+
 /// The stateful half of the filter: applies events to accounts and their devices in input
 /// order and writes one result line per event.
 ///
@@ -22,8 +33,63 @@ public struct BadgeStream: Sendable {
     /// The `seq` of the first line rejected, if any.
     public private(set) var firstRejectedSeq: Int?
 
+    /// Where an account not in ``accounts`` is looked up before it is created empty (a
+    /// database); nil: accounts start empty. Setting it turns change tracking on.
+    public var source: (any AccountSource)? {
+        didSet { if source != nil { tracksChanges = true } }
+    }
+    /// Whether the stream records which accounts changed (``takeChanged()``) and when each
+    /// was last used (``evict(keeping:)``).
+    public var tracksChanges = false
+    /// Ids of accounts changed since the last ``takeChanged()``.
+    private var changed: [String] = []
+    private var useCounter: UInt64 = 0
+    /// Set when ``source`` failed to load an account; the event that needed it was rejected.
+    public private(set) var sourceFailure: StateFile.Failure?
+
     /// Creates a stream with no accounts.
     public init(rules: RuleSet) { self.rules = rules }
+
+    /// The ids of the accounts changed since the last call, with the accounts, which then
+    /// count as unchanged (e.g. committed by a checkpoint).
+    public mutating func takeChanged() -> [(id: String, account: Account)] {
+        var out: [(id: String, account: Account)] = []
+        out.reserveCapacity(changed.count)
+        for id in changed {
+            guard let i = accounts.index(forKey: id) else { continue }
+            accounts.values[i].dirty = false
+            out.append((id, accounts.values[i]))
+        }
+        changed.removeAll(keepingCapacity: true)
+        return out
+    }
+
+    /// Counts every account as changed (to write them all to a store).
+    mutating func markAllChanged() {
+        tracksChanges = true
+        for i in accounts.indices where !accounts.values[i].dirty {
+            accounts.values[i].dirty = true
+            changed.append(accounts.keys[i])
+        }
+    }
+
+    /// The number of accounts changed since the last ``takeChanged()``.
+    public var changedCount: Int { changed.count }
+
+    /// Drops the least recently used unchanged accounts until at most `n` are in memory
+    /// (changed ones stay until ``takeChanged()``); ``source`` loads them again when needed.
+    public mutating func evict(keeping n: Int) {
+        guard accounts.count > n else { return }
+        // Every resident account was used at a different count, so the cut-off is exact.
+        var uses: [UInt64] = []
+        uses.reserveCapacity(accounts.count)
+        for a in accounts.values where !a.dirty { uses.append(a.lastUse) }
+        let excess = min(accounts.count - n, uses.count)
+        guard excess > 0 else { return }
+        uses.sort()
+        let cutoff = uses[excess - 1]
+        accounts = accounts.filter { $0.value.dirty || $0.value.lastUse > cutoff }
+    }
 
     /// The state of `device` in `account` (by default the device's own account), if it has
     /// joined it.
@@ -85,11 +151,28 @@ public struct BadgeStream: Sendable {
         if let found = accounts.index(forKey: id) {
             index = found
         } else {
-            accounts[id] = Account(rules: rules)
+            var fresh = Account(rules: rules)
+            if let source {
+                do {
+                    if let loaded = try source.loadAccount(id, rules: rules) { fresh = loaded }
+                } catch {
+                    sourceFailure = error
+                    return .rejected(.error(.invalidPath, "account \"\(id)\" could not be loaded from the state: \(error.description)", at: ""))
+                }
+            }
+            accounts[id] = fresh
             guard let made = accounts.index(forKey: id) else {
                 return .rejected(.error(.invalidPath, "account \"\(id)\" could not be created", at: event.account == nil ? "/device" : "/account"))
             }
             index = made
+        }
+        if tracksChanges {
+            useCounter &+= 1
+            accounts.values[index].lastUse = useCounter
+            if !accounts.values[index].dirty {
+                accounts.values[index].dirty = true
+                changed.append(id)
+            }
         }
         let own = event.account.map { $0 == event.device } ?? true
         return Self.apply(event, settings: settings, rules: rules, own: own, to: &accounts.values[index])

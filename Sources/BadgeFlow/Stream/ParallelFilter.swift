@@ -66,6 +66,15 @@ public final class ParallelFilter {
 
     deinit { queue.finish() }
 
+    /// Counts `n` lines as already seen without reading them (`--resume`): the next line
+    /// fed is line `seq + n + 1`. Call before feeding any line.
+    public func skip(lines n: Int) { seq += n }
+
+    /// Gives `body` the stream to work on between batches (a checkpoint, an eviction).
+    public func withStream<R>(_ body: (inout BadgeStream) throws -> R) rethrows -> R {
+        try body(&stream)
+    }
+
     /// Takes one line from a `LineReader`. Results are produced in order through `output`.
     ///
     /// - Parameters:

@@ -60,7 +60,14 @@ public enum StateFile {
     /// - Throws: `Failure` when the file is unreadable, not JSON, foreign, of another
     ///   version, or its recorded rules do not compile.
     public static func recordedRules(_ file: String) throws(Failure) -> RuleSet? {
-        guard let root = try document(file), let recorded = root["rules"] else { return nil }
+        let recorded: JSONValue
+        if FileIO.exists(file), let bytes = try? FileIO.readBytes(file), let streamed = streamedRules(bytes) {
+            guard let r = streamed else { return nil }
+            recorded = r
+        } else {
+            guard let root = try document(file), let r = root["rules"] else { return nil }
+            recorded = r
+        }
         do {
             return try RuleSet.parse(recorded.serialized(pretty: true), file: file + " (recorded rules)")
         } catch {
@@ -73,6 +80,10 @@ public enum StateFile {
     /// - Throws: `Failure` when the file is unreadable, not JSON, foreign, of another
     ///   version, or holds paths that do not fit `rules`.
     public static func load(_ file: String, rules: RuleSet) throws(Failure) -> BadgeStream {
+        if FileIO.exists(file), let bytes = try? FileIO.readBytes(file),
+           let streamed = try streamedLoad(bytes, file: file, rules: rules) {
+            return streamed
+        }
         var stream = BadgeStream(rules: rules)
         guard let root = try document(file) else { return stream }
         if root["version"] == .int(version) {
@@ -114,7 +125,20 @@ public enum StateFile {
         }
     }
 
-    private static func account(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
+    /// Reads one account as ``encodeAccount(_:)`` writes it (the value of `accounts/ID` in a
+    /// version 2 file, the `data` column of an SQLite store's `accounts` table).
+    ///
+    /// - Parameters:
+    ///   - value: the account's JSON object.
+    ///   - at: RFC 6901 pointer of `value`, for error messages.
+    ///   - file: the state file's path, for error messages.
+    ///   - rules: the rules the account's paths must fit.
+    /// - Throws: `Failure` when a field is missing or malformed.
+    public static func decodeAccount(_ value: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
+        try account(value, at: at, file: file, rules: rules)
+    }
+
+    static func account(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
         var account = Account(rules: rules)
         account.tree = try tree(v, at: at, file: file, rules: rules)
         if let c = v["clock"] {
@@ -205,27 +229,7 @@ public enum StateFile {
         var accounts: [(String, JSONValue)] = []
         for id in sorted(stream.accounts.keys) {
             guard let a = stream.accounts[id] else { continue }
-            let marks: [(String, JSONValue)] = a.tree.marks.map { m in
-                switch m.mark {
-                case .dot: return (m.path, .string("dot"))
-                case .count(let n): return (m.path, .int(Int64(n)))
-                }
-            }
-            var devices: [(String, JSONValue)] = []
-            for did in sorted(a.devices.keys) {
-                guard let d = a.devices[did] else { continue }
-                let sync: JSONValue = .object([
-                    ("loggedIn", .bool(d.sync.loggedIn)),
-                    ("foreground", .bool(d.sync.foreground)),
-                    ("visible", .array(sorted(d.sync.visible).map(JSONValue.string))),
-                    ("appeared", .array(sorted(d.sync.appearedSinceLogin).map(JSONValue.string))),
-                    ("disappearedAt", .object(sorted(d.sync.disappearedAt.keys).map { ($0, time(d.sync.disappearedAt[$0] ?? 0)) })),
-                    ("intervalStart", time(d.sync.intervalStart)),
-                ])
-                devices.append((did, .object([("icon", .int(Int64(d.payloadIcon))), ("delivered", .int(Int64(d.delivered))),
-                                              ("sync", sync)])))
-            }
-            accounts.append((id, .object([("clock", time(a.clock)), ("marks", .object(marks)), ("devices", .object(devices))])))
+            accounts.append((id, encodeAccount(a)))
         }
         var top: [(String, JSONValue)] = [
             ("format", .string(format)),
@@ -236,13 +240,79 @@ public enum StateFile {
         return .object(top)
     }
 
+    /// One account as JSON: `{"clock": …, "marks": {…}, "devices": {…}}`, devices and pages in
+    /// byte order. Both stores write accounts this way: the JSON file under `accounts`, the
+    /// SQLite store in its `accounts.data` column.
+    public static func encodeAccount(_ a: Account) -> JSONValue {
+        func sorted(_ s: some Sequence<String>) -> [String] { s.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
+        let marks: [(String, JSONValue)] = a.tree.marks.map { m in
+            switch m.mark {
+            case .dot: return (m.path, .string("dot"))
+            case .count(let n): return (m.path, .int(Int64(n)))
+            }
+        }
+        var devices: [(String, JSONValue)] = []
+        for did in sorted(a.devices.keys) {
+            guard let d = a.devices[did] else { continue }
+            let sync: JSONValue = .object([
+                ("loggedIn", .bool(d.sync.loggedIn)),
+                ("foreground", .bool(d.sync.foreground)),
+                ("visible", .array(sorted(d.sync.visible).map(JSONValue.string))),
+                ("appeared", .array(sorted(d.sync.appearedSinceLogin).map(JSONValue.string))),
+                ("disappearedAt", .object(sorted(d.sync.disappearedAt.keys).map { ($0, time(d.sync.disappearedAt[$0] ?? 0)) })),
+                ("intervalStart", time(d.sync.intervalStart)),
+            ])
+            devices.append((did, .object([("icon", .int(Int64(d.payloadIcon))), ("delivered", .int(Int64(d.delivered))),
+                                          ("sync", sync)])))
+        }
+        return .object([("clock", time(a.clock)), ("marks", .object(marks)), ("devices", .object(devices))])
+    }
+
     private static func time(_ t: Double) -> JSONValue {
         t == t.rounded() && abs(t) < 1e15 ? .int(Int64(t)) : .double(t)
     }
 
+    /// Removes temporary files a killed save left beside `file` (`FILE.tmp.PID` of a process
+    /// that is gone).
+    public static func removeStaleTemporaryFiles(of file: String) {
+        FileIO.removeStaleTemporaryFiles(of: file)
+    }
+
     /// Writes the state of `stream` to `file` atomically (temporary file, fsync, rename).
+    ///
+    /// The text is what `encode(stream).serialized(pretty: true)` gives, written one account
+    /// at a time: memory beyond the accounts themselves stays at one account's JSON and a
+    /// 1 MiB buffer, however many accounts there are.
     public static func save(_ stream: BadgeStream, to file: String) throws(FileIO.Failure) {
-        let text = encode(stream).serialized(pretty: true) + "\n"
-        try FileIO.writeAtomically(Array(text.utf8), to: file)
+        var empty = stream
+        empty.accounts = [:]
+        let head = encode(empty).serialized(pretty: true)
+        // The pretty text ends with the empty accounts object: `"accounts": {\n  }\n}`.
+        let tail = "{\n  }\n}"
+        guard !stream.accounts.isEmpty, head.hasSuffix(tail) else {
+            try FileIO.writeAtomically(Array((encode(stream).serialized(pretty: true) + "\n").utf8), to: file)
+            return
+        }
+        let ids = stream.accounts.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let w = try FileIO.AtomicWriter(file)
+        try w.write(head.utf8.dropLast(tail.utf8.count))
+        try w.write("{\n".utf8)
+        for (i, id) in ids.enumerated() {
+            guard let a = stream.accounts[id] else { continue }
+            try w.write("    ".utf8)
+            try w.write(JSONValue.string(id).serialized().utf8)
+            try w.write(": ".utf8)
+            // Nested two levels deep: every line of the account's text after the first gets
+            // four more spaces, as json-c indents it inside the whole document.
+            var indented: [UInt8] = []
+            for byte in encodeAccount(a).serialized(pretty: true).utf8 {
+                indented.append(byte)
+                if byte == 0x0A { indented.append(contentsOf: [0x20, 0x20, 0x20, 0x20]) }
+            }
+            try w.write(indented)
+            try w.write((i == ids.count - 1 ? "\n" : ",\n").utf8)
+        }
+        try w.write("  }\n}\n".utf8)
+        try w.commit()
     }
 }

@@ -212,4 +212,22 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         let b = StateFile.encode(session(events).stream).serialized(pretty: true)
         #expect(a == b)
     }
+
+    /// The file is written one account at a time; its text is still exactly the whole
+    /// document's pretty JSON (with account ids that need escaping, several devices and
+    /// empty pages lists).
+    @Test func theStreamedFileIsTheWholeDocumentsPrettyText() throws {
+        let folder = try TemporaryFolder()
+        let file = folder.file("state.json")
+        var lines = events + later
+        lines.append(#"{"op":"push","account":"q\"u/o\u00e9","device":"d1","payload":{"aps":{"alert":"x","thread-id":"t"}}}"#)
+        lines.append(#"{"op":"login","account":"q\"u/o\u00e9","device":"d2"}"#)
+        let stream = session(lines).stream
+        #expect(stream.accounts.count == 3)
+        try StateFile.save(stream, to: file)
+        let written = try FileIO.readString(file)
+        #expect(written == StateFile.encode(stream).serialized(pretty: true) + "\n")
+        try StateFile.save(BadgeStream(rules: .builtIn), to: file)
+        #expect(try FileIO.readString(file) == StateFile.encode(BadgeStream(rules: .builtIn)).serialized(pretty: true) + "\n")
+    }
 }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Fleet figures: ACCOUNTS accounts (3 marks, 1-3 devices each) in a starting state, LINES
+# events over them drawn at random. Lines/s and peak RSS of the release filter with no
+# state, a JSON state and an SQLite state with --max-resident; the longest checkpoint;
+# `state info` and a one-account `tree` on the SQLite state.
+#
+# Usage: Benchmarks/scripts/bench_fleet.sh [ACCOUNTS] [LINES] [MAX_RESIDENT] [HOT]
+#        (default 1000000 2000000 100000 0; make bench-fleet ACCOUNTS=… FLEET_LINES=… HOT=…)
+# HOT: the share of events that go to the busiest 5% of accounts (0: uniform).
+set -euo pipefail
+ACCOUNTS=${1:-1000000}
+LINES=${2:-2000000}
+RESIDENT=${3:-100000}
+HOT=${4:-0}
+cd "$(dirname "$0")/../.."
+BIN=.build/release/badgeflow
+[ -x "$BIN" ] || swift build -c release --product badgeflow >/dev/null
+W=${BENCH_DIR:-$(mktemp -d)}
+mkdir -p "$W"
+echo "fleet: $ACCOUNTS accounts, $LINES lines (hot share $HOT), in $W"
+[ -s "$W/state.json" ] || python3 Benchmarks/scripts/gen_fleet_state.py "$ACCOUNTS" > "$W/state.json"
+[ -s "$W/fleet.ndjson" ] || python3 Benchmarks/scripts/gen_fleet.py "$ACCOUNTS" "$LINES" 1 "$HOT" > "$W/fleet.ndjson"
+
+# run NAME CMD…: wall seconds, CPU seconds (user + system) and peak RSS (GNU time's %e, %U,
+# %S and %M). On a shared host the wall time includes waiting for a core; lines per CPU
+# second does not.
+run() {
+  local name=$1; shift
+  /usr/bin/time -f "%e %U %S %M" -o "$W/time" "$@" > /dev/null 2> "$W/$name.err" || { cat "$W/$name.err"; exit 1; }
+  read -r secs user sys kib < "$W/time"
+  awk -v n="$name" -v s="$secs" -v u="$user" -v y="$sys" -v k="$kib" -v l="$LINES" \
+    'BEGIN { c = u + y; printf "%-28s %7.2f s wall %9.0f lines/s  %7.2f s CPU %9.0f lines/CPU-s  %6.0f MiB peak RSS\n", n, s, l / s, c, l / c, k / 1024 }'
+}
+
+run "no state" "$BIN" filter "$W/fleet.ndjson"
+cp "$W/state.json" "$W/s.json"
+run "JSON state" "$BIN" filter --state "$W/s.json" "$W/fleet.ndjson"
+rm -f "$W"/s.sqlite*
+run "convert JSON -> SQLite" "$BIN" state convert "$W/state.json" "$W/s.sqlite"
+run "SQLite --max-resident $RESIDENT" "$BIN" filter --state "$W/s.sqlite" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
+grep checkpoint "$W/SQLite --max-resident $RESIDENT.err" || true
+ls -l "$W/s.json" "$W/s.sqlite" | awk '{ print $5, $9 }'
+echo "bytes per account: JSON $(( $(stat -c %s "$W/s.json") / ACCOUNTS )), SQLite $(( $(stat -c %s "$W/s.sqlite") / ACCOUNTS ))"
+for cmd in "state info $W/s.sqlite" "tree --state $W/s.sqlite --account a$((ACCOUNTS / 2))"; do
+  best=9999
+  for _ in 1 2 3 4 5; do
+    s=$(date +%s%N); "$BIN" $cmd > /dev/null; e=$(date +%s%N)
+    ms=$(( (e - s) / 1000000 )); [ "$ms" -lt "$best" ] && best=$ms
+  done
+  echo "badgeflow $cmd: ${best} ms (best of 5)"
+done
+"$BIN" state info "$W/s.sqlite"

@@ -1,0 +1,346 @@
+import CSQLite
+
+/// A state kept in an SQLite database (`--state FILE.sqlite` or `FILE.db`), in WAL mode.
+///
+/// This file owns every `sqlite3` pointer of BadgeFlow, as the JSON layer owns json-c's.
+///
+/// Schema (schema 1):
+///
+/// ```sql
+/// CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+/// CREATE TABLE accounts(id TEXT PRIMARY KEY, data TEXT NOT NULL,
+///                       devices INTEGER NOT NULL, marks INTEGER NOT NULL) WITHOUT ROWID;
+/// ```
+///
+/// `meta` holds `format` (`badgeflow-state`), `version` (of the per-account encoding,
+/// ``StateFile/version``), `schema` (1), `rules` (the rules' JSON text, when they have one),
+/// `seq` (the number of input lines whose results had been written when the last checkpoint
+/// committed), `input` (what those lines were read from), and the totals `accounts`,
+/// `devices` and `marks`. `accounts.data` is exactly what ``StateFile/encodeAccount(_:)``
+/// writes for the account (compact JSON), so both stores hold the same thing.
+///
+/// Use from one thread at a time.
+public final class SQLiteStore: AccountSource, @unchecked Sendable {
+    /// The database's path.
+    public let path: String
+    /// The schema version written into `meta`.
+    public static let schema = 1
+    private var db: OpaquePointer?
+    private var selectAccount: OpaquePointer?
+    private var upsertAccount: OpaquePointer?
+    private var upsertMeta: OpaquePointer?
+    private var selectCounts: OpaquePointer?
+    private var writer = JSONWriter()
+    /// The `meta` table as read at open time and updated by each commit.
+    public private(set) var meta: [String: String] = [:]
+
+    /// True when `path` names an SQLite state (ends in `.sqlite` or `.db`).
+    public static func isSQLitePath(_ path: String) -> Bool {
+        path.hasSuffix(".sqlite") || path.hasSuffix(".db")
+    }
+
+    private func failure(_ what: String) -> StateFile.Failure {
+        let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+        return StateFile.Failure(file: path, at: "", message: "\(what): \(reason)")
+    }
+
+    /// Opens (with `create`, creating) the database at `path` and checks that it is a
+    /// BadgeFlow state of a version this build reads.
+    ///
+    /// - Parameters:
+    ///   - path: the database file.
+    ///   - readOnly: open for reading only (a missing file is then an error).
+    /// - Throws: `StateFile.Failure` when the file is not an SQLite database, is foreign,
+    ///   or of another version; the file is left as it is.
+    public init(path: String, readOnly: Bool = false) throws(StateFile.Failure) {
+        self.path = path
+        let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX, nil)
+        db = handle
+        guard rc == SQLITE_OK else {
+            let f = failure("cannot open")
+            close()
+            throw f
+        }
+        sqlite3_busy_timeout(handle, 5000)
+        do throws(StateFile.Failure) {
+            try load(readOnly: readOnly)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Closes the database (also done on deinit).
+    public func close() {
+        for s in [selectAccount, upsertAccount, upsertMeta, selectCounts] { sqlite3_finalize(s) }
+        selectAccount = nil
+        upsertAccount = nil
+        upsertMeta = nil
+        selectCounts = nil
+        if let db { sqlite3_close_v2(db) }
+        db = nil
+    }
+
+    private func exec(_ sql: String) throws(StateFile.Failure) {
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw failure("cannot run \(sql.prefix(40))") }
+    }
+
+    private func prepare(_ sql: String) throws(StateFile.Failure) -> OpaquePointer? {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK else {
+            throw failure("not a BadgeFlow state database (cannot prepare \(sql.prefix(40)))")
+        }
+        return stmt
+    }
+
+    private static func text(_ stmt: OpaquePointer?, _ column: Int32) -> String {
+        guard let p = sqlite3_column_text(stmt, column) else { return "" }
+        return String(cString: p)
+    }
+
+    private func bind(_ stmt: OpaquePointer?, _ index: Int32, _ text: String) {
+        let count = Int32(text.utf8.count)
+        text.withCString { _ = badgeflow_sqlite_bind_text(stmt, index, $0, count) }
+    }
+
+    private func load(readOnly: Bool) throws(StateFile.Failure) {
+        // A file that is not a database fails here ("file is not a database").
+        var tables: [String] = []
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'", -1, &stmt, nil) == SQLITE_OK else {
+            throw failure("not an SQLite database")
+        }
+        while sqlite3_step(stmt) == SQLITE_ROW { tables.append(Self.text(stmt, 0)) }
+        sqlite3_finalize(stmt)
+        if tables.isEmpty {
+            guard !readOnly else { throw StateFile.Failure(file: path, at: "", message: "empty database, not a BadgeFlow state") }
+            try exec("PRAGMA journal_mode = WAL")
+            try exec("""
+                BEGIN;
+                CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                CREATE TABLE accounts(id TEXT PRIMARY KEY, data TEXT NOT NULL,
+                                      devices INTEGER NOT NULL, marks INTEGER NOT NULL) WITHOUT ROWID;
+                INSERT INTO meta VALUES ('format', '\(StateFile.format)'), ('version', '\(StateFile.version)'),
+                  ('schema', '\(Self.schema)'), ('seq', '0'), ('input', ''), ('accounts', '0'), ('devices', '0'), ('marks', '0');
+                COMMIT;
+                """)
+        } else if !readOnly {
+            try exec("PRAGMA journal_mode = WAL")
+        }
+        guard tables.isEmpty || (tables.contains("meta") && tables.contains("accounts")) else {
+            throw StateFile.Failure(file: path, at: "", message: "not a BadgeFlow state database (no meta and accounts tables)")
+        }
+        if !readOnly {
+            try exec("PRAGMA synchronous = FULL")
+            try exec("PRAGMA cache_size = -131072")
+        }
+        guard sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &stmt, nil) == SQLITE_OK else {
+            throw failure("cannot read meta")
+        }
+        while sqlite3_step(stmt) == SQLITE_ROW { meta[Self.text(stmt, 0)] = Self.text(stmt, 1) }
+        sqlite3_finalize(stmt)
+        guard meta["format"] == StateFile.format else {
+            throw StateFile.Failure(file: path, at: "meta.format", message: "not a BadgeFlow state database (no format \(StateFile.format))")
+        }
+        guard meta["version"] == String(StateFile.version), meta["schema"] == String(Self.schema) else {
+            throw StateFile.Failure(file: path, at: "meta.version", message: "state version \(meta["version"] ?? "none") (schema \(meta["schema"] ?? "none")) is not supported; this BadgeFlow reads version \(StateFile.version), schema \(Self.schema)")
+        }
+        selectAccount = try prepare("SELECT data FROM accounts WHERE id = ?1")
+        selectCounts = try prepare("SELECT devices, marks FROM accounts WHERE id = ?1")
+        if !readOnly {
+            upsertAccount = try prepare("INSERT INTO accounts(id, data, devices, marks) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(id) DO UPDATE SET data = excluded.data, devices = excluded.devices, marks = excluded.marks")
+            upsertMeta = try prepare("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+        }
+    }
+
+    /// The number of input lines whose results were written when the last checkpoint committed.
+    public var seq: Int { Int(meta["seq"] ?? "") ?? 0 }
+    /// What those lines were read from (see ``checkpoint(_:seq:input:)``); empty when unknown.
+    public var input: String { meta["input"] ?? "" }
+    /// The number of accounts stored.
+    public var accountCount: Int { Int(meta["accounts"] ?? "") ?? 0 }
+    /// The number of devices of all stored accounts.
+    public var deviceCount: Int { Int(meta["devices"] ?? "") ?? 0 }
+    /// The number of marks of all stored accounts.
+    public var markCount: Int { Int(meta["marks"] ?? "") ?? 0 }
+
+    /// The rules the state was written with; nil when none were recorded.
+    ///
+    /// - Throws: `StateFile.Failure` when the recorded rules do not compile.
+    public func recordedRules() throws(StateFile.Failure) -> RuleSet? {
+        guard let text = meta["rules"], !text.isEmpty else { return nil }
+        do { return try RuleSet.parse(text, file: path + " (recorded rules)") } catch {
+            throw StateFile.Failure(file: path, at: "meta.rules" + error.at, message: error.message)
+        }
+    }
+
+    /// The stored JSON of account `id` (``StateFile/encodeAccount(_:)``); nil when absent.
+    public func accountJSON(_ id: String) throws(StateFile.Failure) -> String? {
+        sqlite3_reset(selectAccount)
+        bind(selectAccount, 1, id)
+        defer { sqlite3_reset(selectAccount) }
+        switch sqlite3_step(selectAccount) {
+        case SQLITE_ROW: return Self.text(selectAccount, 0)
+        case SQLITE_DONE: return nil
+        default: throw failure("cannot read account \"\(id)\"")
+        }
+    }
+
+    /// Loads account `id` (``AccountSource``).
+    public func loadAccount(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
+        guard let text = try accountJSON(id) else { return nil }
+        let at = "accounts[\"\(id)\"]"
+        let value: JSONValue
+        do { value = try JSONValue.parse(text) } catch {
+            throw StateFile.Failure(file: path, at: at, message: "not valid JSON: \(error.located(in: text))")
+        }
+        var account = try StateFile.decodeAccount(value, at: at, file: path, rules: rules)
+        account.storedCounts = (account.devices.count, account.tree.marks.count)
+        return account
+    }
+
+    /// Every stored account id with its JSON, in id order.
+    public func forEachAccount(_ body: (String, String) throws(StateFile.Failure) -> Void) throws(StateFile.Failure) {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, "SELECT id, data FROM accounts ORDER BY id", -1, &stmt, nil) == SQLITE_OK else {
+            throw failure("cannot read accounts")
+        }
+        defer { sqlite3_finalize(stmt) }
+        while true {
+            let rc = sqlite3_step(stmt)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else { throw failure("cannot read accounts") }
+            try body(Self.text(stmt, 0), Self.text(stmt, 1))
+        }
+    }
+
+    /// A stream holding the stored accounts `ids` (those that exist), or every account when
+    /// `ids` is nil; its accounts count as unchanged.
+    ///
+    /// - Throws: `StateFile.Failure` when an account cannot be read.
+    public func stream(rules: RuleSet, accounts ids: [String]? = nil) throws(StateFile.Failure) -> BadgeStream {
+        var stream = BadgeStream(rules: rules)
+        if let ids {
+            for id in ids {
+                if let a = try loadAccount(id, rules: rules) { stream.accounts[id] = a }
+            }
+            return stream
+        }
+        try forEachAccount { (id, text) throws(StateFile.Failure) in
+            let at = "accounts[\"\(id)\"]"
+            let value: JSONValue
+            do throws(JSONParseError) { value = try JSONValue.parse(text) } catch {
+                throw StateFile.Failure(file: path, at: at, message: "not valid JSON: \(error.located(in: text))")
+            }
+            var a = try StateFile.decodeAccount(value, at: at, file: path, rules: rules)
+            a.storedCounts = (a.devices.count, a.tree.marks.count)
+            stream.accounts[id] = a
+        }
+        return stream
+    }
+
+    /// Writes every account of `stream` (e.g. one loaded from a JSON state) in one
+    /// transaction, and records its rules.
+    ///
+    /// - Throws: `StateFile.Failure` when the transaction fails.
+    public func store(_ stream: BadgeStream) throws(StateFile.Failure) {
+        try recordRules(stream.rules)
+        var copy = stream
+        copy.markAllChanged()
+        try checkpoint(&copy, seq: seq, input: input)
+    }
+
+    private func setMeta(_ key: String, _ value: String) throws(StateFile.Failure) {
+        sqlite3_reset(upsertMeta)
+        bind(upsertMeta, 1, key)
+        bind(upsertMeta, 2, value)
+        defer { sqlite3_reset(upsertMeta) }
+        guard sqlite3_step(upsertMeta) == SQLITE_DONE else { throw failure("cannot write meta \(key)") }
+        meta[key] = value
+    }
+
+    /// Records the rules' JSON text (nothing for rules built in code).
+    ///
+    /// - Throws: `StateFile.Failure` when the write fails.
+    public func recordRules(_ rules: RuleSet) throws(StateFile.Failure) {
+        guard let value = rules.sourceValue else { return }
+        let text = value.serialized(pretty: true)
+        guard meta["rules"] != text else { return }
+        try exec("BEGIN IMMEDIATE")
+        do throws(StateFile.Failure) {
+            try setMeta("rules", text)
+            try exec("COMMIT")
+        } catch {
+            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
+    }
+
+    private func storedCounts(_ id: String) throws(StateFile.Failure) -> (Int, Int)? {
+        sqlite3_reset(selectCounts)
+        bind(selectCounts, 1, id)
+        defer { sqlite3_reset(selectCounts) }
+        switch sqlite3_step(selectCounts) {
+        case SQLITE_ROW: return (Int(sqlite3_column_int64(selectCounts, 0)), Int(sqlite3_column_int64(selectCounts, 1)))
+        case SQLITE_DONE: return nil
+        default: throw failure("cannot read account \"\(id)\"")
+        }
+    }
+
+    /// One checkpoint: writes the accounts of `stream` changed since its last checkpoint and
+    /// `seq` (the input lines whose results have been written) read from `input`, in one
+    /// transaction; the accounts then count as unchanged.
+    ///
+    /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
+    public func checkpoint(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
+        let changed = stream.takeChanged()
+        var accounts = accountCount, devices = deviceCount, marks = markCount
+        let before = meta
+        try exec("BEGIN IMMEDIATE")
+        do throws(StateFile.Failure) {
+            for (id, a) in changed {
+                let d = a.devices.count, m = a.tree.marks.count
+                var old = a.storedCounts
+                if old == nil { old = try storedCounts(id) }
+                if let (od, om) = old {
+                    devices += d - od
+                    marks += m - om
+                } else {
+                    accounts += 1
+                    devices += d
+                    marks += m
+                }
+                // Compact JSON of the account's encoding, written by JSONWriter (no json-c
+                // objects in between); json-c reads it back.
+                writer.removeAll()
+                writer.value(StateFile.encodeAccount(a))
+                sqlite3_reset(upsertAccount)
+                bind(upsertAccount, 1, id)
+                writer.withUnsafeBytes { bytes in
+                    guard let base = bytes.baseAddress else { return }
+                    _ = badgeflow_sqlite_bind_text(upsertAccount, 2, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
+                }
+                sqlite3_bind_int64(upsertAccount, 3, Int64(d))
+                sqlite3_bind_int64(upsertAccount, 4, Int64(m))
+                let rc = sqlite3_step(upsertAccount)
+                sqlite3_reset(upsertAccount)
+                guard rc == SQLITE_DONE else { throw failure("cannot write account \"\(id)\"") }
+            }
+            try setMeta("seq", String(seq))
+            try setMeta("input", input)
+            try setMeta("accounts", String(accounts))
+            try setMeta("devices", String(devices))
+            try setMeta("marks", String(marks))
+            try exec("COMMIT")
+        } catch {
+            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+            meta = before
+            throw error
+        }
+        for (id, a) in changed { stream.accounts[id]?.storedCounts = (a.devices.count, a.tree.marks.count) }
+    }
+}

@@ -1,0 +1,139 @@
+/// Loading a version 2 state file one account at a time: the file's bytes are scanned for
+/// the members of the top-level object and of `accounts`, and each account is parsed on its
+/// own, so memory beyond the file's bytes and the loaded accounts stays at one account's
+/// JSON tree, not the whole document's.
+///
+/// Anything unexpected (a syntax error, another version, a value of the wrong shape outside
+/// the accounts) sends the caller to the whole-document path, which reports it exactly.
+extension StateFile {
+    /// The members of the object that starts at `start` (after whitespace): each key's and
+    /// value's byte range; nil when the bytes are not a well-formed object there.
+    static func members(_ b: UnsafeRawBufferPointer, from start: Int) -> (members: [(key: Range<Int>, value: Range<Int>)], end: Int)? {
+        var i = start
+        skipSpace(b, &i)
+        guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
+        i += 1
+        var out: [(key: Range<Int>, value: Range<Int>)] = []
+        skipSpace(b, &i)
+        if i < b.count, b[i] == UInt8(ascii: "}") { return (out, i + 1) }
+        while true {
+            skipSpace(b, &i)
+            let keyStart = i
+            guard skipString(b, &i) else { return nil }
+            let key = keyStart..<i
+            skipSpace(b, &i)
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            skipSpace(b, &i)
+            let valueStart = i
+            guard skipValue(b, &i) else { return nil }
+            out.append((key, valueStart..<i))
+            skipSpace(b, &i)
+            guard i < b.count else { return nil }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            if b[i] == UInt8(ascii: "}") { return (out, i + 1) }
+            return nil
+        }
+    }
+
+    private static func skipSpace(_ b: UnsafeRawBufferPointer, _ i: inout Int) {
+        while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 }
+    }
+
+    private static func skipString(_ b: UnsafeRawBufferPointer, _ i: inout Int) -> Bool {
+        guard i < b.count, b[i] == UInt8(ascii: "\"") else { return false }
+        i += 1
+        while i < b.count {
+            switch b[i] {
+            case UInt8(ascii: "\\"): i += 2
+            case UInt8(ascii: "\""): i += 1; return true
+            default: i += 1
+            }
+        }
+        return false
+    }
+
+    private static func skipValue(_ b: UnsafeRawBufferPointer, _ i: inout Int) -> Bool {
+        guard i < b.count else { return false }
+        switch b[i] {
+        case UInt8(ascii: "\""):
+            return skipString(b, &i)
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var depth = 0
+            while i < b.count {
+                switch b[i] {
+                case UInt8(ascii: "\""):
+                    guard skipString(b, &i) else { return false }
+                    continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 { i += 1; return true }
+                default: break
+                }
+                i += 1
+            }
+            return false
+        default:
+            let start = i
+            while i < b.count, !(b[i] == UInt8(ascii: ",") || b[i] == UInt8(ascii: "}") || b[i] == UInt8(ascii: "]")
+                                 || b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09) { i += 1 }
+            return i > start
+        }
+    }
+
+    private static func value(_ b: UnsafeRawBufferPointer, _ r: Range<Int>) -> JSONValue? {
+        try? JSONValue.parse(String(decoding: UnsafeRawBufferPointer(rebasing: b[r]), as: UTF8.self))
+    }
+
+    /// The top-level members of a version 2 file but `accounts`, and the range of
+    /// `accounts`; nil when the file is not one (the whole-document path then decides).
+    private static func top(_ b: UnsafeRawBufferPointer) -> (root: JSONValue, accounts: Range<Int>)? {
+        guard let (list, end) = members(b, from: 0) else { return nil }
+        var rest = end
+        skipSpace(b, &rest)
+        guard rest == b.count else { return nil }
+        var others: [(String, JSONValue)] = []
+        var accounts: Range<Int>? = nil
+        for m in list {
+            guard case .string(let key)? = value(b, m.key) else { return nil }
+            if key == "accounts" {
+                accounts = m.value
+            } else {
+                guard let v = value(b, m.value) else { return nil }
+                others.append((key, v))
+            }
+        }
+        let root = JSONValue.object(others)
+        guard let accounts, root["format"] == .string(format), root["version"] == .int(version) else { return nil }
+        return (root, accounts)
+    }
+
+    /// The recorded rules' JSON of a version 2 file, read without parsing its accounts;
+    /// `.some(nil)` when it records none; nil when the whole document must be read.
+    static func streamedRules(_ bytes: [UInt8]) -> JSONValue?? {
+        bytes.withUnsafeBytes { b in top(b).map { $0.root["rules"] } }
+    }
+
+    /// Loads a version 2 file one account at a time; nil when the whole-document path must
+    /// decide (another version, a syntax error, a malformed account's JSON).
+    static func streamedLoad(_ bytes: [UInt8], file: String, rules: RuleSet) throws(Failure) -> BadgeStream? {
+        var stream = BadgeStream(rules: rules)
+        var failure: Failure? = nil
+        let ok = bytes.withUnsafeBytes { (b: UnsafeRawBufferPointer) -> Bool in
+            guard let (_, range) = top(b), let (list, _) = members(b, from: range.lowerBound) else { return false }
+            for m in list {
+                guard case .string(let id)? = value(b, m.key), let v = value(b, m.value) else { return false }
+                do throws(Failure) {
+                    stream.accounts[id] = try account(v, at: "/accounts/" + JSONPointer.escape(id), file: file, rules: rules)
+                } catch {
+                    failure = error
+                    return false
+                }
+            }
+            return true
+        }
+        if let failure { throw failure }
+        return ok ? stream : nil
+    }
+}

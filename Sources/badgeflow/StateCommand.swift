@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import BadgeFlow
+
+/// `badgeflow state`: inspect a state, or convert it between JSON and SQLite.
+struct StateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "state",
+        abstract: "Inspect a state file, or convert it between JSON and SQLite.",
+        subcommands: [Info.self, Convert.self]
+    )
+
+    /// The rules a state is read with: the recorded ones, else the built-in ones.
+    static func rules(_ recorded: RuleSet?) -> RuleSet { recorded ?? RuleSet.builtIn }
+
+    /// Loads a whole state of either format (a missing JSON file is an empty state).
+    static func load(_ path: String) throws -> BadgeStream {
+        do {
+            if SQLiteStore.isSQLitePath(path) {
+                guard FileIO.exists(path) else {
+                    Console.error("badgeflow: error: \(path): no such state file")
+                    throw Exit.state
+                }
+                let store = try SQLiteStore(path: path, readOnly: true)
+                return try store.stream(rules: rules(try store.recordedRules()))
+            }
+            return try StateFile.load(path, rules: rules(try StateFile.recordedRules(path)))
+        } catch let error as StateFile.Failure {
+            Console.error("badgeflow: error: state file \(error.description)")
+            throw Exit.state
+        }
+    }
+
+    static func size(_ path: String) -> Int64 {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int64(st.st_size) : 0
+    }
+
+    struct Info: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a state's format, version, accounts, devices, marks, last committed seq and size.",
+            discussion: "An SQLite state is read from its meta table only, however many accounts it holds."
+        )
+
+        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db).", valueName: "FILE"))
+        var file: String
+
+        func run() throws {
+            if SQLiteStore.isSQLitePath(file) {
+                guard FileIO.exists(file) else {
+                    Console.error("badgeflow: error: \(file): no such state file")
+                    throw Exit.state
+                }
+                do {
+                    let store = try SQLiteStore(path: file, readOnly: true)
+                    let size = StateCommand.size(file) + StateCommand.size(file + "-wal")
+                    Console.out("""
+                        format: sqlite
+                        version: \(StateFile.version) (schema \(SQLiteStore.schema))
+                        accounts: \(store.accountCount)
+                        devices: \(store.deviceCount)
+                        marks: \(store.markCount)
+                        last seq: \(store.seq)
+                        input: \(store.input.isEmpty ? "-" : store.input)
+                        size: \(size) bytes
+
+                        """)
+                } catch {
+                    Console.error("badgeflow: error: state file \(error.description)")
+                    throw Exit.state
+                }
+                return
+            }
+            guard FileIO.exists(file) else {
+                Console.error("badgeflow: error: \(file): no such state file")
+                throw Exit.state
+            }
+            let stream = try StateCommand.load(file)
+            let devices = stream.accounts.values.reduce(0) { $0 + $1.devices.count }
+            let marks = stream.accounts.values.reduce(0) { $0 + $1.tree.marks.count }
+            Console.out("""
+                format: json
+                version: \(StateFile.version)
+                accounts: \(stream.accounts.count)
+                devices: \(devices)
+                marks: \(marks)
+                last seq: - (JSON states keep no seq)
+                size: \(StateCommand.size(file)) bytes
+
+                """)
+        }
+    }
+
+    struct Convert: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Convert a state between JSON and SQLite (by extension: .json, .sqlite or .db).",
+            discussion: "TO must not hold a state yet; it is locked like a filter's state while written."
+        )
+
+        @Argument(help: ArgumentHelp("The state to read.", valueName: "FROM"))
+        var from: String
+
+        @Argument(help: ArgumentHelp("The state to write.", valueName: "TO"))
+        var to: String
+
+        func run() throws {
+            if SQLiteStore.isSQLitePath(from) == SQLiteStore.isSQLitePath(to) {
+                Console.error("badgeflow: error: convert goes from JSON to SQLite or back; \(from) and \(to) are of one format")
+                throw Exit.usage
+            }
+            if StateCommand.size(to) > 0 {
+                Console.error("badgeflow: error: \(to) exists; convert writes a new state only")
+                throw Exit.state
+            }
+            let lock: StateLock
+            do { lock = try StateLock(state: to) } catch {
+                Console.error("badgeflow: error: state file \(to): \(error.description)")
+                throw Exit.state
+            }
+            defer { lock.release() }
+            let stream = try StateCommand.load(from)
+            do {
+                if SQLiteStore.isSQLitePath(to) {
+                    let store = try SQLiteStore(path: to)
+                    try store.store(stream)
+                    store.close()
+                } else {
+                    do { try StateFile.save(stream, to: to) } catch {
+                        Console.error("badgeflow: error: cannot save state: \(error.description)")
+                        throw Exit.state
+                    }
+                }
+            } catch let error as StateFile.Failure {
+                Console.error("badgeflow: error: state file \(error.description)")
+                throw Exit.state
+            }
+        }
+    }
+}

@@ -1,0 +1,272 @@
+import Foundation
+import Testing
+
+/// SQLite states (checkpoints, `--resume`, `--max-resident`), the one-writer lock, and the
+/// JSON state's durability, through the built executable.
+@Suite(.serialized) struct StateStoreTests {
+    /// A stream over `accounts` accounts with up to three devices each: pushes, clears,
+    /// sets, logins and ticks, with rising `at`.
+    static func fleet(lines: Int, accounts: Int, seed: UInt64) -> String {
+        var rng = seed
+        func next(_ n: Int) -> Int {
+            rng = rng &* 6364136223846793005 &+ 1442695040888963407
+            return Int((rng >> 33) % UInt64(n))
+        }
+        var out = ""
+        for i in 0..<lines {
+            let a = next(accounts), d = next(3), at = 1_732_269_600 + i / 100
+            let head = "{\"account\":\"a\(a)\",\"device\":\"d\(d)\",\"at\":\(at),"
+            switch next(10) {
+            case 0..<4: out += head + "\"op\":\"push\",\"payload\":{\"aps\":{\"alert\":\"hi\",\"thread-id\":\"t\(next(5))\"}}}\n"
+            case 4: out += head + "\"op\":\"push\",\"payload\":{\"aps\":{\"alert\":\"m\",\"category\":\"mail\"}}}\n"
+            case 5, 6: out += head + "\"op\":\"clear\",\"path\":\"root.chat.t\(next(5))\"}\n"
+            case 7: out += head + "\"op\":\"set\",\"path\":\"root.inbox\",\"count\":\(1 + next(9))}\n"
+            case 8: out += head + "\"op\":\"login\"}\n"
+            default: out += i % 50 == 0 ? "\n" : head + "\"op\":\"tick\"}\n"
+            }
+        }
+        return out
+    }
+
+    /// Starts `badgeflow ARGS` with stdout to `stdout` (a file) and stdin from `stdin`
+    /// (a file), or from a pipe we keep open when nil.
+    private func start(_ arguments: [String], stdout: String, stdin: String? = nil) throws -> (Process, FileHandle?) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.executable)
+        p.arguments = arguments
+        _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+        p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdout))
+        p.standardError = FileHandle.nullDevice
+        var writer: FileHandle? = nil
+        if let stdin {
+            p.standardInput = FileHandle(forReadingAtPath: stdin)
+        } else {
+            let pipe = Pipe()
+            p.standardInput = pipe
+            writer = pipe.fileHandleForWriting
+        }
+        try p.run()
+        return (p, writer)
+    }
+
+    /// The seq of a result line.
+    private static func seq(_ line: Substring) -> Int? {
+        guard line.hasPrefix("{\"seq\":") else { return nil }
+        return Int(line.dropFirst(7).prefix { $0.isNumber })
+    }
+
+    @Test func killNineAtRandomMomentsThenResumeGivesTheOutputOfOneRun() throws {
+        let dir = try CLI.temporaryDirectory()
+        let input = dir + "/in.ndjson", more = dir + "/more.ndjson"
+        try Self.fleet(lines: 80_000, accounts: 1500, seed: 7).write(toFile: input, atomically: true, encoding: .utf8)
+        try Self.fleet(lines: 3000, accounts: 1500, seed: 8).write(toFile: more, atomically: true, encoding: .utf8)
+        let reference = try CLI.run(["filter", "--state", dir + "/ref.sqlite", input])
+        #expect(reference.status == 0, "\(reference.stderr)")
+
+        let state = dir + "/x.sqlite"
+        var rng = SystemRandomNumberGenerator()
+        var answers: [Int: Substring] = [:]
+        var killedMidway = 0
+        for round in 0...20 {
+            let out = dir + "/out.\(round)"
+            let (p, _) = try start(["filter", "--state", state, "--checkpoint", "0.2", "--resume", input], stdout: out, stdin: "/dev/null")
+            if round < 20 {
+                // Round 20 runs to the end.
+                usleep(UInt32.random(in: 50_000...500_000, using: &rng))
+                kill(p.processIdentifier, SIGKILL)
+            }
+            p.waitUntilExit()
+            if p.terminationReason == .uncaughtSignal { killedMidway += 1 }
+            if round == 20 { #expect(p.terminationStatus == 0) }
+            let text = try String(contentsOfFile: out, encoding: .utf8)
+            // A line cut by the kill (no newline yet) is not an answer.
+            let complete = text.hasSuffix("\n") ? Substring(text) : text[..<(text.lastIndex(of: "\n").map { text.index(after: $0) } ?? text.startIndex)]
+            for line in complete.split(separator: "\n") {
+                guard let s = Self.seq(line) else { continue }
+                answers[s] = line
+            }
+            if FileManager.default.fileExists(atPath: state) {
+                let info = try CLI.run(["state", "info", state])
+                #expect(info.status == 0, "round \(round): the store does not open: \(info.stderr)")
+            }
+        }
+        #expect(killedMidway >= 5, "rounds should be killed before the end")
+        let merged = answers.keys.sorted().map { String(answers[$0] ?? "") + "\n" }.joined()
+        #expect(merged == reference.stdout)
+
+        // The final state answers a further stream as the uninterrupted run's does.
+        let a = try CLI.run(["filter", "--state", state, more])
+        let b = try CLI.run(["filter", "--state", dir + "/ref.sqlite", more])
+        #expect(a.status == 0 && b.status == 0)
+        #expect(a.stdout == b.stdout)
+    }
+
+    @Test func maxResidentGivesTheSameResultsAndState() throws {
+        let dir = try CLI.temporaryDirectory()
+        let input = Self.fleet(lines: 8000, accounts: 700, seed: 3)
+        let plain = try CLI.run(["filter", "--state", dir + "/plain.json"], input: input)
+        let bounded = try CLI.run(["filter", "--state", dir + "/b.sqlite", "--max-resident", "16", "--checkpoint", "0.01"], input: input)
+        #expect(bounded.status == 0, "\(bounded.stderr)")
+        #expect(bounded.stdout == plain.stdout)
+        // The same accounts, devices and marks: converted back, the state is the JSON one.
+        #expect(try CLI.run(["state", "convert", dir + "/b.sqlite", dir + "/back.json"]).status == 0)
+        #expect(try String(contentsOfFile: dir + "/back.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8))
+        let info = try CLI.run(["state", "info", dir + "/b.sqlite"])
+        #expect(info.stdout.contains("accounts: 700\n"))
+        #expect(info.stdout.contains("last seq: 8000\n"))
+        let tree = try CLI.run(["tree", "--state", dir + "/b.sqlite", "--account", "a5", "--json"])
+        let treeJSON = try CLI.run(["tree", "--state", dir + "/plain.json", "--account", "a5", "--json"])
+        #expect(tree.status == 0 && tree.stdout == treeJSON.stdout)
+    }
+
+    @Test(arguments: ["s.sqlite", "s.json"])
+    func aSecondWriterExits3NamingTheFirst(_ name: String) throws {
+        let dir = try CLI.temporaryDirectory()
+        let state = dir + "/" + name
+        let (first, stdin) = try start(["filter", "--state", state], stdout: "/dev/null")
+        defer {
+            try? stdin?.close()
+            first.waitUntilExit()
+        }
+        usleep(300_000)
+        let second = try CLI.run(["filter", "--state", state], input: "{\"aps\":{\"alert\":\"x\"}}\n")
+        #expect(second.status == 3)
+        #expect(second.stderr.contains("in use by pid \(first.processIdentifier)"), "\(second.stderr)")
+        #expect(second.stdout.isEmpty)
+    }
+
+    @Test func aLockLeftByADeadProcessIsTakenOver() throws {
+        let dir = try CLI.temporaryDirectory()
+        try "99999999\n".write(toFile: dir + "/s.sqlite.lock", atomically: true, encoding: .utf8)
+        let run = try CLI.run(["filter", "--state", dir + "/s.sqlite"], input: "{\"aps\":{\"alert\":\"x\"}}\n")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/s.sqlite.lock"))
+    }
+
+    /// /proc takes no new files, even from root (a chmod'ed folder would not stop root).
+    @Test(arguments: ["/proc/badgeflow-state.json", "/proc/badgeflow-state.sqlite"])
+    func anUnwritableFolderIsExit3BeforeAnyLine(_ state: String) throws {
+        let run = try CLI.run(["filter", "--state", state], input: "{\"aps\":{\"alert\":\"x\"}}\n")
+        #expect(run.status == 3)
+        #expect(run.stdout.isEmpty)
+        #expect(run.stderr.contains("cannot create the lock file"))
+    }
+
+    @Test func jsonSavesKeepModeAndSymlink() throws {
+        let dir = try CLI.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir + "/real", withIntermediateDirectories: true)
+        let target = dir + "/real/state.json", link = dir + "/link.json"
+        #expect(try CLI.run(["filter", "--state", target], input: "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"a\"}}\n").status == 0)
+        chmod(target, 0o640)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        #expect(try CLI.run(["filter", "--state", link], input: "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"b\"}}\n").status == 0)
+        let attributes = try FileManager.default.attributesOfItem(atPath: link)
+        #expect(attributes[.type] as? FileAttributeType == .typeSymbolicLink)
+        var st = stat()
+        #expect(stat(target, &st) == 0)
+        #expect(st.st_mode & 0o777 == 0o640)
+        let text = try String(contentsOfFile: target, encoding: .utf8)
+        #expect(text.contains("root.chat.a") && text.contains("root.chat.b"))
+    }
+
+    @Test func staleTemporaryFilesOfDeadProcessesAreRemoved() throws {
+        let dir = try CLI.temporaryDirectory()
+        let state = dir + "/state.json"
+        try "partial".write(toFile: state + ".tmp.99999999", atomically: true, encoding: .utf8)
+        let live = state + ".tmp.\(getpid())"
+        try "ours".write(toFile: live, atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["filter", "--state", state], input: "{\"aps\":{\"alert\":\"x\"}}\n").status == 0)
+        #expect(!FileManager.default.fileExists(atPath: state + ".tmp.99999999"))
+        #expect(FileManager.default.fileExists(atPath: live))
+    }
+
+    @Test func headOneExitsPromptlyAndResumeContinues() throws {
+        let dir = try CLI.temporaryDirectory()
+        let input = dir + "/in.ndjson"
+        try Self.fleet(lines: 30_000, accounts: 500, seed: 11).write(toFile: input, atomically: true, encoding: .utf8)
+        let reference = try CLI.run(["filter", input])
+        let state = dir + "/h.sqlite"
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "'\(CLI.executable)' filter --state '\(state)' --checkpoint 0.01 '\(input)' | head -1 > '\(dir)/head.out'"]
+        let started = Date()
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(Date().timeIntervalSince(started) < 10)
+        let first = try String(contentsOfFile: dir + "/head.out", encoding: .utf8)
+        #expect(first == String(reference.stdout.prefix { $0 != "\n" }) + "\n")
+        // The committed seq is never ahead of what the pipe took; --resume goes on from it.
+        let info = try CLI.run(["state", "info", state])
+        let committed = info.stdout.split(separator: "\n").first { $0.hasPrefix("last seq: ") }.flatMap { Int($0.dropFirst(10)) } ?? -1
+        #expect(committed >= 0 && committed < 30_000)
+        let resumed = try CLI.run(["filter", "--state", state, "--resume", input])
+        #expect(resumed.status == 0)
+        let tail = reference.stdout.split(separator: "\n").filter { (Self.seq($0) ?? 0) > committed }.map { $0 + "\n" }.joined()
+        #expect(resumed.stdout == tail)
+    }
+
+    @Test func resumeRejectsAnotherInputFile() throws {
+        let dir = try CLI.temporaryDirectory()
+        let a = dir + "/a.ndjson", b = dir + "/b.ndjson"
+        try Self.fleet(lines: 100, accounts: 10, seed: 1).write(toFile: a, atomically: true, encoding: .utf8)
+        try Self.fleet(lines: 100, accounts: 10, seed: 2).write(toFile: b, atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["filter", "--state", dir + "/s.db", a]).status == 0)
+        let run = try CLI.run(["filter", "--state", dir + "/s.db", "--resume", b])
+        #expect(run.status == 3)
+        #expect(run.stderr.contains("--resume"))
+        // stdin: the committed number of lines is skipped, and stderr says so.
+        let c = dir + "/c.db"
+        let lines = Self.fleet(lines: 100, accounts: 10, seed: 1)
+        #expect(try CLI.run(["filter", "--state", c], input: String(lines.split(separator: "\n", omittingEmptySubsequences: false).prefix(40).joined(separator: "\n")) + "\n").status == 0)
+        let resumed = try CLI.run(["filter", "--state", c, "--resume"], input: lines)
+        #expect(resumed.stderr.contains("skipping the first 40 lines of stdin"))
+        let whole = try CLI.run(["filter"], input: lines)
+        #expect(resumed.stdout == whole.stdout.split(separator: "\n").filter { (Self.seq($0) ?? 0) > 40 }.map { $0 + "\n" }.joined())
+    }
+
+    @Test func aCorruptOrForeignDatabaseIsExit3AndLeftUntouched() throws {
+        let dir = try CLI.temporaryDirectory()
+        let junk = dir + "/junk.sqlite"
+        let bytes = String(repeating: "not a database at all\n", count: 300)
+        try bytes.write(toFile: junk, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["filter", "--state", junk], input: "{\"aps\":{\"alert\":\"x\"}}\n")
+        #expect(run.status == 3)
+        #expect(run.stdout.isEmpty)
+        #expect(try String(contentsOfFile: junk, encoding: .utf8) == bytes)
+        // An SQLite database of something else.
+        let foreign = dir + "/other.db"
+        let make = Process()
+        make.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        make.arguments = [foreign, "CREATE TABLE t(x); INSERT INTO t VALUES (1);"]
+        try make.run()
+        make.waitUntilExit()
+        let other = try CLI.run(["filter", "--state", foreign], input: "{\"aps\":{\"alert\":\"x\"}}\n")
+        #expect(other.status == 3)
+        #expect(other.stderr.contains("not a BadgeFlow state"))
+        #expect(try CLI.run(["state", "info", foreign]).status == 3)
+    }
+
+    @Test func anUnreadableAccountRowIsExit3AndNotOverwritten() throws {
+        let dir = try CLI.temporaryDirectory()
+        let state = dir + "/s.sqlite"
+        let push = "{\"op\":\"push\",\"account\":\"a1\",\"payload\":{\"aps\":{\"alert\":\"x\",\"thread-id\":\"t\"}}}\n"
+        #expect(try CLI.run(["filter", "--state", state], input: push).status == 0)
+        let damage = Process()
+        damage.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        damage.arguments = [state, "UPDATE accounts SET data = '{\"clock\": 0, \"marks\": 7}' WHERE id = 'a1'"]
+        try damage.run()
+        damage.waitUntilExit()
+        let run = try CLI.run(["filter", "--state", state], input: push)
+        #expect(run.status == 3)
+        #expect(run.stderr.contains("marks must be an object"), "\(run.stderr)")
+        let read = Process()
+        let pipe = Pipe()
+        read.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        read.arguments = [state, "SELECT data FROM accounts WHERE id = 'a1'"]
+        read.standardOutput = pipe
+        try read.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        read.waitUntilExit()
+        #expect(String(decoding: data, as: UTF8.self) == "{\"clock\": 0, \"marks\": 7}\n")
+    }
+}
