@@ -50,12 +50,27 @@ import Testing
     func aSignalSavesTheState(_ sig: Int32) throws {
         let dir = try CLI.temporaryDirectory()
         let state = dir + "/state.json"
-        let (p, stdin) = try start(state: state)
-        stdin.write(Data("{\"aps\":{\"alert\":\"hi\",\"thread-id\":\"alice\"},\"type\":\"chat\"}\n".utf8))
-        usleep(300_000)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.executable)
+        p.arguments = ["filter", "--line-buffered", "--state", state]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        input.fileHandleForWriting.write(Data("{\"aps\":{\"alert\":\"hi\",\"thread-id\":\"alice\"},\"type\":\"chat\"}\n".utf8))
+        // Signal once the line's result is out (not after a fixed sleep, which a slow
+        // sanitizer build can outlast): the state must then hold what the result said.
+        var seen = Data()
+        while !seen.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+        }
+        #expect(String(decoding: seen, as: UTF8.self).contains("\"root.chat.alice\""))
         kill(p.processIdentifier, sig)
         p.waitUntilExit()
-        try? stdin.close()
+        try? input.fileHandleForWriting.close()
         #expect(p.terminationStatus == 128 + sig)
         let text = try String(contentsOfFile: state, encoding: .utf8)
         #expect(text.contains("\"root.chat.alice\": 1"))
