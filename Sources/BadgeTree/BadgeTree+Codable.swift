@@ -128,9 +128,9 @@ extension BadgeState: Codable {
 
 
 extension BadgeTree.Configuration: Codable {
-    private enum Key: String, CodingKey { case root, maxDisplay, display }
+    private enum Key: String, CodingKey { case root, maxDisplay, display, contribute }
 
-    /// Decodes `{root, maxDisplay, display}`, checking the root and the display paths.
+    /// Decodes `{root, maxDisplay, display, contribute}`, checking the root and the display paths.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
         let root = try c.decode(String.self, forKey: .root)
@@ -142,15 +142,17 @@ extension BadgeTree.Configuration: Codable {
             throw DecodingError.dataCorruptedError(forKey: .maxDisplay, in: c, debugDescription: "maxDisplay must be 1 or more, got \(maxDisplay)")
         }
         let display = try c.decodeIfPresent([String: DisplayMode].self, forKey: .display) ?? [:]
-        self.init(root: root, maxDisplay: maxDisplay, display: display)
+        let contribute = try c.decodeIfPresent([String: Contribution].self, forKey: .contribute) ?? [:]
+        self.init(root: root, maxDisplay: maxDisplay, display: display, contribute: contribute)
     }
 
-    /// Encodes `{root, maxDisplay, display}`.
+    /// Encodes `{root, maxDisplay, display, contribute}` (`display` and `contribute` only when not empty).
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(root, forKey: .root)
         try c.encode(maxDisplay, forKey: .maxDisplay)
         if !display.isEmpty { try c.encode(display, forKey: .display) }
+        if !contribute.isEmpty { try c.encode(contribute, forKey: .contribute) }
     }
 }
 
