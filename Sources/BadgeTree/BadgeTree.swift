@@ -484,22 +484,24 @@ extension BadgeTree {
         for n in due where unique.last != n { unique.append(n) }
         // The nodes whose state may change: the due marks and their ancestors, with their
         // state before.
-        var before: [Int: (count: Int, show: Bool)] = [:]
+        var before: [Int: (count: Int, show: Bool, marked: Bool)] = [:]
         for n in unique {
             var x = n
             while x >= 0, before[x] == nil {
-                before[x] = (nodes[x].count, nodes[x].show)
+                before[x] = (nodes[x].count, nodes[x].show, nodes[x].own >= 0)
                 x = Int(nodes[x].parent)
             }
         }
         let totalBefore = nodes[0].count
+        for n in unique where nodes[n].own >= 0 { _ = clearOwn(n) }
+        // Removed: the due marks and the ancestors' shadowed marks cleared with them (all
+        // of them, as a forced clear lists them, whether or not each counted).
         var removed: [String] = []
-        for n in unique where nodes[n].own >= 0 {
-            let outcome = clearOwn(n)
-            if let d = outcome.decrement { removed.append(contentsOf: d.paths) }
-        }
         var changed: [Int] = []
-        for (x, old) in before where nodes[x].count != old.count || nodes[x].show != old.show { changed.append(x) }
+        for (x, old) in before {
+            if nodes[x].count != old.count || nodes[x].show != old.show { changed.append(x) }
+            if old.marked && nodes[x].own < 0 { removed.append(nodes[x].path) }
+        }
         changed.sort { a, b in
             nodes[a].depth != nodes[b].depth ? nodes[a].depth > nodes[b].depth
                 : nodes[a].path.utf8.lexicographicallyPrecedes(nodes[b].path.utf8)
@@ -508,9 +510,7 @@ extension BadgeTree {
         let totalAfter = nodes[0].count
         if totalAfter < totalBefore {
             removed.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            var paths: [String] = []
-            for p in removed where paths.last != p { paths.append(p) }
-            outcome.decrement = Decrement(by: totalBefore - totalAfter, paths: paths)
+            outcome.decrement = Decrement(by: totalBefore - totalAfter, paths: removed)
         }
         return Expiry(paths: unique.map { nodes[$0].path }, outcome: outcome)
     }
