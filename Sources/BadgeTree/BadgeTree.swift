@@ -84,6 +84,8 @@ public struct BadgeTree: Sendable {
     /// Names of the rules and ops that set marks, interned; index 0 is "unknown".
     private var origins: [String] = [""]
     private var originIndex: [String: UInt16] = [:]
+    /// The origin interned last: a stream sets most marks with a few rules.
+    private var lastOrigin: (name: String, id: UInt16) = ("", 0)
     /// A min-heap of pending expiries keyed by time (lazy deletion).
     private var expiries: [PendingExpiry] = []
     /// Once tokens by node: the token the mark holds and the tokens dismissed on that path.
@@ -632,11 +634,16 @@ extension BadgeTree {
     /// The index of `name` in the origin table, added on first use (the last one is cached:
     /// a stream sets most marks with a few rules).
     private mutating func intern(_ name: String) -> UInt16 {
-        if let i = originIndex[name] { return i }
+        if name == lastOrigin.name { return lastOrigin.id }
+        if let i = originIndex[name] {
+            lastOrigin = (name, i)
+            return i
+        }
         guard origins.count < Int(UInt16.max) else { return 0 }
         origins.append(name)
         let i = UInt16(origins.count - 1)
         originIndex[name] = i
+        lastOrigin = (name, i)
         return i
     }
 
