@@ -138,7 +138,7 @@ public struct RuleSet: Sendable {
                                     guard let template = rule.once else {
                                         return .matched(rule: i, path: path, action: rule.action, once: nil)
                                     }
-                                    switch template.render(selected, base: base) {
+                                    switch template.renderToken(selected, base: base) {
                                     case .missing: return nil
                                     case .invalid(let d): return .failed(d)
                                     case .path(let token): return .matched(rule: i, path: path, action: rule.action, once: token)
