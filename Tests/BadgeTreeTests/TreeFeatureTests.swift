@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import BadgeTree
 
@@ -164,4 +165,24 @@ import Testing
         // a node on 64-bit platforms, 24 more than before (88).
         #expect(MemoryLayout<BadgeTree.Node>.stride <= 112)
     }
+}
+
+@Suite struct BadgeCenterExpiryTests {
+    @Test func observersHearAnExpiry() throws {
+        let center = BadgeCenter()
+        let heard = Heard()
+        let token = try center.observe("root") { heard.append($0.show) }
+        try center.set("root.promo", expires: 10)
+        #expect(center.expire(through: 9).paths.isEmpty)
+        #expect(center.expire(through: 10).paths == ["root.promo"])
+        #expect(heard.values == [false, true, false])
+        token.cancel()
+    }
+}
+
+private final class Heard: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [Bool] = []
+    func append(_ v: Bool) { lock.lock(); list.append(v); lock.unlock() }
+    var values: [Bool] { lock.lock(); defer { lock.unlock() }; return list }
 }

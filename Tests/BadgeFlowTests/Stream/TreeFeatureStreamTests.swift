@@ -143,3 +143,19 @@ private func restart(_ stream: BadgeStream) throws -> BadgeStream {
         #expect(out[0].contains(#""code":"missing-field""#))
     }
 }
+
+@Suite struct TreeFeatureDefinitionTests {
+    @Test func aDefinitionCarriesContributeTtlAndOnce() throws {
+        var definition = RuleSet.Definition(rules: [
+            .init(name: "promo", path: "root.promo", action: .dot, ttl: .literal(5), once: "v{/v}"),
+        ])
+        definition.contribute = [("root.chat.muted", .none)]
+        let rules = try RuleSet(definition)
+        #expect(rules.tree.contribute == ["root.chat.muted": Contribution.none])
+        #expect(rules.rules[0].ttl == .literal(5))
+        #expect(rules.rules[0].once?.description == "v{/v}")
+        var bad = definition
+        bad.rules[0].ttl = .literal(-1)
+        #expect(throws: RulesError.self) { try RuleSet(bad) }
+    }
+}
