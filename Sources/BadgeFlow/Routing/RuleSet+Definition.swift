@@ -3,7 +3,7 @@ extension RuleSet {
     ///
     /// A definition compiles through the same checks as a rules file, so a fault is the same
     /// ``RulesError`` with the same JSON Pointer (`/rules/0/path`, `/display/root.news`, …) that
-    /// the equivalent file would give. ``RuleSet/init(_:)`` compiles it; ``json`` is the rules
+    /// the equivalent file would give. ``RuleSet/init(_:name:)`` compiles it; ``json`` is the rules
     /// file it stands for.
     ///
     /// ```swift
