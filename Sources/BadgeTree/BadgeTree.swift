@@ -5,6 +5,9 @@
 /// counts, it shows when any child shows, and its own mark is shadowed. Aggregates are kept
 /// up to date on every operation, so an operation costs O(depth), not O(size).
 ///
+/// A node's ``Contribution`` says what of its aggregate reaches its parent; marks may expire
+/// (``expire(through:)``), hold once tokens, and remember what set them (``explain(_:)``).
+///
 /// `BadgeTree` is a value type: copy it to snapshot it. For a tree shared between threads,
 /// with observers, use `BadgeCenter`.
 ///
@@ -81,8 +84,9 @@ public struct BadgeTree: Sendable {
     public let configuration: Configuration
     private(set) var nodes: [Node] = []
     private var index: [String: Int32] = [:]
-    /// Names of the rules and ops that set marks, interned; index 0 is "unknown".
-    private var origins: [String] = [""]
+    /// Names of the rules and ops that set marks, interned; a node's `origin` is an index
+    /// here plus one (0: unknown). Empty, so a tree allocates nothing for it until used.
+    private var origins: [String] = []
     private var originIndex: [String: UInt16] = [:]
     /// The origin interned last: a stream sets most marks with a few rules.
     private var lastOrigin: (name: String, id: UInt16) = ("", 0)
@@ -484,6 +488,10 @@ extension BadgeTree {
         due.sort { nodes[$0].path.utf8.lexicographicallyPrecedes(nodes[$1].path.utf8) }
         var unique: [Int] = []
         for n in due where unique.last != n { unique.append(n) }
+        if unique.count == 1 {
+            // One due mark (the usual case): a plain clear's outcome is already the answer.
+            return Expiry(paths: [nodes[unique[0]].path], outcome: clearOwn(unique[0]))
+        }
         // The nodes whose state may change: the due marks and their ancestors, with their
         // state before.
         var before: [Int: (count: Int, show: Bool, marked: Bool)] = [:]
@@ -585,7 +593,7 @@ extension BadgeTree {
 
     private func record(_ i: Int) -> MarkRecord {
         let node = nodes[i]
-        let source = node.origin == 0 ? nil : MarkSource(seq: node.seq, origin: origins[Int(node.origin)], at: node.at)
+        let source = node.origin == 0 ? nil : MarkSource(seq: node.seq, origin: origins[Int(node.origin) - 1], at: node.at)
         return MarkRecord(path: node.path, mark: node.own == 0 ? .dot : .count(node.own), source: source,
                           expires: node.expires.isFinite ? node.expires : nil,
                           once: tokens.isEmpty ? nil : tokens[Int32(i)]?.held)
@@ -641,7 +649,7 @@ extension BadgeTree {
         }
         guard origins.count < Int(UInt16.max) else { return 0 }
         origins.append(name)
-        let i = UInt16(origins.count - 1)
+        let i = UInt16(origins.count)
         originIndex[name] = i
         lastOrigin = (name, i)
         return i

@@ -8,6 +8,10 @@
 ///                                                        "appeared": ["home"], "disappearedAt": {}, "intervalStart": 0}}}}}}
 /// ```
 ///
+/// An account may also hold `sources` (what last set each mark: `{"seq", "rule", "at"}`),
+/// `expires` (path → expiry time) and `once` (path → `{"held", "dismissed"}` once tokens),
+/// each written only when not empty.
+///
 /// Version 1 files (devices, each with its own tree, and one clock for all) still load: each
 /// device becomes its own account, whose clock is the file's clock, and counts as having
 /// been delivered its tree's total. Files are always saved as version 2.
