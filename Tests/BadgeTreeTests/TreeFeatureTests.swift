@@ -186,3 +186,25 @@ private final class Heard: @unchecked Sendable {
     func append(_ v: Bool) { lock.lock(); list.append(v); lock.unlock() }
     var values: [Bool] { lock.lock(); defer { lock.unlock() }; return list }
 }
+
+@Suite struct TreeFeatureCodableTests {
+    @Test func theCodableFormKeepsSourcesExpiriesAndTokens() throws {
+        var tree = BadgeTree(configuration: .init(contribute: ["root.chat.muted": .dot]))
+        try tree.increment("root.chat.muted", by: 2, source: MarkSource(seq: 7, origin: "chat", at: 1.5))
+        try tree.set("root.promo", expires: 100, once: "p1")
+        try tree.set("root.me.new", once: "v3.2")
+        try tree.clear("root.me.new")
+        let data = try JSONEncoder().encode(tree)
+        var decoded = try JSONDecoder().decode(BadgeTree.self, from: data)
+        #expect(decoded.configuration == tree.configuration)
+        #expect(decoded.records == tree.records)
+        #expect(decoded.dismissedTokens.map(\.tokens) == [["v3.2"]])
+        #expect(try decoded.set("root.me.new", once: "v3.2") == .unchanged)
+        #expect(decoded.expire(through: 100).paths == ["root.promo"])
+        // A plain tree's form is as before: configuration and {path, mark} only.
+        var plain = BadgeTree()
+        try plain.increment("root.a")
+        let text = String(decoding: try JSONEncoder().encode(plain), as: UTF8.self)
+        #expect(!text.contains("seq") && !text.contains("dismissed") && !text.contains("contribute"))
+    }
+}
