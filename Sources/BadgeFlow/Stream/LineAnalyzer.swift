@@ -135,6 +135,14 @@ public final class LineAnalyzer {
             event.action = .clear(force: force)
         case .explain:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
+            // Explaining changes nothing, so the tree never sees the path: check it here.
+            do { try BadgePath.validate(path) } catch {
+                return .rejected(.error(.invalidPath, error.description, at: "/path"))
+            }
+            let treeRoot = rules.tree.root
+            guard path == treeRoot || path.hasPrefix(treeRoot + ".") else {
+                return .rejected(.error(.invalidPath, "invalid path \"\(path)\": a path must start with the root \"\(treeRoot)\"", at: "/path"))
+            }
             event.path = path
         case .appear, .disappear:
             guard let p = root["page"], p.kind == .string, let page = p.string else {

@@ -139,8 +139,12 @@ private func restart(_ stream: BadgeStream) throws -> BadgeStream {
     }
 
     @Test func explainNeedsAPath() throws {
-        let out = try run([#"{"op":"explain"}"#]).lines
+        let out = try run([#"{"op":"explain"}"#, #"{"op":"explain","path":"other.a"}"#, #"{"op":"explain","path":"root..a"}"#,
+                           #"{"op":"explain","path":"root.none"}"#]).lines
         #expect(out[0].contains(#""code":"missing-field""#))
+        #expect(out[1].contains(#""code":"invalid-path""#) && out[1].contains(#""at":"/path""#))
+        #expect(out[2].contains(#""code":"invalid-path""#))
+        #expect(out[3].hasSuffix(#""explain":[]}"#))
     }
 }
 
