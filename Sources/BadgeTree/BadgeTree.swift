@@ -643,6 +643,13 @@ extension BadgeTree {
     /// a stream sets most marks with a few rules).
     private mutating func intern(_ name: String) -> UInt16 {
         if name == lastOrigin.name { return lastOrigin.id }
+        // A few rules set most marks: a scan of a short table beats hashing the name.
+        if origins.count <= 8 {
+            for (i, o) in origins.enumerated() where o == name {
+                lastOrigin = (name, UInt16(i + 1))
+                return UInt16(i + 1)
+            }
+        }
         if let i = originIndex[name] {
             lastOrigin = (name, i)
             return i

@@ -109,8 +109,7 @@ public struct BadgeStream: Sendable {
         }
         let before = account.tree.total
         // Marks due at or before the event's time expire first (one branch when none can).
-        var expiry = Expiry.none
-        if account.tree.hasPendingExpiries { expiry = account.tree.expire(through: clock) }
+        let expiry: Expiry? = account.tree.hasPendingExpiries ? account.tree.expire(through: clock) : nil
         var outcome = Outcome.unchanged
         if let path = event.path {
             do {
@@ -125,7 +124,7 @@ public struct BadgeStream: Sendable {
                 return .rejected(d)
             }
         }
-        if !expiry.paths.isEmpty { outcome = Self.merge(expiry.outcome, then: outcome) }
+        if let expiry, !expiry.paths.isEmpty { outcome = Self.merge(expiry.outcome, then: outcome) }
         if settings.icon == .payload {
             if let d = outcome.decrement { account.devices.values[index].payloadIcon = max(0, account.devices.values[index].payloadIcon - d.by) }
             if let b = event.badge { account.devices.values[index].payloadIcon = b }
@@ -161,7 +160,7 @@ public struct BadgeStream: Sendable {
         }
         return .applied(StreamResult.Applied(event: event, outcome: outcome, icon: icon, sync: reason, tree: tree,
                                              maxDisplay: settings.maxDisplay, badgeUpdates: updates,
-                                             expired: expiry.paths, explain: explain))
+                                             expired: expiry?.paths ?? [], explain: explain))
     }
 
     /// The expiry's outcome followed by the event's: changes in that order, one decrement

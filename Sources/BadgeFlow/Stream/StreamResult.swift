@@ -47,7 +47,13 @@ public struct StreamResult: Sendable {
         public var badgeUpdates: [BadgeUpdate]
         /// The marks that expired before the event was applied, in byte order (their changes
         /// come first in ``outcome``).
-        public var expired: [String]
+        public var expired: [String] {
+            get { expiredPaths ?? [] }
+            set { expiredPaths = newValue.isEmpty ? nil : newValue }
+        }
+        /// `expired`, nil when empty: an optional array is copied without reference counting
+        /// when nil, and results are copied several times a line.
+        private var expiredPaths: [String]?
         /// For `explain`: the marks that make the path show, deepest first.
         public var explain: [MarkRecord]?
 
@@ -55,7 +61,7 @@ public struct StreamResult: Sendable {
         public init(event: Event, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
                     tree: [BadgeState]?, maxDisplay: Int, badgeUpdates: [BadgeUpdate] = [],
                     expired: [String] = [], explain: [MarkRecord]? = nil) {
-            self.expired = expired
+            self.expiredPaths = expired.isEmpty ? nil : expired
             self.explain = explain
             self.event = event
             self.outcome = outcome
