@@ -84,64 +84,16 @@ public struct BadgeTree: Sendable {
     public let configuration: Configuration
     private(set) var nodes: [Node] = []
     private var index: [String: Int32] = [:]
-    /// Provenance names, pending expiries and once tokens, in one copy-on-write box: a tree
-    /// that has never used them carries one nil reference, so copying a tree (or an account
-    /// holding one) costs no more reference counting than before they existed.
-    private var box: Features?
-
-    /// The state behind ``box``.
-    final class Features: @unchecked Sendable {
-        // @unchecked: a box shared between tree copies is never mutated (see `unique()`).
-        /// Names of the rules and ops that set marks, interned; a node's `origin` is an index
-        /// here plus one (0: unknown).
-        var origins: [String] = []
-        var originIndex: [String: UInt16] = [:]
-        /// The origin interned last: a stream sets most marks with a few rules.
-        var lastOrigin: (name: String, id: UInt16) = ("", 0)
-        /// A min-heap of pending expiries keyed by time (lazy deletion).
-        var expiries: [PendingExpiry] = []
-        /// Once tokens by node: the token the mark holds and the tokens dismissed on that path.
-        var tokens: [Int32: OnceTokens] = [:]
-
-        init() {}
-
-        init(copying other: Features) {
-            origins = other.origins
-            originIndex = other.originIndex
-            lastOrigin = other.lastOrigin
-            expiries = other.expiries
-            tokens = other.tokens
-        }
-    }
-
-    /// The box, made or copied first so that it is this tree's alone.
-    private mutating func unique() -> Features {
-        if isKnownUniquelyReferenced(&box), let b = box { return b }
-        let b = box.map { Features(copying: $0) } ?? Features()
-        box = b
-        return b
-    }
-
-    private var origins: [String] {
-        get { box?.origins ?? [] }
-        _modify { let b = unique(); yield &b.origins }
-    }
-    private var originIndex: [String: UInt16] {
-        get { box?.originIndex ?? [:] }
-        _modify { let b = unique(); yield &b.originIndex }
-    }
-    private var lastOrigin: (name: String, id: UInt16) {
-        get { box?.lastOrigin ?? ("", 0) }
-        _modify { let b = unique(); yield &b.lastOrigin }
-    }
-    private var expiries: [PendingExpiry] {
-        get { box?.expiries ?? [] }
-        _modify { let b = unique(); yield &b.expiries }
-    }
-    private var tokens: [Int32: OnceTokens] {
-        get { box?.tokens ?? [:] }
-        _modify { let b = unique(); yield &b.tokens }
-    }
+    /// Names of the rules and ops that set marks, interned; a node's `origin` is an index
+    /// here plus one (0: unknown). Empty, so a tree allocates nothing for it until used.
+    private var origins: [String] = []
+    private var originIndex: [String: UInt16] = [:]
+    /// The origin interned last: a stream sets most marks with a few rules.
+    private var lastOrigin: (name: String, id: UInt16) = ("", 0)
+    /// A min-heap of pending expiries keyed by time (lazy deletion).
+    private var expiries: [PendingExpiry] = []
+    /// Once tokens by node: the token the mark holds and the tokens dismissed on that path.
+    private var tokens: [Int32: OnceTokens] = [:]
 
     /// Creates an empty tree whose only node is the root.
     public init(configuration: Configuration = Configuration()) {
@@ -515,7 +467,7 @@ extension BadgeTree {
     public static let onceTokensKept = 8
 
     /// Whether some mark may still expire (``expire(through:)`` has work to do).
-    public var hasPendingExpiries: Bool { box.map { !$0.expiries.isEmpty } ?? false }
+    public var hasPendingExpiries: Bool { !expiries.isEmpty }
 
     /// Clears every mark whose expiry is at or before `time`, as ``clear(_:force:)`` would.
     ///
@@ -644,15 +596,12 @@ extension BadgeTree {
         let source = node.origin == 0 ? nil : MarkSource(seq: node.seq, origin: origins[Int(node.origin) - 1], at: node.at)
         return MarkRecord(path: node.path, mark: node.own == 0 ? .dot : .count(node.own), source: source,
                           expires: node.expires.isFinite ? node.expires : nil,
-                          once: hasTokens ? tokens[Int32(i)]?.held : nil)
+                          once: tokens.isEmpty ? nil : tokens[Int32(i)]?.held)
     }
-
-    /// Whether any node holds or dismissed a once token (no dictionary is made to find out).
-    private var hasTokens: Bool { box.map { !$0.tokens.isEmpty } ?? false }
 
     /// Whether `once` was dismissed on node `i`.
     func isDismissed(_ i: Int, _ once: String?) -> Bool {
-        guard let once, hasTokens, let t = tokens[Int32(i)] else { return false }
+        guard let once, let t = tokens[Int32(i)] else { return false }
         return t.dismissed.contains(once)
     }
 
@@ -673,7 +622,7 @@ extension BadgeTree {
         }
         if let once {
             tokens[Int32(i), default: OnceTokens()].held = once
-        } else if hasTokens, tokens[Int32(i)]?.held != nil {
+        } else if !tokens.isEmpty, tokens[Int32(i)]?.held != nil {
             tokens[Int32(i)]?.held = nil
         }
     }
@@ -681,7 +630,7 @@ extension BadgeTree {
     /// Node `i`'s own mark was removed: it no longer expires, and a token it held is dismissed.
     mutating func dropped(_ i: Int) {
         nodes[i].expires = .infinity
-        guard hasTokens, let held = tokens[Int32(i)]?.held else { return }
+        guard !tokens.isEmpty, let held = tokens[Int32(i)]?.held else { return }
         var t = tokens[Int32(i)] ?? OnceTokens()
         t.held = nil
         t.dismissed.removeAll { $0 == held }
