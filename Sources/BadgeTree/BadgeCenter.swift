@@ -125,6 +125,26 @@ public final class BadgeCenter: Sendable {
         try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.increment(path, by: k) }
     }
 
+    /// Sets a dot on `path` that expires at `expires` and holds the once token `once` (see
+    /// `BadgeTree.set(_:expires:once:source:)`).
+    @discardableResult
+    public func set(_ path: String, expires: Double?, once: String? = nil) throws(BadgePathError) -> Outcome {
+        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.set(path, expires: expires, once: once) }
+    }
+
+    /// Clears every mark due at or before `time` (see `BadgeTree.expire(through:)`); observers
+    /// hear the changes as for a clear.
+    @discardableResult
+    public func expire(through time: Double) -> Expiry {
+        var expiry = Expiry.none
+        // The body never throws: expiring validates no path.
+        _ = try? mutate { (tree: inout BadgeTree) -> Outcome in
+            expiry = tree.expire(through: time)
+            return expiry.outcome
+        }
+        return expiry
+    }
+
     /// Clears `path` (see `BadgeTree.clear(_:force:)`).
     @discardableResult
     public func clear(_ path: String, force: Bool = false) throws(BadgePathError) -> Outcome {

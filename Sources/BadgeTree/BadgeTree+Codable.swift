@@ -128,9 +128,9 @@ extension BadgeState: Codable {
 
 
 extension BadgeTree.Configuration: Codable {
-    private enum Key: String, CodingKey { case root, maxDisplay, display }
+    private enum Key: String, CodingKey { case root, maxDisplay, display, contribute }
 
-    /// Decodes `{root, maxDisplay, display}`, checking the root and the display paths.
+    /// Decodes `{root, maxDisplay, display, contribute}`, checking the root and the display paths.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
         let root = try c.decode(String.self, forKey: .root)
@@ -142,50 +142,89 @@ extension BadgeTree.Configuration: Codable {
             throw DecodingError.dataCorruptedError(forKey: .maxDisplay, in: c, debugDescription: "maxDisplay must be 1 or more, got \(maxDisplay)")
         }
         let display = try c.decodeIfPresent([String: DisplayMode].self, forKey: .display) ?? [:]
-        self.init(root: root, maxDisplay: maxDisplay, display: display)
+        let contribute = try c.decodeIfPresent([String: Contribution].self, forKey: .contribute) ?? [:]
+        self.init(root: root, maxDisplay: maxDisplay, display: display, contribute: contribute)
     }
 
-    /// Encodes `{root, maxDisplay, display}`.
+    /// Encodes `{root, maxDisplay, display, contribute}` (`display` and `contribute` only when not empty).
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(root, forKey: .root)
         try c.encode(maxDisplay, forKey: .maxDisplay)
         if !display.isEmpty { try c.encode(display, forKey: .display) }
+        if !contribute.isEmpty { try c.encode(contribute, forKey: .contribute) }
     }
 }
 
 extension BadgeTree: Codable {
-    private enum Key: String, CodingKey { case configuration, marks }
-    private enum MarkKey: String, CodingKey { case path, mark }
+    private enum Key: String, CodingKey { case configuration, marks, dismissed }
+    private enum MarkKey: String, CodingKey { case path, mark, seq, rule, at, expires, once }
+    private enum DismissedKey: String, CodingKey { case path, tokens }
 
-    /// Decodes a tree from its configuration and marks; a path that is not valid in that
-    /// configuration is `DecodingError.dataCorrupted`.
+    /// Decodes a tree from its configuration and marks (each with its optional `seq`, `rule`,
+    /// `at`, `expires` and `once`) and the optional `dismissed` once tokens; a path that is not
+    /// valid in that configuration is `DecodingError.dataCorrupted`.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
         let configuration = try c.decode(Configuration.self, forKey: .configuration)
         var list = try c.nestedUnkeyedContainer(forKey: .marks)
-        var marks: [(path: String, mark: Mark)] = []
+        var records: [MarkRecord] = []
         while !list.isAtEnd {
             let m = try list.nestedContainer(keyedBy: MarkKey.self)
-            marks.append((try m.decode(String.self, forKey: .path), try m.decode(Mark.self, forKey: .mark)))
+            var record = MarkRecord(path: try m.decode(String.self, forKey: .path), mark: try m.decode(Mark.self, forKey: .mark))
+            if let rule = try m.decodeIfPresent(String.self, forKey: .rule) {
+                record.source = MarkSource(seq: try m.decode(Int.self, forKey: .seq), origin: rule,
+                                           at: try m.decode(Double.self, forKey: .at))
+            }
+            record.expires = try m.decodeIfPresent(Double.self, forKey: .expires)
+            record.once = try m.decodeIfPresent(String.self, forKey: .once)
+            records.append(record)
         }
+        var dismissed: [(String, [String])] = []
+        if c.contains(.dismissed) {
+            var d = try c.nestedUnkeyedContainer(forKey: .dismissed)
+            while !d.isAtEnd {
+                let entry = try d.nestedContainer(keyedBy: DismissedKey.self)
+                dismissed.append((try entry.decode(String.self, forKey: .path), try entry.decode([String].self, forKey: .tokens)))
+            }
+        }
+        self.init(configuration: configuration)
         do {
-            try self.init(configuration: configuration, marks: marks)
+            for r in records { try restore(r) }
+            for (path, tokens) in dismissed { try restoreDismissed(path, tokens: tokens) }
         } catch {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [Key.marks],
                                                     debugDescription: "a mark's path is not valid: \(error.description)"))
         }
     }
 
-    /// Encodes the configuration and every own mark, in byte order of the paths.
+    /// Encodes the configuration and every own mark, in byte order of the paths, with what
+    /// set it, its expiry and once token when it has them, and `dismissed` once tokens when
+    /// there are any.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(configuration, forKey: .configuration)
         var list = c.nestedUnkeyedContainer(forKey: .marks)
-        for (path, mark) in marks {
+        for r in records {
             var m = list.nestedContainer(keyedBy: MarkKey.self)
-            try m.encode(path, forKey: .path)
-            try m.encode(mark, forKey: .mark)
+            try m.encode(r.path, forKey: .path)
+            try m.encode(r.mark, forKey: .mark)
+            if let s = r.source {
+                try m.encode(s.seq, forKey: .seq)
+                try m.encode(s.origin, forKey: .rule)
+                try m.encode(s.at, forKey: .at)
+            }
+            try m.encodeIfPresent(r.expires, forKey: .expires)
+            try m.encodeIfPresent(r.once, forKey: .once)
+        }
+        let tokens = dismissedTokens
+        if !tokens.isEmpty {
+            var d = c.nestedUnkeyedContainer(forKey: .dismissed)
+            for (path, list) in tokens {
+                var entry = d.nestedContainer(keyedBy: DismissedKey.self)
+                try entry.encode(path, forKey: .path)
+                try entry.encode(list, forKey: .tokens)
+            }
         }
     }
 }

@@ -5,6 +5,9 @@
 /// counts, it shows when any child shows, and its own mark is shadowed. Aggregates are kept
 /// up to date on every operation, so an operation costs O(depth), not O(size).
 ///
+/// A node's ``Contribution`` says what of its aggregate reaches its parent; marks may expire
+/// (``expire(through:)``), hold once tokens, and remember what set them (``explain(_:)``).
+///
 /// `BadgeTree` is a value type: copy it to snapshot it. For a tree shared between threads,
 /// with observers, use `BadgeCenter`.
 ///
@@ -23,6 +26,9 @@ public struct BadgeTree: Sendable {
         public var maxDisplay: Int
         /// Display modes by path; paths not named use `.number`.
         public var display: [String: DisplayMode]
+        /// How each named node's aggregate reaches its parent; paths not named use
+        /// ``Contribution/count``.
+        public var contribute: [String: Contribution]
 
         /// Creates tree settings; the defaults are a `root` tree, `99+` above 99, numbers everywhere.
         ///
@@ -30,10 +36,13 @@ public struct BadgeTree: Sendable {
         ///   - root: the first segment of every path; one segment, without `.`.
         ///   - maxDisplay: the largest count shown as a number; above it the text is `"\(maxDisplay)+"`.
         ///   - display: display modes by exact path; paths not named use ``DisplayMode/number``.
-        public init(root: String = "root", maxDisplay: Int = 99, display: [String: DisplayMode] = [:]) {
+        ///   - contribute: contribution modes by exact path; paths not named use ``Contribution/count``.
+        public init(root: String = "root", maxDisplay: Int = 99, display: [String: DisplayMode] = [:],
+                    contribute: [String: Contribution] = [:]) {
             self.root = root
             self.maxDisplay = maxDisplay
             self.display = display
+            self.contribute = contribute
         }
     }
 
@@ -52,19 +61,46 @@ public struct BadgeTree: Sendable {
         var count: Int = 0
         var show: Bool = false
         var depth: UInt8
+        /// How this node's aggregate reaches its parent.
+        var contribution: Contribution = .count
+        /// Provenance of the own mark: index into `origins` of the rule or op that last set it
+        /// (0: unknown), its `seq` and its event time.
+        var origin: UInt16 = 0
+        var seq: Int = 0
+        var at: Double = 0
+        /// When the own mark expires; `.infinity` for never.
+        var expires: Double = .infinity
         var mode: DisplayMode
+    }
+
+    /// A pending expiry: node `node`'s mark expires at `time`, if it still does (entries
+    /// are deleted lazily: an entry whose node no longer expires then is skipped).
+    struct PendingExpiry: Sendable {
+        var time: Double
+        var node: Int32
     }
 
     /// The configuration the tree was made with.
     public let configuration: Configuration
     private(set) var nodes: [Node] = []
     private var index: [String: Int32] = [:]
+    /// Names of the rules and ops that set marks, interned; a node's `origin` is an index
+    /// here plus one (0: unknown). Empty, so a tree allocates nothing for it until used.
+    private var origins: [String] = []
+    private var originIndex: [String: UInt16] = [:]
+    /// The origin interned last: a stream sets most marks with a few rules.
+    private var lastOrigin: (name: String, id: UInt16) = ("", 0)
+    /// A min-heap of pending expiries keyed by time (lazy deletion).
+    private var expiries: [PendingExpiry] = []
+    /// Once tokens by node: the token the mark holds and the tokens dismissed on that path.
+    private var tokens: [Int32: OnceTokens] = [:]
 
     /// Creates an empty tree whose only node is the root.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         let root = configuration.root
-        nodes.append(Node(path: root, parent: -1, depth: 1, mode: configuration.display[root] ?? .number))
+        nodes.append(Node(path: root, parent: -1, depth: 1, contribution: configuration.contribute.isEmpty ? .count : configuration.contribute[root] ?? .count,
+                          mode: configuration.display[root] ?? .number))
         index[root] = 0
     }
 
@@ -84,37 +120,77 @@ public struct BadgeTree: Sendable {
 
     /// Sets a dot on `path`, keeping a count it already holds.
     ///
+    /// The mark then expires at `expires` (none: it never does, and an earlier expiry is
+    /// removed), holds the once token `once`, and remembers `source` for ``explain(_:)``;
+    /// these are updated even when the mark itself stays as it was. A set carrying a token
+    /// that was dismissed on `path` (the path was cleared while holding it) does nothing.
+    ///
+    /// - Parameters:
+    ///   - path: the node to mark.
+    ///   - expires: when the mark expires, in event time (see ``expire(through:)``).
+    ///   - once: a once token for the mark.
+    ///   - source: what set the mark (`seq`, rule or op, time), for ``explain(_:)``.
     /// - Throws: `BadgePathError` when the path is not valid or not under this tree's root.
     /// - Complexity: O(depth).
     @discardableResult
-    public mutating func set(_ path: String) throws(BadgePathError) -> Outcome {
+    public mutating func set(_ path: String, expires: Double? = nil, once: String? = nil,
+                             source: MarkSource? = nil) throws(BadgePathError) -> Outcome {
         let i = try node(path)
-        if nodes[i].own >= 0 { return .unchanged }
-        return setOwn(i, to: 0)
+        if once != nil, isDismissed(i, once) { return .unchanged }
+        let outcome = nodes[i].own >= 0 ? .unchanged : setOwn(i, to: 0)
+        stamp(i, expires: expires, once: once, source: source)
+        return outcome
     }
 
     /// Sets `path`'s own mark to a count (at most `maxCount`); 0 clears it.
     ///
+    /// `expires`, `once` and `source` work as for ``set(_:expires:once:source:)``.
+    ///
+    /// - Parameters:
+    ///   - path: the node to mark.
+    ///   - count: the count; 0 or less clears the mark.
+    ///   - expires: when the mark expires, in event time.
+    ///   - once: a once token for the mark.
+    ///   - source: what set the mark, for ``explain(_:)``.
     /// - Complexity: O(depth).
     @discardableResult
-    public mutating func set(_ path: String, count: Int) throws(BadgePathError) -> Outcome {
-        if count <= 0 { return try clear(path) }
+    public mutating func set(_ path: String, count: Int, expires: Double? = nil, once: String? = nil,
+                             source: MarkSource? = nil) throws(BadgePathError) -> Outcome {
+        if count <= 0 {
+            if once != nil, let i = index[path], isDismissed(Int(i), once) { return .unchanged }
+            return try clear(path)
+        }
         let i = try node(path)
-        return setOwn(i, to: min(count, Self.maxCount))
+        if once != nil, isDismissed(i, once) { return .unchanged }
+        let outcome = setOwn(i, to: min(count, Self.maxCount))
+        stamp(i, expires: expires, once: once, source: source)
+        return outcome
     }
 
     /// Adds `k` to `path`'s own count (a dot counts as 0), stopping at `maxCount`. A result
     /// of 0 or less clears it.
     ///
+    /// `expires`, `once` and `source` work as for ``set(_:expires:once:source:)``.
+    ///
+    /// - Parameters:
+    ///   - path: the node whose count grows.
+    ///   - k: how much to add (negative lowers it).
+    ///   - expires: when the mark expires, in event time.
+    ///   - once: a once token for the mark.
+    ///   - source: what set the mark, for ``explain(_:)``.
     /// - Complexity: O(depth).
     @discardableResult
-    public mutating func increment(_ path: String, by k: Int = 1) throws(BadgePathError) -> Outcome {
+    public mutating func increment(_ path: String, by k: Int = 1, expires: Double? = nil, once: String? = nil,
+                                   source: MarkSource? = nil) throws(BadgePathError) -> Outcome {
         let i = try node(path)
+        if once != nil, isDismissed(i, once) { return .unchanged }
         let current = max(nodes[i].own, 0)
         let (sum, overflow) = current.addingReportingOverflow(k)
         let next = overflow ? (k > 0 ? Self.maxCount : 0) : min(sum, Self.maxCount)
         if next <= 0 { return clearOwn(i) }
-        return setOwn(i, to: next)
+        let outcome = setOwn(i, to: next)
+        stamp(i, expires: expires, once: once, source: source)
+        return outcome
     }
 
     /// Removes `path`'s own mark, or with `force` every mark in its subtree.
@@ -246,7 +322,8 @@ public struct BadgeTree: Sendable {
         let parent = create(String(path[..<dot]))
         let i = nodes.count
         nodes.append(Node(path: path, parent: Int32(parent), nextSibling: nodes[parent].firstChild,
-                          depth: nodes[parent].depth &+ 1, mode: mode(for: path)))
+                          depth: nodes[parent].depth &+ 1, contribution: configuration.contribute.isEmpty ? .count : configuration.contribute[path] ?? .count,
+                          mode: mode(for: path)))
         nodes[parent].firstChild = Int32(i)
         index[path] = Int32(i)
         return i
@@ -274,6 +351,7 @@ public struct BadgeTree: Sendable {
         guard nodes[i].own >= 0 else { return .unchanged }
         let before = nodes[0].count
         nodes[i].own = -1
+        dropped(i)
         // Ancestors that lose a shadowed mark, if any (usually none: no array is made).
         var ancestors: [String] = []
         adjustMarkedBelow(from: i, by: -1, removed: &ancestors)
@@ -292,6 +370,8 @@ public struct BadgeTree: Sendable {
     /// Removes every mark in `i`'s subtree, `i`'s own included.
     private mutating func forceClear(_ i: Int) -> Outcome {
         let before = nodes[0].count
+        // The marks of the subtree that reach `i`'s parent (none past a `none` node).
+        let reaching = (nodes[i].own >= 0 ? 1 : 0) + nodes[i].markedBelow
         var removed: [String] = []
         var changes: [BadgeState] = []
         var stack = [i]
@@ -299,6 +379,7 @@ public struct BadgeTree: Sendable {
             if nodes[n].own >= 0 {
                 removed.append(nodes[n].path)
                 nodes[n].own = -1
+                dropped(n)
             }
             // `i` keeps its cached (count, show) so that `refresh` propagates the drop upwards.
             if n != i && (nodes[n].count != 0 || nodes[n].show) {
@@ -321,7 +402,7 @@ public struct BadgeTree: Sendable {
             let db = nodes[index[b.path].map(Int.init) ?? 0].depth
             return da != db ? da > db : a.path.utf8.lexicographicallyPrecedes(b.path.utf8)
         }
-        adjustMarkedBelow(from: i, by: -Int32(removed.count), removed: &removed)
+        adjustMarkedBelow(from: i, by: -reaching, removed: &removed)
         refresh(from: i, into: &changes)
         let after = nodes[0].count
         var outcome = Outcome(changes: changes)
@@ -335,18 +416,23 @@ public struct BadgeTree: Sendable {
     /// Adds `delta` to `markedBelow` of every ancestor of `i`; when marks are removed,
     /// ancestors left with none below lose their own (shadowed) mark too, and are added to
     /// `removed`.
+    ///
+    /// A node that contributes ``Contribution/none`` passes nothing up: its marks do not
+    /// make its ancestors summary nodes.
     private mutating func adjustMarkedBelow(from i: Int, by delta: Int32, removed: inout [String]) {
         var delta = delta
-        var a = nodes[i].parent
-        while a >= 0 {
-            let ai = Int(a)
+        var x = i
+        while delta != 0, nodes[x].contribution != .none {
+            let ai = Int(nodes[x].parent)
+            if ai < 0 { break }
             nodes[ai].markedBelow += delta
             if delta < 0, nodes[ai].markedBelow == 0, nodes[ai].own >= 0 {
                 nodes[ai].own = -1
+                dropped(ai)
                 removed.append(nodes[ai].path)
                 delta -= 1
             }
-            a = nodes[ai].parent
+            x = ai
         }
     }
 
@@ -367,9 +453,251 @@ public struct BadgeTree: Sendable {
                 nodes[x].count = count
                 nodes[x].show = show
                 changes.append(state(x))
-                if parent >= 0 { nodes[parent].childSum += count - oldCount }
+                if parent >= 0 && nodes[x].contribution == .count { nodes[parent].childSum += count - oldCount }
             }
             x = parent
+        }
+    }
+}
+
+// MARK: - Provenance, expiry and once tokens
+
+extension BadgeTree {
+    /// How many dismissed once tokens a path keeps; the oldest is dropped beyond it.
+    public static let onceTokensKept = 8
+
+    /// Whether some mark may still expire (``expire(through:)`` has work to do).
+    public var hasPendingExpiries: Bool { !expiries.isEmpty }
+
+    /// Clears every mark whose expiry is at or before `time`, as ``clear(_:force:)`` would.
+    ///
+    /// The due marks are found through a min-heap keyed by expiry time, without scanning the
+    /// tree: O(k·(log h + depth)) for k due marks in a heap of h entries.
+    ///
+    /// - Returns: the expired paths in byte order, each changed node once (its state after
+    ///   every clear, deepest first) and one decrement for them all.
+    public mutating func expire(through time: Double) -> Expiry {
+        guard let first = expiries.first, first.time <= time else { return .none }
+        var due: [Int] = []
+        while let top = expiries.first, top.time <= time {
+            popExpiry()
+            let n = Int(top.node)
+            if nodes[n].own >= 0, nodes[n].expires == top.time { due.append(n) }
+        }
+        guard !due.isEmpty else { return .none }
+        due.sort { nodes[$0].path.utf8.lexicographicallyPrecedes(nodes[$1].path.utf8) }
+        var unique: [Int] = []
+        for n in due where unique.last != n { unique.append(n) }
+        if unique.count == 1 {
+            // One due mark (the usual case): a plain clear's outcome is already the answer.
+            return Expiry(paths: [nodes[unique[0]].path], outcome: clearOwn(unique[0]))
+        }
+        // The nodes whose state may change: the due marks and their ancestors, with their
+        // state before.
+        var before: [Int: (count: Int, show: Bool, marked: Bool)] = [:]
+        for n in unique {
+            var x = n
+            while x >= 0, before[x] == nil {
+                before[x] = (nodes[x].count, nodes[x].show, nodes[x].own >= 0)
+                x = Int(nodes[x].parent)
+            }
+        }
+        let totalBefore = nodes[0].count
+        for n in unique where nodes[n].own >= 0 { _ = clearOwn(n) }
+        // Removed: the due marks and the ancestors' shadowed marks cleared with them (all
+        // of them, as a forced clear lists them, whether or not each counted).
+        var removed: [String] = []
+        var changed: [Int] = []
+        for (x, old) in before {
+            if nodes[x].count != old.count || nodes[x].show != old.show { changed.append(x) }
+            if old.marked && nodes[x].own < 0 { removed.append(nodes[x].path) }
+        }
+        changed.sort { a, b in
+            nodes[a].depth != nodes[b].depth ? nodes[a].depth > nodes[b].depth
+                : nodes[a].path.utf8.lexicographicallyPrecedes(nodes[b].path.utf8)
+        }
+        var outcome = Outcome(changes: changed.map { state($0) })
+        let totalAfter = nodes[0].count
+        if totalAfter < totalBefore {
+            removed.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            outcome.decrement = Decrement(by: totalBefore - totalAfter, paths: removed)
+        }
+        return Expiry(paths: unique.map { nodes[$0].path }, outcome: outcome)
+    }
+
+    /// The marks that make `path` show, deepest first (byte order within a depth): its own
+    /// mark when it is not a summary node, else the marks of its shown descendants that
+    /// reach it (through children contributing ``Contribution/count`` or ``Contribution/dot``).
+    ///
+    /// - Complexity: O(size of the subtree).
+    public func explain(_ path: String) -> [MarkRecord] {
+        guard let start = index[path], nodes[Int(start)].show else { return [] }
+        var found: [Int] = []
+        var stack = [Int(start)]
+        while let x = stack.popLast() {
+            if nodes[x].markedBelow > 0 {
+                var c = nodes[x].firstChild
+                while c >= 0 {
+                    let ci = Int(c)
+                    if nodes[ci].show && nodes[ci].contribution != .none { stack.append(ci) }
+                    c = nodes[ci].nextSibling
+                }
+            } else if nodes[x].own >= 0 {
+                found.append(x)
+            }
+        }
+        found.sort { a, b in
+            nodes[a].depth != nodes[b].depth ? nodes[a].depth > nodes[b].depth
+                : nodes[a].path.utf8.lexicographicallyPrecedes(nodes[b].path.utf8)
+        }
+        return found.map(record)
+    }
+
+    /// Every own mark with its source, expiry and held once token, in byte order of the paths.
+    public var records: [MarkRecord] {
+        var out: [MarkRecord] = []
+        for i in nodes.indices where nodes[i].own >= 0 { out.append(record(i)) }
+        out.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        return out
+    }
+
+    /// The once tokens dismissed on each path (oldest first), in byte order of the paths.
+    public var dismissedTokens: [(path: String, tokens: [String])] {
+        var out: [(path: String, tokens: [String])] = []
+        for (i, t) in tokens where !t.dismissed.isEmpty { out.append((nodes[Int(i)].path, t.dismissed)) }
+        out.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        return out
+    }
+
+    /// Puts back a mark as ``records`` gave it (with its source, expiry and token).
+    ///
+    /// - Throws: `BadgePathError` for a path that is not valid in this configuration.
+    public mutating func restore(_ record: MarkRecord) throws(BadgePathError) {
+        switch record.mark {
+        case .dot: try set(record.path, expires: record.expires, once: record.once, source: record.source)
+        case .count(let n): try set(record.path, count: n, expires: record.expires, once: record.once, source: record.source)
+        }
+    }
+
+    /// Puts back the once tokens dismissed on `path` (oldest first; the last
+    /// ``onceTokensKept`` are kept).
+    ///
+    /// - Throws: `BadgePathError` for a path that is not valid in this configuration.
+    public mutating func restoreDismissed(_ path: String, tokens list: [String]) throws(BadgePathError) {
+        guard !list.isEmpty else { return }
+        let i = Int32(try node(path))
+        tokens[i, default: OnceTokens()].dismissed = Array(list.suffix(Self.onceTokensKept))
+    }
+
+    // MARK: Internals
+
+    private func record(_ i: Int) -> MarkRecord {
+        let node = nodes[i]
+        let source = node.origin == 0 ? nil : MarkSource(seq: node.seq, origin: origins[Int(node.origin) - 1], at: node.at)
+        return MarkRecord(path: node.path, mark: node.own == 0 ? .dot : .count(node.own), source: source,
+                          expires: node.expires.isFinite ? node.expires : nil,
+                          once: tokens.isEmpty ? nil : tokens[Int32(i)]?.held)
+    }
+
+    /// Whether `once` was dismissed on node `i`.
+    func isDismissed(_ i: Int, _ once: String?) -> Bool {
+        guard let once, let t = tokens[Int32(i)] else { return false }
+        return t.dismissed.contains(once)
+    }
+
+    /// Records what set node `i`'s mark, its expiry (none removes one) and its once token.
+    mutating func stamp(_ i: Int, expires: Double?, once: String?, source: MarkSource?) {
+        guard nodes[i].own >= 0 else { return }
+        if let source {
+            nodes[i].origin = intern(source.origin)
+            nodes[i].seq = source.seq
+            nodes[i].at = source.at
+        } else {
+            nodes[i].origin = 0
+        }
+        let e = expires ?? .infinity
+        if e != nodes[i].expires {
+            nodes[i].expires = e
+            if e.isFinite { pushExpiry(PendingExpiry(time: e, node: Int32(i))) }
+        }
+        if let once {
+            tokens[Int32(i), default: OnceTokens()].held = once
+        } else if !tokens.isEmpty, tokens[Int32(i)]?.held != nil {
+            tokens[Int32(i)]?.held = nil
+        }
+    }
+
+    /// Node `i`'s own mark was removed: it no longer expires, and a token it held is dismissed.
+    mutating func dropped(_ i: Int) {
+        nodes[i].expires = .infinity
+        guard !tokens.isEmpty, let held = tokens[Int32(i)]?.held else { return }
+        var t = tokens[Int32(i)] ?? OnceTokens()
+        t.held = nil
+        t.dismissed.removeAll { $0 == held }
+        t.dismissed.append(held)
+        if t.dismissed.count > Self.onceTokensKept { t.dismissed.removeFirst(t.dismissed.count - Self.onceTokensKept) }
+        tokens[Int32(i)] = t
+    }
+
+    /// The index of `name` in the origin table, added on first use (the last one is cached:
+    /// a stream sets most marks with a few rules).
+    private mutating func intern(_ name: String) -> UInt16 {
+        if name == lastOrigin.name { return lastOrigin.id }
+        // A few rules set most marks: a scan of a short table beats hashing the name.
+        if origins.count <= 8 {
+            for (i, o) in origins.enumerated() where o == name {
+                lastOrigin = (name, UInt16(i + 1))
+                return UInt16(i + 1)
+            }
+        }
+        if let i = originIndex[name] {
+            lastOrigin = (name, i)
+            return i
+        }
+        guard origins.count < Int(UInt16.max) else { return 0 }
+        origins.append(name)
+        let i = UInt16(origins.count)
+        originIndex[name] = i
+        lastOrigin = (name, i)
+        return i
+    }
+
+    private mutating func pushExpiry(_ e: PendingExpiry) {
+        // Lazy deletion leaves stale entries: rebuild from the nodes when they dominate.
+        if expiries.count > 64 && expiries.count > 2 * nodes.count {
+            expiries.removeAll(keepingCapacity: true)
+            for n in nodes.indices where nodes[n].own >= 0 && nodes[n].expires.isFinite {
+                siftUp(appending: PendingExpiry(time: nodes[n].expires, node: Int32(n)))
+            }
+            if nodes[Int(e.node)].expires == e.time { return }
+        }
+        siftUp(appending: e)
+    }
+
+    private mutating func siftUp(appending e: PendingExpiry) {
+        expiries.append(e)
+        var c = expiries.count - 1
+        while c > 0 {
+            let p = (c - 1) / 2
+            if expiries[p].time <= expiries[c].time { break }
+            expiries.swapAt(p, c)
+            c = p
+        }
+    }
+
+    private mutating func popExpiry() {
+        guard let last = expiries.popLast(), !expiries.isEmpty else { return }
+        expiries[0] = last
+        var p = 0
+        let n = expiries.count
+        while true {
+            let l = 2 * p + 1, r = l + 1
+            var m = p
+            if l < n && expiries[l].time < expiries[m].time { m = l }
+            if r < n && expiries[r].time < expiries[m].time { m = r }
+            if m == p { break }
+            expiries.swapAt(p, m)
+            p = m
         }
     }
 }

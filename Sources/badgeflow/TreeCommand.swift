@@ -29,6 +29,9 @@ struct TreeCommand: ParsableCommand {
     @Flag(name: .long, help: "Print the shown nodes as JSON instead.")
     var json = false
 
+    @Option(name: .long, help: ArgumentHelp("Instead of the tree, list the marks that make PATH show, deepest first: what set each (seq, rule or op, time) and when it expires.", valueName: "PATH"))
+    var explain: String?
+
     @Flag(name: .long, inversion: .prefixedNo, help: "Colour (default: when stdout is a terminal and NO_COLOR is not set).")
     var color: Bool?
 
@@ -70,6 +73,7 @@ struct TreeCommand: ParsableCommand {
             return "maxDisplay \(given.tree.maxDisplay), recorded \(recorded.tree.maxDisplay)"
         }
         if given.tree.display != recorded.tree.display { return "display settings" }
+        if given.tree.contribute != recorded.tree.contribute { return "contribute settings" }
         if given.icon != recorded.icon { return "icon \"\(given.icon.rawValue)\", recorded \"\(recorded.icon.rawValue)\"" }
         return "routing rules or sync settings"
     }
@@ -135,6 +139,10 @@ struct TreeCommand: ParsableCommand {
         }
         // The account is named when it is not the device's own.
         let namedAccount = accountID == deviceID ? nil : accountID
+        if let explain {
+            Console.write(Self.explanation(acc.tree.explain(explain), path: explain, json: json))
+            return
+        }
         if json {
             var w = JSONWriter()
             w.beginObject()
@@ -160,6 +168,46 @@ struct TreeCommand: ParsableCommand {
         }
         let colored = color ?? Console.colorByDefault(1)
         Console.out(TreeDrawing(tree: acc.tree, colored: colored).render(account: namedAccount, device: deviceID, icon: icon))
+    }
+
+    /// `--explain`: one line a mark (`PATH  COUNT|dot  seq N  rule R  at T  expires T|never`),
+    /// or with `--json` the result lines' `explain` array as `{"path":…,"explain":[…]}`.
+    static func explanation(_ records: [MarkRecord], path: String, json: Bool) -> [UInt8] {
+        func time(_ t: Double) -> String { t == t.rounded() && abs(t) < 1e15 ? String(Int64(t)) : String(t) }
+        if json {
+            var w = JSONWriter()
+            w.beginObject()
+            w.key("path"); w.string(path)
+            w.key("explain")
+            w.beginArray()
+            for r in records {
+                w.beginObject()
+                w.key("path"); w.string(r.path)
+                w.key("count")
+                if case .count(let n) = r.mark { w.int(n) } else { w.int(0) }
+                w.key("seq")
+                if let s = r.source { w.int(s.seq) } else { w.null() }
+                w.key("rule")
+                if let s = r.source { w.string(s.origin) } else { w.null() }
+                w.key("at")
+                if let s = r.source { w.double(s.at) } else { w.null() }
+                w.key("expires")
+                if let e = r.expires { w.double(e) } else { w.null() }
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+            w.newline()
+            return w.bytes
+        }
+        if records.isEmpty { return Array("\(path) does not show\n".utf8) }
+        var text = ""
+        for r in records {
+            text += "\(r.path)  \(r.mark)"
+            if let s = r.source { text += "  seq \(s.seq)  rule \(s.origin)  at \(time(s.at))" }
+            text += "  expires \(r.expires.map(time) ?? "never")\n"
+        }
+        return Array(text.utf8)
     }
 }
 

@@ -33,10 +33,16 @@ private enum Operation: CustomStringConvertible {
     case increment(String, Int)
     case clear(String)
     case forceClear(String)
+    /// `set` with an expiry `ttl` seconds from now: a dot when the count is 0.
+    case setExpiring(String, count: Int, ttl: Int)
+    /// Time passes by `seconds`, then due marks expire.
+    case tick(Int)
 
     var path: String {
         switch self {
-        case .set(let p), .setCount(let p, _), .increment(let p, _), .clear(let p), .forceClear(let p): return p
+        case .set(let p), .setCount(let p, _), .increment(let p, _), .clear(let p), .forceClear(let p),
+             .setExpiring(let p, _, _): return p
+        case .tick: return "root"
         }
     }
 
@@ -47,6 +53,19 @@ private enum Operation: CustomStringConvertible {
         case .increment(let p, let k): return "increment(\(p), by: \(k))"
         case .clear(let p): return "clear(\(p))"
         case .forceClear(let p): return "clear(\(p), force: true)"
+        case .setExpiring(let p, let n, let ttl): return "set(\(p), count: \(n), ttl: \(ttl))"
+        case .tick(let dt): return "tick(\(dt))"
+        }
+    }
+
+    /// Applies the operation at time `now` (after the tick, for a tick).
+    func apply(to tree: inout BadgeTree, now: Double) throws -> Outcome {
+        switch self {
+        case .setExpiring(let p, let n, let ttl):
+            let expires = now + Double(ttl)
+            return n == 0 ? try tree.set(p, expires: expires) : try tree.set(p, count: n, expires: expires)
+        case .tick: return tree.expire(through: now).outcome
+        default: return try apply(to: &tree)
         }
     }
 
@@ -57,6 +76,7 @@ private enum Operation: CustomStringConvertible {
         case .increment(let p, let k): return try tree.increment(p, by: k)
         case .clear(let p): return try tree.clear(p)
         case .forceClear(let p): return try tree.clear(p, force: true)
+        case .setExpiring, .tick: return .unchanged
         }
     }
 }
@@ -73,6 +93,11 @@ private struct ReferenceModel {
 
     let maxDisplay: Int
     let modes: [String: DisplayMode]
+    /// Contribution modes by path (count when not named).
+    var contribute: [String: Contribution] = [:]
+    /// The current time, and each marked node's expiry when it has one.
+    private(set) var now = 0.0
+    private(set) var expires: [Int: Double] = [:]
     /// Every path the test has named, with its ancestors; a node's number is its index.
     private(set) var paths: [String] = ["root"]
     private var ids: [String: Int] = ["root": 0]
@@ -112,12 +137,15 @@ private struct ReferenceModel {
     func aggregates() -> [Aggregate] {
         var result = [Aggregate](repeating: Aggregate(), count: paths.count)
         for p in deepestFirst {
+            // What each child passes up: count mode everything, dot mode its show and marks, none nothing.
             let kids = children[p]
-            let markedBelow = kids.contains { marks[$0] != nil || result[$0].markedBelow }
+            let passing = kids.filter { (contribute[paths[$0]] ?? .count) != .none }
+            let counted = kids.filter { (contribute[paths[$0]] ?? .count) == .count }
+            let markedBelow = passing.contains { marks[$0] != nil || result[$0].markedBelow }
             if markedBelow {
-                // A summary node: sum of the children, shown when any child shows.
-                let sum = kids.reduce(0) { $0 + result[$1].count }
-                let anyShows = kids.contains { result[$0].show }
+                // A summary node: sum of the counted children, shown when any passing child shows.
+                let sum = counted.reduce(0) { $0 + result[$1].count }
+                let anyShows = passing.contains { result[$0].show }
                 result[p] = Aggregate(count: sum, show: anyShows, markedBelow: true)
             } else {
                 result[p] = Aggregate(count: marks[p] ?? 0, show: marks[p] != nil, markedBelow: false)
@@ -145,6 +173,7 @@ private struct ReferenceModel {
     }
 
     private mutating func removeMark(_ i: Int, into removed: inout [String]) {
+        expires[i] = nil
         if marks[i] != nil {
             marks[i] = nil
             removed.append(paths[i])
@@ -180,6 +209,27 @@ private struct ReferenceModel {
             if let top = id(p) {
                 for i in paths.indices where isInSubtree(i, of: top) { removeMark(i, into: &removed) }
             }
+        case .setExpiring(let p, let n, _):
+            let i = touch(p)
+            if n == 0 {
+                if marks[i] == nil { marks[i] = 0 }
+            } else {
+                marks[i] = min(n, BadgeTree.maxCount)
+            }
+        case .tick(let dt):
+            now += Double(dt)
+            // Every due mark is cleared (a scan: the model has no heap).
+            for (i, t) in expires where t <= now { removeMark(i, into: &removed) }
+        }
+        // A set or increment that leaves a mark sets its expiry, or removes it without a ttl.
+        if case .setExpiring(let p, _, let ttl) = op, let i = id(p) {
+            expires[i] = now + Double(ttl)
+        } else if case .tick = op {
+        } else if let i = id(op.path), marks[i] != nil {
+            switch op {
+            case .set, .setCount, .increment: expires[i] = nil
+            default: break
+            }
         }
         guard !removed.isEmpty else { return removed }
         // Ancestors left with no marked descendant lose their shadowed own mark too; each
@@ -194,6 +244,27 @@ private struct ReferenceModel {
             }
         }
         return removed
+    }
+
+    /// The paths that are due at `time`, in byte order.
+    func due(at time: Double) -> [String] {
+        expires.filter { $0.value <= time }.map { paths[$0.key] }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// The marks that light node `i` (what `explain` reports), deepest first, byte order within a depth.
+    func lighting(_ i: Int, _ aggregates: [Aggregate]) -> [String] {
+        guard aggregates[i].show else { return [] }
+        var out: [Int] = []
+        func visit(_ x: Int) {
+            if aggregates[x].markedBelow {
+                for c in children[x] where aggregates[c].show && (contribute[paths[c]] ?? .count) != .none { visit(c) }
+            } else if marks[x] != nil {
+                out.append(x)
+            }
+        }
+        visit(i)
+        return out.sorted { depth[$0] != depth[$1] ? depth[$0] > depth[$1] : paths[$0].utf8.lexicographicallyPrecedes(paths[$1].utf8) }
+            .map { paths[$0] }
     }
 
     /// The own marks as `path=dot` or `path=n`, in byte order of the paths.
@@ -220,7 +291,8 @@ private struct ReferenceModel {
 @Suite struct TreePropertyTests {
     static let configuration = BadgeTree.Configuration(
         maxDisplay: 9,
-        display: ["root.a": .dot, "root.b": .custom("new"), "root.a.c": .custom("x"), "root.c.c.c": .dot]
+        display: ["root.a": .dot, "root.b": .custom("new"), "root.a.c": .custom("x"), "root.c.c.c": .dot],
+        contribute: ["root.a.b": .dot, "root.b": .none, "root.c.a": .dot, "root.c.c": .none, "root.a.a.a": .none]
     )
 
     private static func randomPath(_ rng: inout SplitMix64) -> String {
@@ -233,6 +305,8 @@ private struct ReferenceModel {
 
     private static func randomOperation(_ rng: inout SplitMix64) -> Operation {
         let path = randomPath(&rng)
+        if rng.chance(12) { return .tick(rng.int(in: 0...5)) }
+        if rng.chance(10) { return .setExpiring(path, count: rng.pick([0, 0, 1, 3]), ttl: rng.int(in: 0...8)) }
         switch rng.int(in: 0...99) {
         case 0..<20: return .set(path)
         case 20..<34:
@@ -253,6 +327,7 @@ private struct ReferenceModel {
         var rng = SplitMix64(seed: seed)
         var tree = BadgeTree(configuration: configuration)
         var model = ReferenceModel(maxDisplay: configuration.maxDisplay, modes: configuration.display)
+        model.contribute = configuration.contribute
         var before = model.aggregates()
         var history: [Operation] = []
         for _ in 0..<rng.int(in: 1...40) {
@@ -263,12 +338,22 @@ private struct ReferenceModel {
             }
 
             let outcome: Outcome
+            let due: [String]
+            if case .tick(let dt) = op { due = model.due(at: model.now + Double(dt)) } else { due = [] }
+            var expired: [String] = []
             do {
-                outcome = try op.apply(to: &tree)
+                if case .tick(let dt) = op {
+                    let expiry = tree.expire(through: model.now + Double(dt))
+                    outcome = expiry.outcome
+                    expired = expiry.paths
+                } else {
+                    outcome = try op.apply(to: &tree, now: model.now)
+                }
             } catch {
                 return fail("threw \(error)")
             }
             let removed = model.apply(op)
+            if expired != due { return fail("expired \(expired), model says \(due)") }
             let after = model.aggregates()
             let zero = ReferenceModel.Aggregate()
 
@@ -311,6 +396,15 @@ private struct ReferenceModel {
                 return fail("decrement \(d) but the total went from \(before[0].count) to \(after[0].count)")
             }
             if tree.total != after[0].count { return fail("total \(tree.total), model says \(after[0].count)") }
+            // Expiries and explain agree too.
+            let recorded = tree.records.compactMap { r in r.expires.map { "\(r.path)@\($0)" } }
+            let modelled = model.paths.indices.sorted { model.paths[$0].utf8.lexicographicallyPrecedes(model.paths[$1].utf8) }
+                .compactMap { i in model.expires[i].map { "\(model.paths[i])@\($0)" } }
+            if recorded != modelled { return fail("expiries \(recorded), model says \(modelled)") }
+            let explained = tree.explain(op.path).map(\.path)
+            if let i = model.id(op.path), explained != model.lighting(i, after) {
+                return fail("explain(\(op.path)) \(explained), model says \(model.lighting(i, after))")
+            }
             before = after
         }
 
@@ -329,6 +423,17 @@ private struct ReferenceModel {
         do {
             let rebuilt = try BadgeTree(configuration: configuration, marks: tree.marks)
             if rebuilt.snapshot() != snapshot { return "seed \(seed): rebuilding from marks gives \(rebuilt.snapshot())" }
+            var restored = BadgeTree(configuration: configuration)
+            for r in tree.records { try restored.restore(r) }
+            if restored.snapshot() != snapshot || restored.records != tree.records {
+                return "seed \(seed): restoring the records gives \(restored.records)"
+            }
+            // After a restore, expiry goes on as before.
+            var original = tree
+            let later = model.now + 100
+            if restored.expire(through: later) != original.expire(through: later) {
+                return "seed \(seed): a restored tree expires differently"
+            }
         } catch {
             return "seed \(seed): rebuilding from marks threw \(error)"
         }
@@ -337,7 +442,7 @@ private struct ReferenceModel {
 
     @Test func theTreeAgreesWithANaiveModelAfterEveryOperation() {
         var failures: [String] = []
-        for seed in UInt64(1)...3_000 {
+        for seed in UInt64(1)...4_000 {
             if let failure = Self.check(seed: seed) {
                 failures.append(failure)
                 if failures.count == 3 { break }

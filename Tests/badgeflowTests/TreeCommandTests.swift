@@ -24,6 +24,23 @@ import Testing
             """)
     }
 
+    @Test func explainListsTheMarksBehindAPath() throws {
+        let dir = try CLI.temporaryDirectory()
+        let state = dir + "/s.json"
+        _ = try CLI.run(["filter", "--state", state, "--rules", CLI.fixture("scenarios/wechat-tab.rules.json"),
+                         CLI.fixture("scenarios/wechat-tab.ndjson")])
+        let r = try CLI.run(["tree", "--state", state, "--explain", "root"])
+        #expect(r.status == 0)
+        #expect(r.stdout == """
+            root.chat.alice  3  seq 3  rule mention  at 1002  expires never
+            root.me.new-feature  dot  seq 13  rule feature  at 4700  expires never
+
+            """)
+        let j = try CLI.run(["tree", "--state", state, "--explain", "root.chat", "--json"])
+        #expect(j.stdout == #"{"path":"root.chat","explain":[{"path":"root.chat.alice","count":3,"seq":3,"rule":"mention","at":1002,"expires":null}]}"# + "\n")
+        #expect(try CLI.run(["tree", "--state", state, "--explain", "root.discover"]).stdout == "root.discover does not show\n")
+    }
+
     @Test func colourIsOnlyUsedWhenAsked() throws {
         let s = try state()
         #expect(!(try CLI.run(["tree", "--state", s]).stdout.contains("\u{1B}[")))

@@ -20,6 +20,20 @@ let benchmarks: @Sendable () -> Void = {
         try MarkedTree()
     }
 
+    // The same with the newer features on, as the filter uses them: before each increment
+    // what is due expires (the heap's top is checked; an entry 1,000 operations old is
+    // popped and its mark cleared), and the increment records its source and sets an expiry.
+    Benchmark("Tree increment with source and expiry (100k paths)") { benchmark, s in
+        for _ in benchmark.scaledIterations {
+            s.clock += 1
+            blackHole(s.tree.expire(through: s.clock))
+            let source = MarkSource(seq: Int(s.clock), origin: "chat", at: s.clock)
+            blackHole(try s.tree.increment(s.paths[s.next()], expires: s.clock + 1_000, source: source))
+        }
+    } setup: {
+        try MarkedTree()
+    }
+
     // A fresh tree each iteration so every increment creates its leaf (and a tenth of them
     // its thread node); the measurement stops before the tree is freed, so
     // memoryLeakedBytes is what the tree keeps per path.
@@ -89,6 +103,8 @@ final class MarkedTree {
     let paths = (0..<pathCount).map { BenchmarkInputs.treePath($0) }
     let order = BenchmarkInputs.permutation(pathCount, seed: 42)
     private var cursor = 0
+    /// Event time for the expiry benchmark.
+    var clock = 0.0
 
     init() throws {
         for path in paths {

@@ -134,6 +134,31 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
         return .path(out)
     }
 
+    /// Fills the holes as plain text, without escaping: a rule's `once` token, which is
+    /// compared with the tokens `set` envelopes carry, never used as a path.
+    func renderToken(_ payload: Selected, base: String) -> Rendered {
+        var out = ""
+        for part in parts {
+            switch part {
+            case .literal(let s):
+                out += s
+            case .pointer(let p, let slot):
+                guard let value = payload.value(slot), !value.isNull else { return .missing }
+                switch value.kind {
+                case .string where value.stringByteCount > 0:
+                    out += value.string ?? ""
+                case .int where !value.intOverflowed:
+                    out += String(value.int ?? 0)
+                default:
+                    return .invalid(.error(.wrongType,
+                                           "once token \(description): {\(p)} must be a non-empty string or an integer, got \(PayloadChecker.describe(value))",
+                                           at: base + p.description))
+                }
+            }
+        }
+        return .path(out)
+    }
+
     /// The template with every hole replaced by `x`, to check its shape at load.
     var sample: String {
         parts.map { part -> String in

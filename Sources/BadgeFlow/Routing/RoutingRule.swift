@@ -49,12 +49,19 @@ public final class RoutingRule: Sendable {
     public let template: PathTemplate
     /// The action.
     public let action: Action
+    /// Seconds until the mark the action sets expires (the rule's `ttl`), if it has one.
+    public let ttl: Amount?
+    /// The once token given to the mark the action sets (the rule's `once`), if any.
+    public let once: PathTemplate?
 
-    init(name: String, matchers: [Matcher], template: PathTemplate, action: Action) {
+    init(name: String, matchers: [Matcher], template: PathTemplate, action: Action,
+         ttl: Amount? = nil, once: PathTemplate? = nil) {
         self.name = name
         self.matchers = matchers
         self.template = template
         self.action = action
+        self.ttl = ttl
+        self.once = once
     }
 
     /// Whether every matcher holds for `payload`.

@@ -25,6 +25,8 @@ extension RuleSet {
         public var maxDisplay: Int
         /// Display modes by path, in the order a rules file would list them.
         public var display: [(path: String, mode: DisplayMode)]
+        /// Contribution modes by path (the rules file's `contribute`), in file order.
+        public var contribute: [(path: String, mode: Contribution)] = []
         /// The rules, tried in order.
         public var rules: [Rule]
         /// The unread-sync policy's settings.
@@ -52,13 +54,20 @@ extension RuleSet {
             public var path: String
             /// What to do to the path.
             public var action: Action
+            /// Seconds until the mark the action sets expires (the rule's `ttl`), if it does.
+            public var ttl: Amount?
+            /// The once token (text or a `{pointer}` template) of the mark the action sets.
+            public var once: String?
 
             /// Creates a rule.
-            public init(name: String, match: [(pointer: String, test: Test)] = [], path: String, action: Action) {
+            public init(name: String, match: [(pointer: String, test: Test)] = [], path: String, action: Action,
+                        ttl: Amount? = nil, once: String? = nil) {
                 self.name = name
                 self.match = match
                 self.path = path
                 self.action = action
+                self.ttl = ttl
+                self.once = once
             }
         }
 
@@ -108,6 +117,9 @@ extension RuleSet {
             ]
             if !display.isEmpty {
                 members.append(("display", .object(display.map { ($0.path, Self.json($0.mode)) })))
+            }
+            if !contribute.isEmpty {
+                members.append(("contribute", .object(contribute.map { ($0.path, .string($0.mode.rawValue)) })))
             }
             members.append(("rules", .array(rules.map(Self.json))))
             members.append(("sync", .object([
@@ -161,6 +173,8 @@ extension RuleSet {
             case .ignore: action = .string("ignore")
             }
             members.append(("action", action))
+            if let ttl = rule.ttl { members.append(("ttl", json(ttl))) }
+            if let once = rule.once { members.append(("once", .string(once))) }
             return .object(members)
         }
     }

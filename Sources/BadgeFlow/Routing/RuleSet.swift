@@ -111,8 +111,8 @@ public struct RuleSet: Sendable {
     enum Routing {
         /// No rule matched.
         case none
-        /// Rule `rule` matched, to `path`.
-        case matched(rule: Int, path: String, action: RoutingRule.Action)
+        /// Rule `rule` matched, to `path`; `once` is its rendered once token.
+        case matched(rule: Int, path: String, action: RoutingRule.Action, once: String?)
         /// A rule matched but its path or amount could not be made.
         case failed(Diagnostic)
     }
@@ -134,7 +134,15 @@ public struct RuleSet: Sendable {
                                 switch rule.template.render(selected, base: base) {
                                 case .missing: return nil
                                 case .invalid(let d): return .failed(d)
-                                case .path(let path): return .matched(rule: i, path: path, action: rule.action)
+                                case .path(let path):
+                                    guard let template = rule.once else {
+                                        return .matched(rule: i, path: path, action: rule.action, once: nil)
+                                    }
+                                    switch template.renderToken(selected, base: base) {
+                                    case .missing: return nil
+                                    case .invalid(let d): return .failed(d)
+                                    case .path(let token): return .matched(rule: i, path: path, action: rule.action, once: token)
+                                    }
                                 }
                             }
                             if let routing { return routing }

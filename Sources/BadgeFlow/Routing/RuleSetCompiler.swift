@@ -22,7 +22,7 @@ struct RuleSetCompiler {
         guard case .object(let members) = root else {
             throw fail("", "a rules file must be a JSON object, got \(root.typeName)")
         }
-        let known: Set<String> = ["version", "root", "icon", "maxDisplay", "display", "rules", "sync"]
+        let known: Set<String> = ["version", "root", "icon", "maxDisplay", "display", "contribute", "rules", "sync"]
         for (key, _) in members where !known.contains(key) {
             throw fail("/" + JSONPointer.escape(key),
                        "unknown key \"\(key)\"; expected one of \(known.sorted().joined(separator: ", "))")
@@ -52,6 +52,9 @@ struct RuleSetCompiler {
         }
         if let v = root["display"] {
             tree.display = try display(v, root: tree.root)
+        }
+        if let v = root["contribute"] {
+            tree.contribute = try contribute(v, root: tree.root)
         }
         var rules: [RoutingRule] = []
         if let v = root["rules"] {
@@ -93,6 +96,20 @@ struct RuleSetCompiler {
         return out
     }
 
+    private func contribute(_ v: JSONValue, root: String) throws(RulesError) -> [String: Contribution] {
+        guard case .object(let members) = v else { throw fail("/contribute", "contribute must be an object, got \(v.typeName)") }
+        var out: [String: Contribution] = [:]
+        for (path, mode) in members {
+            let at = "/contribute/" + JSONPointer.escape(path)
+            try checkPath(path, root: root, at: at)
+            guard case .string(let s) = mode, let c = Contribution(rawValue: s) else {
+                throw fail(at, "contribution must be \"count\", \"dot\" or \"none\", got \(mode.serialized())")
+            }
+            out[path] = c
+        }
+        return out
+    }
+
     private func checkPath(_ path: String, root: String, at: String) throws(RulesError) {
         do {
             try BadgePath.validate(path)
@@ -106,9 +123,9 @@ struct RuleSetCompiler {
 
     private mutating func rule(_ v: JSONValue, at: String, root: String) throws(RulesError) -> RoutingRule {
         guard case .object(let members) = v else { throw fail(at, "a rule must be an object, got \(v.typeName)") }
-        let known: Set<String> = ["name", "match", "path", "action"]
+        let known: Set<String> = ["name", "match", "path", "action", "ttl", "once"]
         for (key, _) in members where !known.contains(key) {
-            throw fail(at + "/" + JSONPointer.escape(key), "unknown rule key \"\(key)\"; expected name, match, path, action")
+            throw fail(at + "/" + JSONPointer.escape(key), "unknown rule key \"\(key)\"; expected name, match, path, action, ttl, once")
         }
         guard case .string(let name)? = v["name"], !name.isEmpty else {
             throw fail(at + "/name", "a rule needs a non-empty string name")
@@ -137,8 +154,23 @@ struct RuleSetCompiler {
         guard let actionValue = v["action"] else {
             throw fail(at + "/action", "a rule needs an action: \"dot\", \"increment\", \"clear\", \"ignore\", {\"increment\": n}, {\"set\": n} or {\"clear\": {\"force\": true}}")
         }
+        var ttl: RoutingRule.Amount?
+        if let t = v["ttl"] {
+            ttl = try amount(t, at: at + "/ttl")
+            if case .literal(let n)? = ttl, n < 0 { throw fail(at + "/ttl", "ttl takes 0 or more seconds, got \(n)") }
+        }
+        var once: PathTemplate?
+        if let o = v["once"] {
+            guard case .string(let text) = o, !text.isEmpty else {
+                throw fail(at + "/once", "once takes a non-empty token or {pointer} template such as \"v{/version}\"")
+            }
+            switch PathTemplate.compile(text) {
+            case .failure(let why): throw fail(at + "/once", why.reason)
+            case .success(let t): once = t.withSlots { slot(for: $0) }
+            }
+        }
         return RoutingRule(name: name, matchers: matchers, template: template,
-                           action: try action(actionValue, at: at + "/action"))
+                           action: try action(actionValue, at: at + "/action"), ttl: ttl, once: once)
     }
 
     private func test(_ v: JSONValue, at: String) throws(RulesError) -> RoutingRule.Test {

@@ -108,7 +108,7 @@ public struct BadgeStream: Sendable {
             noteRejected(seq)
             ResultLine.error(diagnostic, seq: seq, into: &out)
         case .event(let event):
-            let body = apply(event)
+            let body = apply(event, seq: seq)
             switch consume body {
             case .rejected(let d):
                 noteRejected(seq)
@@ -135,13 +135,13 @@ public struct BadgeStream: Sendable {
             noteRejected(seq)
             return StreamResult(seq: seq, body: .rejected(diagnostic))
         case .event(let event):
-            let body = apply(event)
+            let body = apply(event, seq: seq)
             if case .rejected = body { noteRejected(seq) }
             return StreamResult(seq: seq, body: body)
         }
     }
 
-    private mutating func apply(_ event: consuming Event) -> StreamResult.Body {
+    private mutating func apply(_ event: consuming Event, seq: Int) -> StreamResult.Body {
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
         let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay)
@@ -175,7 +175,7 @@ public struct BadgeStream: Sendable {
             }
         }
         let own = event.account.map { $0 == event.device } ?? true
-        return Self.apply(event, settings: settings, rules: rules, own: own, to: &accounts.values[index])
+        return Self.apply(event, seq: seq, settings: settings, rules: rules, own: own, to: &accounts.values[index])
     }
 
     /// What applying an event needs from the stream besides the account.
@@ -186,7 +186,7 @@ public struct BadgeStream: Sendable {
 
     /// Applies `event` to `account`; `own`: the account is the device's own (its id is the
     /// device id), which the device never leaves.
-    private static func apply(_ event: consuming Event, settings: Settings, rules: RuleSet, own: Bool,
+    private static func apply(_ event: consuming Event, seq: Int, settings: Settings, rules: RuleSet, own: Bool,
                               to account: inout Account) -> StreamResult.Body {
         // Events without `at` take the previous time of the same account.
         if let at = event.at { account.clock = at }
@@ -202,10 +202,14 @@ public struct BadgeStream: Sendable {
             index = made
         }
         let before = account.tree.total
+        // Marks due at or before the event's time expire first (one branch when none can).
+        let expiry: Expiry? = account.tree.hasPendingExpiries ? account.tree.expire(through: clock) : nil
         var outcome = Outcome.unchanged
         if let path = event.path {
             do {
-                outcome = try Self.perform(event.action, on: path, in: &account.tree)
+                let source = MarkSource(seq: seq, origin: event.rule ?? event.op.rawValue, at: clock)
+                outcome = try Self.perform(event.action, on: path, in: &account.tree, source: source,
+                                           expires: event.ttl.map { clock + $0 }, once: event.once)
             } catch {
                 let at = event.op == .push ? "" : "/path"
                 let d = Diagnostic.error(.invalidPath,
@@ -214,6 +218,7 @@ public struct BadgeStream: Sendable {
                 return .rejected(d)
             }
         }
+        if let expiry, !expiry.paths.isEmpty { outcome = Self.merge(expiry.outcome, then: outcome) }
         if settings.icon == .payload {
             if let d = outcome.decrement { account.devices.values[index].payloadIcon = max(0, account.devices.values[index].payloadIcon - d.by) }
             if let b = event.badge { account.devices.values[index].payloadIcon = b }
@@ -228,7 +233,7 @@ public struct BadgeStream: Sendable {
         case .disappear: happening = .disappear(event.page ?? "")
         case .push: happening = .push
         case .tick: happening = .tick
-        case .set, .clear, .snapshot: happening = .other
+        case .set, .clear, .snapshot, .explain: happening = .other
         }
         let reason = account.devices.values[index].sync.handle(happening, at: clock)
         // Not `account.icon(_:device:)`: passing the device would copy it (a retain and release
@@ -244,12 +249,28 @@ public struct BadgeStream: Sendable {
             }
         }
         let tree = event.op == .snapshot ? account.tree.snapshot() : nil
+        let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
         if event.op == .logout && !own {
             // The device leaves the account after its logout result.
             account.devices.remove(at: index)
         }
         return .applied(StreamResult.Applied(event: event, outcome: outcome, icon: icon, sync: reason, tree: tree,
-                                             maxDisplay: settings.maxDisplay, badgeUpdates: updates))
+                                             maxDisplay: settings.maxDisplay, badgeUpdates: updates,
+                                             expired: expiry?.paths ?? [], explain: explain))
+    }
+
+    /// The expiry's outcome followed by the event's: changes in that order, one decrement
+    /// for both (the drops added, the paths merged in byte order).
+    private static func merge(_ first: Outcome, then second: Outcome) -> Outcome {
+        var merged = Outcome(changes: first.changes + second.changes)
+        switch (first.decrement, second.decrement) {
+        case (nil, nil): break
+        case (let d?, nil), (nil, let d?): merged.decrement = d
+        case (let a?, let b?):
+            let paths = Set(a.paths + b.paths).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            merged.decrement = Decrement(by: a.by + b.by, paths: paths)
+        }
+        return merged
     }
 
     /// The devices other than `except` whose delivered number is not `total`, in byte order
@@ -270,11 +291,12 @@ public struct BadgeStream: Sendable {
     }
 
     /// Performs a resolved action on a tree.
-    static func perform(_ action: RoutingRule.Action, on path: String, in tree: inout BadgeTree) throws(BadgePathError) -> Outcome {
+    static func perform(_ action: RoutingRule.Action, on path: String, in tree: inout BadgeTree,
+                        source: MarkSource? = nil, expires: Double? = nil, once: String? = nil) throws(BadgePathError) -> Outcome {
         switch action {
-        case .dot: return try tree.set(path)
-        case .increment(.literal(let k)): return try tree.increment(path, by: k)
-        case .set(.literal(let n)): return try tree.set(path, count: n)
+        case .dot: return try tree.set(path, expires: expires, once: once, source: source)
+        case .increment(.literal(let k)): return try tree.increment(path, by: k, expires: expires, once: once, source: source)
+        case .set(.literal(let n)): return try tree.set(path, count: n, expires: expires, once: once, source: source)
         case .clear(let force): return try tree.clear(path, force: force)
         case .ignore, .increment(.pointer), .set(.pointer): return .unchanged
         }

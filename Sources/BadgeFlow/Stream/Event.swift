@@ -27,6 +27,8 @@ public struct Event: Sendable {
         case tick
         /// Report every shown node of the device in `tree`.
         case snapshot
+        /// Report the marks that make `path` show, in `explain`.
+        case explain
     }
 
     /// The operation.
@@ -48,6 +50,11 @@ public struct Event: Sendable {
     public var path: String?
     /// What to do to `path`.
     public var action: RoutingRule.Action = .ignore
+    /// Seconds after the event time when the mark the action sets expires (a rule's or a
+    /// `set`'s `ttl`), if it does.
+    public var ttl: Double?
+    /// The once token for the mark the action sets (a rule's or a `set`'s `once`), if any.
+    public var once: String?
     /// For `appear` and `disappear`: the page.
     public var page: String?
     /// Warnings found on the line (payload warnings, with pointers into the line).

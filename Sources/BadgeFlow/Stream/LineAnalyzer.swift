@@ -52,7 +52,8 @@ public final class LineAnalyzer {
             return .rejected(.error(.missingField, "an event needs \"aps\" (a bare payload) or \"op\"", at: "/op"))
         }
         guard opValue.kind == .string, let opText = opValue.string, let op = Event.Op(rawValue: opText) else {
-            let ops = Event.Op.allCases.map(\.rawValue).joined(separator: ", ")
+            // The list predates `explain` and stays as it was, so error lines keep their bytes.
+            let ops = Event.Op.allCases.filter { $0 != .explain }.map(\.rawValue).joined(separator: ", ")
             return .rejected(.error(.unknownOp, "unknown op \(PayloadChecker.describe(opValue)); expected one of \(ops)", at: "/op"))
         }
         var event = Event(op: op)
@@ -108,6 +109,18 @@ public final class LineAnalyzer {
             } else {
                 event.action = .dot
             }
+            if let t = root["ttl"], !t.isNull {
+                guard t.kind == .int || t.kind == .double, let v = t.number, v.isFinite, v >= 0, !t.intOverflowed else {
+                    return .rejected(.error(.wrongType, "ttl must be a number of seconds, 0 or more, got \(PayloadChecker.describe(t))", at: "/ttl"))
+                }
+                event.ttl = v
+            }
+            if let o = root["once"], !o.isNull {
+                guard o.kind == .string, let token = o.string, !token.isEmpty else {
+                    return .rejected(.error(.wrongType, "once must be a non-empty string, got \(PayloadChecker.describe(o))", at: "/once"))
+                }
+                event.once = token
+            }
             event.path = path
         case .clear:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
@@ -120,6 +133,17 @@ public final class LineAnalyzer {
             }
             event.path = path
             event.action = .clear(force: force)
+        case .explain:
+            guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
+            // Explaining changes nothing, so the tree never sees the path: check it here.
+            do { try BadgePath.validate(path) } catch {
+                return .rejected(.error(.invalidPath, error.description, at: "/path"))
+            }
+            let treeRoot = rules.tree.root
+            guard path == treeRoot || path.hasPrefix(treeRoot + ".") else {
+                return .rejected(.error(.invalidPath, "invalid path \"\(path)\": a path must start with the root \"\(treeRoot)\"", at: "/path"))
+            }
+            event.path = path
         case .appear, .disappear:
             guard let p = root["page"], p.kind == .string, let page = p.string else {
                 return .rejected(.error(root["page"] == nil ? .missingField : .wrongType,
@@ -162,9 +186,25 @@ public final class LineAnalyzer {
             event.rule = nil
         case .failed(let d):
             return .rejected(d)
-        case .matched(let index, let path, let action):
-            event.rule = rules.rules[index].name
+        case .matched(let index, let path, let action, let once):
+            let rule = rules.rules[index]
+            event.rule = rule.name
             event.path = path
+            event.once = once
+            if let ttl = rule.ttl {
+                switch ttl {
+                case .literal(let n): event.ttl = Double(n)
+                case .pointer(let p):
+                    guard let v = payload.resolve(p), !v.isNull else {
+                        return .rejected(.error(.missingField, "the rule's ttl \(p) is missing from the payload", at: base + p.description))
+                    }
+                    guard v.kind == .int, let n = v.int, !v.intOverflowed, n >= 0, n <= Int64(Int32.max) else {
+                        return .rejected(.error(.wrongType, "the rule's ttl \(p) must be an integer from 0 to 2147483647, got \(PayloadChecker.describe(v))",
+                                                at: base + p.description))
+                    }
+                    event.ttl = Double(n)
+                }
+            }
             switch resolve(action, payload, base: base) {
             case .success(let a): event.action = a
             case .failure(let d): return .rejected(d)

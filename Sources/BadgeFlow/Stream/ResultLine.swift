@@ -1,6 +1,6 @@
 /// Writes result lines: the filter's output format, keys in a fixed order: seq, op, device,
-/// account, kind, rule, path, page, changes, decrement, icon, badgeUpdates, sync, payload,
-/// warnings, tree.
+/// account, kind, rule, path, page, expired, changes, decrement, icon, badgeUpdates, sync,
+/// payload, warnings, tree, explain.
 enum ResultLine {
     static func error(_ d: Diagnostic, seq: Int, into w: inout JSONWriter) {
         w.fragment(#"{"seq":"#); w.bareInt(seq)
@@ -104,7 +104,15 @@ enum ResultLine {
             if let page = a.event.page {
                 o.fragment(#","page":"#); o.quoted(page)
             }
-            o.fragment(#","changes":["#)
+            if a.expired.isEmpty { o.fragment(#","changes":["#) }
+        }
+        if !a.expired.isEmpty {
+            w.fragment(#","expired":["#)
+            for (i, p) in a.expired.enumerated() {
+                if i > 0 { w.fragment(",") }
+                w.bareString(p)
+            }
+            w.fragment(#"],"changes":["#)
         }
         states(a.outcome.changes, into: &w)
         w.fragment("]")
@@ -147,7 +155,39 @@ enum ResultLine {
             states(tree, into: &w)
             w.fragment("]")
         }
+        if let explain = a.explain {
+            w.key("explain")
+            w.beginArray()
+            for r in explain { record(r, into: &w) }
+            w.endArray()
+        }
         w.fragment("}\n")
+    }
+
+    /// One explained mark: `{"path","count","seq","rule","at","expires"}`; count 0 for a dot,
+    /// `seq`, `rule` and `at` null when nothing recorded what set it, `expires` null for never.
+    static func record(_ r: MarkRecord, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("path"); w.string(r.path)
+        w.key("count")
+        switch r.mark {
+        case .dot: w.int(0)
+        case .count(let n): w.int(n)
+        }
+        w.key("seq")
+        if let s = r.source { w.int(s.seq) } else { w.null() }
+        w.key("rule")
+        if let s = r.source { w.string(s.origin) } else { w.null() }
+        w.key("at")
+        if let s = r.source { time(s.at, into: &w) } else { w.null() }
+        w.key("expires")
+        if let e = r.expires { time(e, into: &w) } else { w.null() }
+        w.endObject()
+    }
+
+    /// A time in seconds: an integer when it is whole, else a decimal.
+    private static func time(_ t: Double, into w: inout JSONWriter) {
+        if t == t.rounded() && abs(t) < 1e15 { w.int(Int64(t)) } else { w.double(t) }
     }
 
     /// `,"op":"push","device":` and the like: the fixed text between seq and the device id.
@@ -164,6 +204,7 @@ enum ResultLine {
         case .disappear: return #","op":"disappear","device":"#
         case .tick: return #","op":"tick","device":"#
         case .snapshot: return #","op":"snapshot","device":"#
+        case .explain: return #","op":"explain","device":"#
         }
     }
 

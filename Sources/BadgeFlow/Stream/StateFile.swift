@@ -8,6 +8,10 @@
 ///                                                        "appeared": ["home"], "disappearedAt": {}, "intervalStart": 0}}}}}}
 /// ```
 ///
+/// An account may also hold `sources` (what last set each mark: `{"seq", "rule", "at"}`),
+/// `expires` (path → expiry time) and `once` (path → `{"held", "dismissed"}` once tokens),
+/// each written only when not empty.
+///
 /// Version 1 files (devices, each with its own tree, and one clock for all) still load: each
 /// device becomes its own account, whose clock is the file's clock, and counts as having
 /// been delivered its tree's total. Files are always saved as version 2.
@@ -183,19 +187,95 @@ public enum StateFile {
     private static func tree(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> BadgeTree {
         func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
         guard case .object(let marks)? = v["marks"] else { throw fail("/marks", "marks must be an object") }
-        var list: [(path: String, mark: Mark)] = []
+        var list: [MarkRecord] = []
         for (path, mark) in marks {
             switch mark {
-            case .string("dot"): list.append((path, .dot))
-            case .int(let n) where n >= 1 && n <= Int64(Int.max): list.append((path, .count(Int(n))))
+            case .string("dot"): list.append(MarkRecord(path: path, mark: .dot))
+            case .int(let n) where n >= 1 && n <= Int64(Int.max): list.append(MarkRecord(path: path, mark: .count(Int(n))))
             default: throw fail("/marks/" + JSONPointer.escape(path), "a mark must be \"dot\" or a count of 1 or more")
             }
         }
+        let dismissed = try markFeatures(v, into: &list, fail: fail)
+        var tree = BadgeTree(configuration: rules.tree)
         do {
-            return try BadgeTree(configuration: rules.tree, marks: list)
+            for r in list { try tree.restore(r) }
+            for (path, tokens) in dismissed { try tree.restoreDismissed(path, tokens: tokens) }
         } catch {
             throw fail("/marks/" + JSONPointer.escape(error.path), "\(error.description) (was the state made with other rules?)")
         }
+        return tree
+    }
+
+    /// Reads the account's `sources`, `expires` and `once` (each only present when not empty)
+    /// into its marks; returns the dismissed once tokens by path.
+    private static func markFeatures(_ v: JSONValue, into list: inout [MarkRecord],
+                                     fail: (String, String) -> Failure) throws(Failure) -> [(String, [String])] {
+        var at: [String: Int] = [:]
+        for (i, r) in list.enumerated() { at[r.path] = i }
+        if let sources = v["sources"] {
+            guard case .object(let members) = sources else { throw fail("/sources", "sources must be an object") }
+            for (path, s) in members {
+                guard let i = at[path], case .int(let seq)? = s["seq"], case .string(let rule)? = s["rule"],
+                      let t = s["at"].flatMap(number) else {
+                    throw fail("/sources/" + JSONPointer.escape(path), "a source is {seq, rule, at} for a path in marks")
+                }
+                list[i].source = MarkSource(seq: Int(seq), origin: rule, at: t)
+            }
+        }
+        if let expires = v["expires"] {
+            guard case .object(let members) = expires else { throw fail("/expires", "expires must be an object") }
+            for (path, t) in members {
+                guard let i = at[path], let time = number(t) else {
+                    throw fail("/expires/" + JSONPointer.escape(path), "an expiry is a time for a path in marks")
+                }
+                list[i].expires = time
+            }
+        }
+        var dismissed: [(String, [String])] = []
+        if let once = v["once"] {
+            guard case .object(let members) = once else { throw fail("/once", "once must be an object") }
+            for (path, o) in members {
+                let pat = "/once/" + JSONPointer.escape(path)
+                if let held = o["held"] {
+                    guard case .string(let token) = held, let i = at[path] else { throw fail(pat + "/held", "a held token is a string, for a path in marks") }
+                    list[i].once = token
+                }
+                if let d = o["dismissed"] {
+                    guard case .array(let items) = d else { throw fail(pat + "/dismissed", "dismissed tokens are an array of strings") }
+                    var tokens: [String] = []
+                    for item in items {
+                        guard case .string(let token) = item else { throw fail(pat + "/dismissed", "dismissed tokens are an array of strings") }
+                        tokens.append(token)
+                    }
+                    dismissed.append((path, tokens))
+                }
+            }
+        }
+        return dismissed
+    }
+
+    /// The account's `sources`, `expires` and `once` objects, each only when not empty.
+    private static func markFeatures(_ tree: BadgeTree) -> [(String, JSONValue)] {
+        var sources: [(String, JSONValue)] = [], expires: [(String, JSONValue)] = []
+        var once: [String: [(String, JSONValue)]] = [:]
+        for r in tree.records {
+            if let s = r.source {
+                sources.append((r.path, .object([("seq", .int(Int64(s.seq))), ("rule", .string(s.origin)), ("at", time(s.at))])))
+            }
+            if let e = r.expires { expires.append((r.path, time(e))) }
+            if let token = r.once { once[r.path] = [("held", .string(token))] }
+        }
+        for (path, tokens) in tree.dismissedTokens {
+            once[path, default: []].append(("dismissed", .array(tokens.map(JSONValue.string))))
+        }
+        var out: [(String, JSONValue)] = []
+        if !sources.isEmpty { out.append(("sources", .object(sources))) }
+        if !expires.isEmpty { out.append(("expires", .object(expires))) }
+        if !once.isEmpty {
+            let paths = once.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            out.append(("once", .object(paths.map { ($0, .object(once[$0] ?? [])) })))
+        }
+        return out
     }
 
     private static func device(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Device {
@@ -240,7 +320,8 @@ public enum StateFile {
         return .object(top)
     }
 
-    /// One account as JSON: `{"clock": …, "marks": {…}, "devices": {…}}`, devices and pages in
+    /// One account as JSON: `{"clock": …, "marks": {…}, "devices": {…}}` (with `sources`,
+    /// `expires` and `once` after `marks` when not empty), devices and pages in
     /// byte order. Both stores write accounts this way: the JSON file under `accounts`, the
     /// SQLite store in its `accounts.data` column.
     public static func encodeAccount(_ a: Account) -> JSONValue {
@@ -265,7 +346,8 @@ public enum StateFile {
             devices.append((did, .object([("icon", .int(Int64(d.payloadIcon))), ("delivered", .int(Int64(d.delivered))),
                                           ("sync", sync)])))
         }
-        return .object([("clock", time(a.clock)), ("marks", .object(marks)), ("devices", .object(devices))])
+        return .object([("clock", time(a.clock)), ("marks", .object(marks))] + markFeatures(a.tree)
+                       + [("devices", .object(devices))])
     }
 
     private static func time(_ t: Double) -> JSONValue {

@@ -45,10 +45,24 @@ public struct StreamResult: Sendable {
         /// Under the `tree` icon policy, when the event changed the account's total: the
         /// other devices of the account that do not show it yet, in byte order of their ids.
         public var badgeUpdates: [BadgeUpdate]
+        /// The marks that expired before the event was applied, in byte order (their changes
+        /// come first in ``outcome``).
+        public var expired: [String] {
+            get { expiredPaths ?? [] }
+            set { expiredPaths = newValue.isEmpty ? nil : newValue }
+        }
+        /// `expired`, nil when empty: an optional array is copied without reference counting
+        /// when nil, and results are copied several times a line.
+        private var expiredPaths: [String]?
+        /// For `explain`: the marks that make the path show, deepest first.
+        public var explain: [MarkRecord]?
 
         /// Creates an applied result.
         public init(event: Event, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
-                    tree: [BadgeState]?, maxDisplay: Int, badgeUpdates: [BadgeUpdate] = []) {
+                    tree: [BadgeState]?, maxDisplay: Int, badgeUpdates: [BadgeUpdate] = [],
+                    expired: [String] = [], explain: [MarkRecord]? = nil) {
+            self.expiredPaths = expired.isEmpty ? nil : expired
+            self.explain = explain
             self.event = event
             self.outcome = outcome
             self.icon = icon
