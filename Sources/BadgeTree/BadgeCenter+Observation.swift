@@ -46,8 +46,10 @@ extension BadgeCenter {
     ///
     /// - Throws: `BadgePathError` when the path is not valid in this tree.
     @MainActor
-    public func observeOnMainActor(_ path: String, owner: AnyObject? = nil,
-                                   _ handler: @escaping @MainActor (BadgeState) -> Void) throws(BadgePathError) -> BadgeObservation {
+    public func observeOnMainActor(
+        _ path: String, owner: AnyObject? = nil,
+        _ handler: @escaping @MainActor (BadgeState) -> Void
+    ) throws(BadgePathError) -> BadgeObservation {
         let relay = MainActorRelay(handler)
         let token = try observe(path, owner: owner) { state in relay.enqueue(state) }
         relay.attach(token)

@@ -158,8 +158,10 @@ public final class BadgeCenter: Sendable {
     /// the same observation. The observation ends when the token is cancelled or released.
     ///
     /// - Throws: `BadgePathError` when the path is not valid in this tree.
-    public func observe(_ path: String, owner: AnyObject? = nil,
-                        _ handler: @escaping @Sendable (BadgeState) -> Void) throws(BadgePathError) -> BadgeObservation {
+    public func observe(
+        _ path: String, owner: AnyObject? = nil,
+        _ handler: @escaping @Sendable (BadgeState) -> Void
+    ) throws(BadgePathError) -> BadgeObservation {
         let id: UInt64 = try state.withLock { (s: inout State) throws(BadgePathError) -> UInt64 in
             _ = try s.tree.node(path)
             var list = s.observers[path] ?? []
@@ -168,12 +170,15 @@ public final class BadgeCenter: Sendable {
             s.nextID += 1
             if let owner, let existing = list.firstIndex(where: { $0.owner?.is(owner) == true }) {
                 id = list[existing].id
-                list[existing] = Observer(id: id, path: path, owner: list[existing].owner, handler: handler,
-                                          serial: serial, tokens: list[existing].tokens + 1)
+                list[existing] = Observer(
+                    id: id, path: path, owner: list[existing].owner, handler: handler,
+                    serial: serial, tokens: list[existing].tokens + 1)
             } else {
                 id = serial
-                list.append(Observer(id: id, path: path, owner: owner.map(WeakOwner.init), handler: handler,
-                                     serial: serial, tokens: 1))
+                list.append(
+                    Observer(
+                        id: id, path: path, owner: owner.map(WeakOwner.init), handler: handler,
+                        serial: serial, tokens: 1))
             }
             s.observers[path] = list
             if let observer = list.first(where: { $0.id == id }) {
@@ -235,8 +240,8 @@ public final class BadgeCenter: Sendable {
                 if s.delivering || s.pending.isEmpty { return nil }
                 s.delivering = true
                 var out: [(Observer, BadgeState)] = []
-                swap(&out, &s.spare)      // out: the spare buffer; spare: empty
-                swap(&out, &s.pending)    // out: the queue to deliver; pending: the spare buffer
+                swap(&out, &s.spare)  // out: the spare buffer; spare: empty
+                swap(&out, &s.pending)  // out: the queue to deliver; pending: the spare buffer
                 return out
             }
             guard var batch = taken else { return }

@@ -40,7 +40,9 @@ extension DisplayMode: Codable {
             switch s {
             case "number": self = .number
             case "dot": self = .dot
-            default: throw DecodingError.dataCorruptedError(in: c, debugDescription: "display mode must be \"number\", \"dot\" or {\"custom\": NAME}, got \"\(s)\"")
+            default:
+                throw DecodingError.dataCorruptedError(
+                    in: c, debugDescription: "display mode must be \"number\", \"dot\" or {\"custom\": NAME}, got \"\(s)\"")
             }
             return
         }
@@ -112,8 +114,9 @@ extension BadgeState: Codable {
     /// Decodes `{path, count, show, display}`.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
-        self.init(path: try c.decode(String.self, forKey: .path), count: try c.decode(Int.self, forKey: .count),
-                  show: try c.decode(Bool.self, forKey: .show), display: try c.decode(BadgeDisplay.self, forKey: .display))
+        self.init(
+            path: try c.decode(String.self, forKey: .path), count: try c.decode(Int.self, forKey: .count),
+            show: try c.decode(Bool.self, forKey: .show), display: try c.decode(BadgeDisplay.self, forKey: .display))
     }
 
     /// Encodes `{path, count, show, display}`.
@@ -125,7 +128,6 @@ extension BadgeState: Codable {
         try c.encode(display, forKey: .display)
     }
 }
-
 
 extension BadgeTree.Configuration: Codable {
     private enum Key: String, CodingKey { case root, maxDisplay, display, contribute }
@@ -139,7 +141,8 @@ extension BadgeTree.Configuration: Codable {
         }
         let maxDisplay = try c.decode(Int.self, forKey: .maxDisplay)
         guard maxDisplay >= 1 else {
-            throw DecodingError.dataCorruptedError(forKey: .maxDisplay, in: c, debugDescription: "maxDisplay must be 1 or more, got \(maxDisplay)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .maxDisplay, in: c, debugDescription: "maxDisplay must be 1 or more, got \(maxDisplay)")
         }
         let display = try c.decodeIfPresent([String: DisplayMode].self, forKey: .display) ?? [:]
         let contribute = try c.decodeIfPresent([String: Contribution].self, forKey: .contribute) ?? [:]
@@ -173,8 +176,9 @@ extension BadgeTree: Codable {
             let m = try list.nestedContainer(keyedBy: MarkKey.self)
             var record = MarkRecord(path: try m.decode(String.self, forKey: .path), mark: try m.decode(Mark.self, forKey: .mark))
             if let rule = try m.decodeIfPresent(String.self, forKey: .rule) {
-                record.source = MarkSource(seq: try m.decode(Int.self, forKey: .seq), origin: rule,
-                                           at: try m.decode(Double.self, forKey: .at))
+                record.source = MarkSource(
+                    seq: try m.decode(Int.self, forKey: .seq), origin: rule,
+                    at: try m.decode(Double.self, forKey: .at))
             }
             record.expires = try m.decodeIfPresent(Double.self, forKey: .expires)
             record.once = try m.decodeIfPresent(String.self, forKey: .once)
@@ -193,8 +197,10 @@ extension BadgeTree: Codable {
             for r in records { try restore(r) }
             for (path, tokens) in dismissed { try restoreDismissed(path, tokens: tokens) }
         } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [Key.marks],
-                                                    debugDescription: "a mark's path is not valid: \(error.description)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath + [Key.marks],
+                    debugDescription: "a mark's path is not valid: \(error.description)"))
         }
     }
 

@@ -37,8 +37,10 @@ public struct BadgeTree: Sendable {
         ///   - maxDisplay: the largest count shown as a number; above it the text is `"\(maxDisplay)+"`.
         ///   - display: display modes by exact path; paths not named use ``DisplayMode/number``.
         ///   - contribute: contribution modes by exact path; paths not named use ``Contribution/count``.
-        public init(root: String = "root", maxDisplay: Int = 99, display: [String: DisplayMode] = [:],
-                    contribute: [String: Contribution] = [:]) {
+        public init(
+            root: String = "root", maxDisplay: Int = 99, display: [String: DisplayMode] = [:],
+            contribute: [String: Contribution] = [:]
+        ) {
             self.root = root
             self.maxDisplay = maxDisplay
             self.display = display
@@ -99,8 +101,11 @@ public struct BadgeTree: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         let root = configuration.root
-        nodes.append(Node(path: root, parent: -1, depth: 1, contribution: configuration.contribute.isEmpty ? .count : configuration.contribute[root] ?? .count,
-                          mode: configuration.display[root] ?? .number))
+        nodes.append(
+            Node(
+                path: root, parent: -1, depth: 1,
+                contribution: configuration.contribute.isEmpty ? .count : configuration.contribute[root] ?? .count,
+                mode: configuration.display[root] ?? .number))
         index[root] = 0
     }
 
@@ -133,8 +138,10 @@ public struct BadgeTree: Sendable {
     /// - Throws: `BadgePathError` when the path is not valid or not under this tree's root.
     /// - Complexity: O(depth).
     @discardableResult
-    public mutating func set(_ path: String, expires: Double? = nil, once: String? = nil,
-                             source: MarkSource? = nil) throws(BadgePathError) -> Outcome {
+    public mutating func set(
+        _ path: String, expires: Double? = nil, once: String? = nil,
+        source: MarkSource? = nil
+    ) throws(BadgePathError) -> Outcome {
         let i = try node(path)
         if once != nil, isDismissed(i, once) { return .unchanged }
         let outcome = nodes[i].own >= 0 ? .unchanged : setOwn(i, to: 0)
@@ -154,8 +161,10 @@ public struct BadgeTree: Sendable {
     ///   - source: what set the mark, for ``explain(_:)``.
     /// - Complexity: O(depth).
     @discardableResult
-    public mutating func set(_ path: String, count: Int, expires: Double? = nil, once: String? = nil,
-                             source: MarkSource? = nil) throws(BadgePathError) -> Outcome {
+    public mutating func set(
+        _ path: String, count: Int, expires: Double? = nil, once: String? = nil,
+        source: MarkSource? = nil
+    ) throws(BadgePathError) -> Outcome {
         if count <= 0 {
             if once != nil, let i = index[path], isDismissed(Int(i), once) { return .unchanged }
             return try clear(path)
@@ -180,8 +189,10 @@ public struct BadgeTree: Sendable {
     ///   - source: what set the mark, for ``explain(_:)``.
     /// - Complexity: O(depth).
     @discardableResult
-    public mutating func increment(_ path: String, by k: Int = 1, expires: Double? = nil, once: String? = nil,
-                                   source: MarkSource? = nil) throws(BadgePathError) -> Outcome {
+    public mutating func increment(
+        _ path: String, by k: Int = 1, expires: Double? = nil, once: String? = nil,
+        source: MarkSource? = nil
+    ) throws(BadgePathError) -> Outcome {
         let i = try node(path)
         if once != nil, isDismissed(i, once) { return .unchanged }
         let current = max(nodes[i].own, 0)
@@ -213,9 +224,11 @@ public struct BadgeTree: Sendable {
     /// The state of `path`; a path with no node is hidden with count 0.
     public func state(of path: String) -> BadgeState {
         guard let i = index[path] else {
-            return BadgeState(path: path, count: 0, show: false,
-                              display: BadgeDisplay(count: 0, show: false, mode: mode(for: path),
-                                                    maxDisplay: configuration.maxDisplay))
+            return BadgeState(
+                path: path, count: 0, show: false,
+                display: BadgeDisplay(
+                    count: 0, show: false, mode: mode(for: path),
+                    maxDisplay: configuration.maxDisplay))
         }
         return state(Int(i))
     }
@@ -287,9 +300,11 @@ public struct BadgeTree: Sendable {
 
     package func state(_ i: Int) -> BadgeState {
         let count = nodes[i].count, show = nodes[i].show
-        return BadgeState(path: nodes[i].path, count: count, show: show,
-                          display: BadgeDisplay(count: count, show: show, mode: nodes[i].mode,
-                                                maxDisplay: configuration.maxDisplay))
+        return BadgeState(
+            path: nodes[i].path, count: count, show: show,
+            display: BadgeDisplay(
+                count: count, show: show, mode: nodes[i].mode,
+                maxDisplay: configuration.maxDisplay))
     }
 
     private func mode(for path: String) -> DisplayMode { configuration.display[path] ?? .number }
@@ -300,7 +315,8 @@ public struct BadgeTree: Sendable {
         // The first segment is the root: the path is the root, or the root and a dot. (No
         // split into an array: this runs for every new path and every clear of a missing one.)
         let utf8 = path.utf8, rootCount = root.utf8.count
-        let firstIsRoot = utf8.starts(with: root.utf8)
+        let firstIsRoot =
+            utf8.starts(with: root.utf8)
             && (utf8.count == rootCount || utf8[utf8.index(utf8.startIndex, offsetBy: rootCount)] == UInt8(ascii: "."))
         if !firstIsRoot {
             throw BadgePathError(path: path, reason: "a path must start with the root \"\(root)\"")
@@ -321,9 +337,12 @@ public struct BadgeTree: Sendable {
         guard let dot = path.utf8.lastIndex(of: UInt8(ascii: ".")) else { return 0 }
         let parent = create(String(path[..<dot]))
         let i = nodes.count
-        nodes.append(Node(path: path, parent: Int32(parent), nextSibling: nodes[parent].firstChild,
-                          depth: nodes[parent].depth &+ 1, contribution: configuration.contribute.isEmpty ? .count : configuration.contribute[path] ?? .count,
-                          mode: mode(for: path)))
+        nodes.append(
+            Node(
+                path: path, parent: Int32(parent), nextSibling: nodes[parent].firstChild,
+                depth: nodes[parent].depth &+ 1,
+                contribution: configuration.contribute.isEmpty ? .count : configuration.contribute[path] ?? .count,
+                mode: mode(for: path)))
         nodes[parent].firstChild = Int32(i)
         index[path] = Int32(i)
         return i
@@ -513,7 +532,8 @@ extension BadgeTree {
             if old.marked && nodes[x].own < 0 { removed.append(nodes[x].path) }
         }
         changed.sort { a, b in
-            nodes[a].depth != nodes[b].depth ? nodes[a].depth > nodes[b].depth
+            nodes[a].depth != nodes[b].depth
+                ? nodes[a].depth > nodes[b].depth
                 : nodes[a].path.utf8.lexicographicallyPrecedes(nodes[b].path.utf8)
         }
         var outcome = Outcome(changes: changed.map { state($0) })
@@ -547,7 +567,8 @@ extension BadgeTree {
             }
         }
         found.sort { a, b in
-            nodes[a].depth != nodes[b].depth ? nodes[a].depth > nodes[b].depth
+            nodes[a].depth != nodes[b].depth
+                ? nodes[a].depth > nodes[b].depth
                 : nodes[a].path.utf8.lexicographicallyPrecedes(nodes[b].path.utf8)
         }
         return found.map(record)
@@ -594,9 +615,10 @@ extension BadgeTree {
     private func record(_ i: Int) -> MarkRecord {
         let node = nodes[i]
         let source = node.origin == 0 ? nil : MarkSource(seq: node.seq, origin: origins[Int(node.origin) - 1], at: node.at)
-        return MarkRecord(path: node.path, mark: node.own == 0 ? .dot : .count(node.own), source: source,
-                          expires: node.expires.isFinite ? node.expires : nil,
-                          once: tokens.isEmpty ? nil : tokens[Int32(i)]?.held)
+        return MarkRecord(
+            path: node.path, mark: node.own == 0 ? .dot : .count(node.own), source: source,
+            expires: node.expires.isFinite ? node.expires : nil,
+            once: tokens.isEmpty ? nil : tokens[Int32(i)]?.held)
     }
 
     /// Whether `once` was dismissed on node `i`.

@@ -141,7 +141,8 @@ public struct SyncPolicy: Sendable, Equatable, Codable {
         }
         // The time test first: it is usually false, and the set test hashes page names.
         if loggedIn && foreground && now - intervalStart >= configuration.interval
-            && !visible.isDisjoint(with: configuration.pages) {
+            && !visible.isDisjoint(with: configuration.pages)
+        {
             propose(.interval)
         }
         guard loggedIn, let reason else { return nil }
@@ -159,8 +160,10 @@ public struct SyncPolicy: Sendable, Equatable, Codable {
     ///   - appearedSinceLogin: watched pages that have appeared since login.
     ///   - disappearedAt: when each watched page last disappeared.
     ///   - intervalStart: the time of the last sync, or of login.
-    public init(configuration: Configuration, loggedIn: Bool, foreground: Bool, visible: Set<String>,
-                appearedSinceLogin: Set<String>, disappearedAt: [String: Double], intervalStart: Double) {
+    public init(
+        configuration: Configuration, loggedIn: Bool, foreground: Bool, visible: Set<String>,
+        appearedSinceLogin: Set<String>, disappearedAt: [String: Double], intervalStart: Double
+    ) {
         self.configuration = configuration
         self.loggedIn = loggedIn
         self.foreground = foreground

@@ -8,8 +8,10 @@ struct Badgeflow: ParsableCommand {
         abstract: "Turn APNs push payloads into badge state: a badge tree, icon counts and decrement requests.",
         // `--version` names the allocator too: it is the one build choice that moves the figures.
         version: "badgeflow \(version) (\(Allocator.name))",
-        subcommands: [FilterCommand.self, BatchCommand.self, ValidateCommand.self, TreeCommand.self, StateCommand.self,
-                      RulesCommand.self, ExampleCommand.self]
+        subcommands: [
+            FilterCommand.self, BatchCommand.self, ValidateCommand.self, TreeCommand.self, StateCommand.self,
+            RulesCommand.self, ExampleCommand.self,
+        ]
     )
 
     /// The release this build is (one source of truth: `BadgeFlowRelease.version`).

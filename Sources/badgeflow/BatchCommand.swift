@@ -26,7 +26,9 @@ struct BatchCommand: ParsableCommand {
     @Option(name: .long, help: "Report format: text, json or junit.")
     var report: ReportFormat = .text
 
-    @Option(name: .long, help: ArgumentHelp("Also write each file's actual output under DIR, at its path with .actual.ndjson.", valueName: "DIR"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Also write each file's actual output under DIR, at its path with .actual.ndjson.", valueName: "DIR"))
     var out: String?
 
     @Option(name: .long, help: "Worker threads (default: the number of cores).")

@@ -114,7 +114,8 @@ struct BatchReport {
         let plain = BatchReport(results: results, colored: false)
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out += "<testsuites name=\"badgeflow batch\" tests=\"\(results.count)\" failures=\"\(c.fail)\" errors=\"\(c.error)\">\n"
-        out += "  <testsuite name=\"badgeflow batch\" tests=\"\(results.count)\" failures=\"\(c.fail)\" errors=\"\(c.error)\" skipped=\"\(c.new)\">\n"
+        out +=
+            "  <testsuite name=\"badgeflow batch\" tests=\"\(results.count)\" failures=\"\(c.fail)\" errors=\"\(c.error)\" skipped=\"\(c.new)\">\n"
         for r in results {
             let slash = r.file.lastIndex(of: "/")
             let folder = slash.map { String(r.file[..<$0]) } ?? "."

@@ -132,11 +132,15 @@ struct BatchRunner {
         let done = Locked(0)
         DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, files.count))) { _ in
             while true {
-                let i = next.withLock { n in n += 1; return n - 1 }
+                let i = next.withLock { n in
+                    n += 1; return n - 1
+                }
                 if i >= files.count { return }
                 let result = run(files[i])
                 results.withLock { $0[i] = result }
-                let n = done.withLock { d in d += 1; return d }
+                let n = done.withLock { d in
+                    d += 1; return d
+                }
                 progress?(n)
             }
         }

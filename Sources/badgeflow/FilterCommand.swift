@@ -29,22 +29,38 @@ struct FilterCommand: TakesManyInputs {
 
     @OptionGroup var rules: RulesOption
 
-    @Option(name: .long, help: ArgumentHelp("Keep state in FILE: FILE.json is loaded at start and saved atomically at the end and on SIGINT/SIGTERM/SIGHUP; FILE.sqlite or FILE.db is an SQLite database committed at checkpoints. One filter at a time per FILE (FILE.lock).", valueName: "FILE"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Keep state in FILE: FILE.json is loaded at start and saved atomically at the end and on SIGINT/SIGTERM/SIGHUP; FILE.sqlite or FILE.db is an SQLite database committed at checkpoints. One filter at a time per FILE (FILE.lock).",
+            valueName: "FILE"))
     var state: String?
 
-    @Option(name: .long, help: ArgumentHelp("SQLite state: commit the changed accounts and the seq of the last result written every SECONDS (also at the end and on a signal).", valueName: "SECONDS"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "SQLite state: commit the changed accounts and the seq of the last result written every SECONDS (also at the end and on a signal).",
+            valueName: "SECONDS"))
     var checkpoint: Double = 1
 
-    @Flag(name: .long, help: "SQLite state: skip the input lines up to the seq of the last checkpoint (a file must be the same one) and go on.")
+    @Flag(
+        name: .long,
+        help: "SQLite state: skip the input lines up to the seq of the last checkpoint (a file must be the same one) and go on.")
     var resume = false
 
-    @Option(name: .long, help: ArgumentHelp("SQLite state: keep at most N accounts in memory (least recently used ones are dropped after their checkpoint; they load again on use).", valueName: "N"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "SQLite state: keep at most N accounts in memory (least recently used ones are dropped after their checkpoint; they load again on use).",
+            valueName: "N"))
     var maxResident: Int?
 
     @Flag(name: .long, help: "SQLite state: print the number of checkpoints and the longest one to stderr at the end.")
     var checkpointStats = false
 
-    @Flag(name: .long, help: "Push results, but background ones, carry \"payload\": the pushed payload with aps.badge set to the result's icon.")
+    @Flag(
+        name: .long,
+        help: "Push results, but background ones, carry \"payload\": the pushed payload with aps.badge set to the result's icon.")
     var stamp = false
 
     @Flag(name: .long, help: "Exit 1 when any line was rejected (stderr says how many, and the first one's seq).")
@@ -53,19 +69,35 @@ struct FilterCommand: TakesManyInputs {
     @Flag(name: .long, help: "Flush after every result line (the default when the output is a terminal).")
     var lineBuffered = false
 
-    @Option(name: .long, help: ArgumentHelp("Longest input line kept, in bytes (at least 1024); longer lines get a line-too-long error.", valueName: "BYTES"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Longest input line kept, in bytes (at least 1024); longer lines get a line-too-long error.", valueName: "BYTES")
+    )
     var maxLineBytes = 1 << 20
 
-    @Flag(name: .long, help: ArgumentHelp("Each input line is N<TAB>JSON, N its number in the whole input (a partitioned run); a result's seq is N. A non-blank line without the prefix gets an invalid-line-number error whose seq is its physical line number."))
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Each input line is N<TAB>JSON, N its number in the whole input (a partitioned run); a result's seq is N. A non-blank line without the prefix gets an invalid-line-number error whose seq is its physical line number."
+        ))
     var numbered = false
 
-    @Option(name: .long, help: "Threads that parse and route lines (default: the number of cores; 1: a single thread). Output order and bytes do not depend on it.")
+    @Option(
+        name: .long,
+        help:
+            "Threads that parse and route lines (default: the number of cores; 1: a single thread). Output order and bytes do not depend on it."
+    )
     var jobs: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Also read the files listed in FILE, one path a line (`-`: stdin), after the INPUTs.", valueName: "FILE"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Also read the files listed in FILE, one path a line (`-`: stdin), after the INPUTs.", valueName: "FILE"))
     var filesFrom: String?
 
-    @Option(name: [.short, .long], help: ArgumentHelp("Write the results to FILE instead of stdout (a regular FILE is replaced atomically at the end).", valueName: "FILE"))
+    @Option(
+        name: [.short, .long],
+        help: ArgumentHelp(
+            "Write the results to FILE instead of stdout (a regular FILE is replaced atomically at the end).", valueName: "FILE"))
     var output: String?
 
     @Flag(name: .long, inversion: .prefixedNo, help: "Progress bar on stderr (default: when stderr is a terminal and the output is not).")
@@ -76,16 +108,23 @@ struct FilterCommand: TakesManyInputs {
 
     func validate() throws {
         guard maxLineBytes >= 1024 else {
-            throw ValidationError("--max-line-bytes must be a number of bytes of at least 1024 (a line must hold a payload); got \(maxLineBytes)")
+            throw ValidationError(
+                "--max-line-bytes must be a number of bytes of at least 1024 (a line must hold a payload); got \(maxLineBytes)")
         }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
         let sqlite = state.map(SQLiteStore.isSQLitePath) ?? false
-        guard checkpoint > 0, checkpoint.isFinite else { throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)") }
+        guard checkpoint > 0, checkpoint.isFinite else {
+            throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)")
+        }
         if resume && !sqlite { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db)") }
         if let maxResident {
             guard sqlite else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db)") }
             guard maxResident >= 1 else { throw ValidationError("--max-resident must be at least 1, got \(maxResident)") }
-            if output != nil { throw ValidationError("--max-resident cannot be used with -o: results in FILE count as written only at the end, so no account could be dropped before") }
+            if output != nil {
+                throw ValidationError(
+                    "--max-resident cannot be used with -o: results in FILE count as written only at the end, so no account could be dropped before"
+                )
+            }
         }
     }
 
@@ -156,7 +195,9 @@ struct FilterCommand: TakesManyInputs {
                 if SQLiteStore.isSQLitePath(state) {
                     let s = try SQLiteStore(path: state)
                     if let recorded = try s.recordedRules(), s.accountCount > 0, recorded.fingerprint != ruleSet.fingerprint {
-                        Console.error("badgeflow: error: state file \(state): written with other rules (\(TreeCommand.difference(ruleSet, recorded))); its accounts would not fit")
+                        Console.error(
+                            "badgeflow: error: state file \(state): written with other rules (\(TreeCommand.difference(ruleSet, recorded))); its accounts would not fit"
+                        )
                         throw Exit.state
                     }
                     try s.recordRules(ruleSet)
@@ -183,7 +224,9 @@ struct FilterCommand: TakesManyInputs {
             }
             skip = store.seq
             if skip > 0 {
-                Console.error("badgeflow: --resume: skipping the first \(skip) line\(skip == 1 ? "" : "s") of \(identity) (answered before the last checkpoint)")
+                Console.error(
+                    "badgeflow: --resume: skipping the first \(skip) line\(skip == 1 ? "" : "s") of \(identity) (answered before the last checkpoint)"
+                )
             }
         }
         let out: OutputFile
@@ -196,9 +239,10 @@ struct FilterCommand: TakesManyInputs {
         let outputIsTerminal = Console.isTerminal(out.fd)
         let flushEachLine = lineBuffered || outputIsTerminal
         // Per-line flushing wants each line answered at once: one thread, batches of one.
-        let filter = ParallelFilter(stream: stream, jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online),
-                                    maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp,
-                                    numbered: numbered)
+        let filter = ParallelFilter(
+            stream: stream, jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online),
+            maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp,
+            numbered: numbered)
         filter.skip(lines: skip)
         var inputFailed = false
         var stateError: String? = nil
@@ -294,7 +338,8 @@ struct FilterCommand: TakesManyInputs {
         filter.finish(output: write)
         bar?.clear()
         if skip > 0 {
-            Console.error("badgeflow: --resume: the input ended \(skip) line\(skip == 1 ? "" : "s") before the checkpointed seq \(filter.seq)")
+            Console.error(
+                "badgeflow: --resume: the input ended \(skip) line\(skip == 1 ? "" : "s") before the checkpointed seq \(filter.seq)")
         }
         if let failure = filter.withStream({ $0.sourceFailure }) {
             stateError = failure.description
@@ -315,7 +360,9 @@ struct FilterCommand: TakesManyInputs {
             }
             store?.close()
             if checkpointStats {
-                Console.error("badgeflow: \(checkpoints) checkpoint\(checkpoints == 1 ? "" : "s"), the longest \(Int((longestCheckpoint * 1000).rounded())) ms")
+                Console.error(
+                    "badgeflow: \(checkpoints) checkpoint\(checkpoints == 1 ? "" : "s"), the longest \(Int((longestCheckpoint * 1000).rounded())) ms"
+                )
             }
             if let stateError {
                 out.discard()

@@ -32,7 +32,8 @@ struct InputSplit {
     /// starting with `-` is left to ArgumentParser (a flag, or an unknown option it reports).
     static func split(_ argv: [String], commands: [any TakesManyInputs.Type]) -> (InputSplit, any TakesManyInputs.Type)? {
         guard let name = argv.first,
-              let command = commands.first(where: { $0._commandName == name }) else { return nil }
+            let command = commands.first(where: { $0._commandName == name })
+        else { return nil }
         let valued = command.optionsWithValues
         var out = InputSplit()
         out.arguments.reserveCapacity(16)

@@ -92,7 +92,8 @@ final class Progress {
             eta = "0:00"
         }
         let percent = Int(fraction * 100)
-        let text = "\r[\(bar)] \(percent)%  \(Progress.size(done)) / \(Progress.size(total))  \(Progress.count(Int(rate))) lines/s  ETA \(eta)\u{1B}[K"
+        let text =
+            "\r[\(bar)] \(percent)%  \(Progress.size(done)) / \(Progress.size(total))  \(Progress.count(Int(rate))) lines/s  ETA \(eta)\u{1B}[K"
         Console.write(Array(text.utf8), to: 2)
         drawn = true
     }

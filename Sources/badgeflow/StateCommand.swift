@@ -58,7 +58,8 @@ struct StateCommand: ParsableCommand {
                 do {
                     let store = try SQLiteStore(path: file, readOnly: true)
                     let size = StateCommand.size(file) + StateCommand.size(file + "-wal")
-                    Console.out("""
+                    Console.out(
+                        """
                         format: sqlite
                         version: \(StateFile.version) (schema \(SQLiteStore.schema))
                         accounts: \(store.accountCount)
@@ -82,7 +83,8 @@ struct StateCommand: ParsableCommand {
             let stream = try StateCommand.load(file)
             let devices = stream.accounts.values.reduce(0) { $0 + $1.devices.count }
             let marks = stream.accounts.values.reduce(0) { $0 + $1.tree.marks.count }
-            Console.out("""
+            Console.out(
+                """
                 format: json
                 version: \(StateFile.version)
                 accounts: \(stream.accounts.count)

@@ -23,13 +23,21 @@ struct TreeCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Account id (default: the account of --device).", valueName: "ID"))
     var account: String?
 
-    @Option(name: .long, help: ArgumentHelp("Device id (default \"\"); its icon number is shown. Without --account: the device's account, its own when it has one.", valueName: "ID"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Device id (default \"\"); its icon number is shown. Without --account: the device's account, its own when it has one.",
+            valueName: "ID"))
     var device: String?
 
     @Flag(name: .long, help: "Print the shown nodes as JSON instead.")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Instead of the tree, list the marks that make PATH show, deepest first: what set each (seq, rule or op, time) and when it expires.", valueName: "PATH"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Instead of the tree, list the marks that make PATH show, deepest first: what set each (seq, rule or op, time) and when it expires.",
+            valueName: "PATH"))
     var explain: String?
 
     @Flag(name: .long, inversion: .prefixedNo, help: "Colour (default: when stdout is a terminal and NO_COLOR is not set).")
@@ -55,7 +63,8 @@ struct TreeCommand: ParsableCommand {
         guard let given = rules.rules else { return recorded ?? RuleSet.builtIn }
         let ruleSet = try rules.load()
         if let recorded, recorded.fingerprint != ruleSet.fingerprint {
-            Console.error("""
+            Console.error(
+                """
                 badgeflow: error: \(given) differs from the rules \(state) was written with \
                 (\(Self.difference(ruleSet, recorded))); leave out --rules to use the recorded ones
                 """)
@@ -132,7 +141,8 @@ struct TreeCommand: ParsableCommand {
         if let deviceID {
             guard let dev = acc.devices[deviceID] else {
                 let known = quotedList(acc.devices.keys)
-                Console.error("badgeflow: error: no device \"\(deviceID)\" in account \"\(accountID)\"\(known.isEmpty ? "" : "; devices: \(known)")")
+                Console.error(
+                    "badgeflow: error: no device \"\(deviceID)\" in account \"\(accountID)\"\(known.isEmpty ? "" : "; devices: \(known)")")
                 throw Exit.usage
             }
             icon = acc.icon(ruleSet.icon, device: dev)

@@ -26,10 +26,13 @@ struct ValidateCommand: TakesManyInputs {
     @Flag(name: .long, help: "Print one JSON result object per payload instead.")
     var json = false
 
-    @Option(name: [.short, .long], help: ArgumentHelp("Write the report to FILE instead of stdout (the summary stays on stderr).", valueName: "FILE"))
+    @Option(
+        name: [.short, .long],
+        help: ArgumentHelp("Write the report to FILE instead of stdout (the summary stays on stderr).", valueName: "FILE"))
     var output: String?
 
-    @Argument(help: ArgumentHelp("Payload files (*.json: one payload; *.ndjson: one per line; `-`: stdin); stdin when none.", valueName: "FILE"))
+    @Argument(
+        help: ArgumentHelp("Payload files (*.json: one payload; *.ndjson: one per line; `-`: stdin); stdin when none.", valueName: "FILE"))
     var files: [String] = []
 
     var inputs: [String] {
@@ -126,9 +129,12 @@ struct ValidateCommand: TakesManyInputs {
                         if PayloadValidatorSupport.isBlank(bytes) { return true }
                         report(validator.validateLine(bytes), file: name, line: line)
                     case .overlong(let n):
-                        report(PayloadReport(kind: nil, badge: nil, diagnostics: [
-                            Diagnostic(.error, .payloadTooLarge, "line is \(n) bytes, far more than a payload may have", at: ""),
-                        ]), file: name, line: line)
+                        report(
+                            PayloadReport(
+                                kind: nil, badge: nil,
+                                diagnostics: [
+                                    Diagnostic(.error, .payloadTooLarge, "line is \(n) bytes, far more than a payload may have", at: "")
+                                ]), file: name, line: line)
                     }
                     return true
                 }
@@ -149,7 +155,9 @@ struct ValidateCommand: TakesManyInputs {
             throw Exit.io
         }
         if !json {
-            Console.error("\(payloads) payload\(payloads == 1 ? "" : "s"): \(payloads - invalid) valid, \(invalid) invalid, \(warnings) warning\(warnings == 1 ? "" : "s")")
+            Console.error(
+                "\(payloads) payload\(payloads == 1 ? "" : "s"): \(payloads - invalid) valid, \(invalid) invalid, \(warnings) warning\(warnings == 1 ? "" : "s")"
+            )
         }
         if unreadable { throw Exit.io }
         if invalid > 0 { throw Exit.rejected }

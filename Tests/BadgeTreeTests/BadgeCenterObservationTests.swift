@@ -21,9 +21,9 @@ private final class Collected<T: Sendable>: @unchecked Sendable {
         var it = states.makeAsyncIterator()
         let first = await it.next()
         #expect(first?.count == 2)
-        try center.set("root.news")              // not under root.chat: no element
-        try center.increment("root.chat.bob")    // 3
-        try center.clear("root.chat.alice")      // 1
+        try center.set("root.news")  // not under root.chat: no element
+        try center.increment("root.chat.bob")  // 3
+        try center.clear("root.chat.alice")  // 1
         #expect(await it.next()?.count == 3)
         #expect(await it.next()?.count == 1)
         #expect(center.observationCount == 1)
@@ -100,8 +100,9 @@ private final class Collected<T: Sendable>: @unchecked Sendable {
     }
 
     @Test func aCenterWithMarksAndSyncStateRoundTripsThroughAFile() throws {
-        let center = BadgeCenter(configuration: .init(root: "app", maxDisplay: 9, display: ["app.promo": .custom("new")]),
-                                 sync: .init(pages: ["home"], interval: 30, away: 10))
+        let center = BadgeCenter(
+            configuration: .init(root: "app", maxDisplay: 9, display: ["app.promo": .custom("new")]),
+            sync: .init(pages: ["home"], interval: 30, away: 10))
         try center.increment("app.chat.alice", by: 12)
         try center.set("app.promo.sale")
         try center.set("app.news", count: 3)

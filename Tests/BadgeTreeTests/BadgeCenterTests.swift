@@ -64,14 +64,15 @@ private final class Owner: Sendable {}
         try center.increment("root.promotion.item2.deep")
         try center.clear("root.promotion.item2", force: true)
         try center.clear("root.promotion.item1")
-        #expect(heard.lines == [
-            "root.promotion 0 false hidden",
-            "root.promotion 0 true custom:new",
-            "root.promotion 3 true 3",
-            "root.promotion 1 true 1",
-            "root.promotion 0 true custom:new",
-            "root.promotion 0 false hidden",
-        ])
+        #expect(
+            heard.lines == [
+                "root.promotion 0 false hidden",
+                "root.promotion 0 true custom:new",
+                "root.promotion 3 true 3",
+                "root.promotion 1 true 1",
+                "root.promotion 0 true custom:new",
+                "root.promotion 0 false hidden",
+            ])
         withExtendedLifetime(token) {}
     }
 
@@ -80,12 +81,12 @@ private final class Owner: Sendable {}
         try center.set("root.chat.alice", count: 1)
         let heard = Recorder()
         let token = try center.observe("root.chat", heard.record)
-        try center.set("root.chat.alice")               // keeps the count
-        try center.set("root.chat.alice", count: 1)     // same count
-        try center.set("root.chat")                     // shadowed own mark
-        try center.clear("root.chat")                   // shadowed own mark again
-        try center.set("root.chat.bob")                 // a dot adds 0 and chat already shows
-        try center.set("root.news", count: 5)           // a sibling
+        try center.set("root.chat.alice")  // keeps the count
+        try center.set("root.chat.alice", count: 1)  // same count
+        try center.set("root.chat")  // shadowed own mark
+        try center.clear("root.chat")  // shadowed own mark again
+        try center.set("root.chat.bob")  // a dot adds 0 and chat already shows
+        try center.set("root.news", count: 5)  // a sibling
         try center.clear("root.nothing")
         #expect(heard.lines == ["root.chat 1 true 1"])
         withExtendedLifetime(token) {}
@@ -241,14 +242,15 @@ private final class Owner: Sendable {}
             log.note("a sees \(center.tree.total) in a copy of the tree")
         }
         try center.increment("root.a")
-        #expect(log.lines == [
-            "root heard 0",
-            "a heard 1; reads root 1",
-            "a reads root 11 after mutating",
-            "a sees 11 in a copy of the tree",
-            "root heard 1",
-            "root heard 11",
-        ])
+        #expect(
+            log.lines == [
+                "root heard 0",
+                "a heard 1; reads root 1",
+                "a reads root 11 after mutating",
+                "a sees 11 in a copy of the tree",
+                "root heard 1",
+                "root heard 11",
+            ])
         #expect(nested.get()?.changes.map(\.path) == ["root.b", "root"])
         withExtendedLifetime((token, rootToken)) {}
     }
@@ -309,9 +311,11 @@ private final class Owner: Sendable {}
         let tree = center.tree
         let total = added.withLock { $0 } - dropped.withLock { $0 }
         #expect(tree.total == total)
-        #expect(tree.total == tree.marks.reduce(0) { sum, m in
-            if case .count(let n) = m.mark { return sum + n } else { return sum }
-        })
+        #expect(
+            tree.total
+                == tree.marks.reduce(0) { sum, m in
+                    if case .count(let n) = m.mark { return sum + n } else { return sum }
+                })
         let branches = (0..<workers).map { tree.state(of: "root.w\($0)").count }
         #expect(branches.reduce(0, +) == tree.total)
         // Notifications arrive in the order of the changes, so the last one is the end state

@@ -141,8 +141,10 @@ import Testing
     }
 
     @Test func escapeRoundTripsThroughUnescape() {
-        var samples = ["", "%", "%%", "%25", "%2E", ".", "a.b.c", "\u{0}", "\u{7F}", "tab\there", "100%.", "é.ü%",
-                       "💬.🎉", "日本語.テキスト", "\r\n", "%%2E%", "plain"]
+        var samples = [
+            "", "%", "%%", "%25", "%2E", ".", "a.b.c", "\u{0}", "\u{7F}", "tab\there", "100%.", "é.ü%",
+            "💬.🎉", "日本語.テキスト", "\r\n", "%%2E%", "plain",
+        ]
         // Every ASCII byte alone and between two-byte and four-byte characters.
         for b in UInt8(0)..<128 {
             let s = String(decoding: [b], as: UTF8.self)

@@ -18,11 +18,12 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
         var tree = BadgeTree()
         let outcome = try tree.set("root.news.today")
         #expect(tree.mark(of: "root.news.today") == .dot)
-        #expect(lines(outcome.changes) == [
-            "root.news.today 0 true dot",
-            "root.news 0 true dot",
-            "root 0 true dot",
-        ])
+        #expect(
+            lines(outcome.changes) == [
+                "root.news.today 0 true dot",
+                "root.news 0 true dot",
+                "root 0 true dot",
+            ])
         #expect(outcome.decrement == nil)
         #expect(tree.total == 0)
     }
@@ -139,11 +140,12 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
         try tree.increment("root.chat.alice")
         let outcome = try tree.clear("root.chat.alice")
         #expect(tree.mark(of: "root.chat.alice") == nil)
-        #expect(lines(outcome.changes) == [
-            "root.chat.alice 0 false hidden",
-            "root.chat 0 false hidden",
-            "root 0 false hidden",
-        ])
+        #expect(
+            lines(outcome.changes) == [
+                "root.chat.alice 0 false hidden",
+                "root.chat 0 false hidden",
+                "root 0 false hidden",
+            ])
         #expect(outcome.decrement == Decrement(by: 1, paths: ["root.chat.alice"]))
     }
 
@@ -192,11 +194,12 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
         let second = try tree.clear("root.promotion.item2")
         #expect(tree.mark(of: "root.promotion") == nil)
         #expect(tree.marks.isEmpty)
-        #expect(lines(second.changes) == [
-            "root.promotion.item2 0 false hidden",
-            "root.promotion 0 false hidden",
-            "root 0 false hidden",
-        ])
+        #expect(
+            lines(second.changes) == [
+                "root.promotion.item2 0 false hidden",
+                "root.promotion 0 false hidden",
+                "root 0 false hidden",
+            ])
     }
 
     @Test func autoClearedShadowedCountsAreListedInTheDecrement() throws {
@@ -206,8 +209,9 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
         try tree.set("root.promotion.item2", count: 2)
         #expect(tree.total == 3, "the shadowed 5 is not counted")
         #expect(try tree.clear("root.promotion.item1").decrement == Decrement(by: 1, paths: ["root.promotion.item1"]))
-        #expect(try tree.clear("root.promotion.item2").decrement
-            == Decrement(by: 2, paths: ["root.promotion", "root.promotion.item2"]))
+        #expect(
+            try tree.clear("root.promotion.item2").decrement
+                == Decrement(by: 2, paths: ["root.promotion", "root.promotion.item2"]))
         #expect(tree.total == 0)
     }
 
@@ -264,13 +268,14 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
         #expect(tree.marks.map(\.path) == ["root.news"])
         // bob's 3 is shadowed by the dot below it: the chats counted 2.
         #expect(outcome.decrement == Decrement(by: 2, paths: ["root.chat", "root.chat.alice", "root.chat.bob", "root.chat.bob.thread"]))
-        #expect(lines(outcome.changes) == [
-            "root.chat.bob.thread 0 false hidden",
-            "root.chat.alice 0 false hidden",
-            "root.chat.bob 0 false hidden",
-            "root.chat 0 false hidden",
-            "root 1 true 1",
-        ])
+        #expect(
+            lines(outcome.changes) == [
+                "root.chat.bob.thread 0 false hidden",
+                "root.chat.alice 0 false hidden",
+                "root.chat.bob 0 false hidden",
+                "root.chat 0 false hidden",
+                "root 1 true 1",
+            ])
     }
 
     @Test func forceClearAlsoAutoClearsAncestors() throws {
@@ -445,11 +450,12 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
         var tree = BadgeTree(configuration: .init(display: ["root.promotion": .custom("new")]))
         #expect(tree.state(of: "root.promotion").display == .hidden)
         let outcome = try tree.set("root.promotion.item1")
-        #expect(lines(outcome.changes) == [
-            "root.promotion.item1 0 true dot",
-            "root.promotion 0 true custom:new",
-            "root 0 true dot",
-        ])
+        #expect(
+            lines(outcome.changes) == [
+                "root.promotion.item1 0 true dot",
+                "root.promotion 0 true custom:new",
+                "root 0 true dot",
+            ])
         try tree.set("root.promotion.item1", count: 2)
         #expect(line(tree, "root.promotion") == "root.promotion 2 true 2", "a number wins over the custom badge")
     }
@@ -496,9 +502,10 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
         }
         try tree.set("root.hidden.child")
         try tree.clear("root.hidden.child")
-        #expect(tree.snapshot().map(\.path) == [
-            "root", "root.B", "root.a", "root.a.z", "root.a b", "root.b", "root.b.x", "root.b.y", "root.é",
-        ])
+        #expect(
+            tree.snapshot().map(\.path) == [
+                "root", "root.B", "root.a", "root.a.z", "root.a b", "root.b", "root.b.x", "root.b.y", "root.é",
+            ])
     }
 
     @Test func snapshotOfAnEmptyTreeIsEmpty() {

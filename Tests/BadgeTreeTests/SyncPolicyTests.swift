@@ -49,16 +49,16 @@ private func loggedIn(at t: Double = 0) -> SyncPolicy {
     @Test func aPushSyncs() {
         var p = loggedIn()
         #expect(p.handle(.push, at: 1) == .push)
-        #expect(p.handle(.push, at: 1) == .push)   // every push, not once
+        #expect(p.handle(.push, at: 1) == .push)  // every push, not once
     }
 
     // §5.3 The interval, while in the foreground with a watched page visible.
     @Test func theIntervalRunsFromTheLastSync() {
         var p = loggedIn(at: 100)
         _ = p.handle(.background, at: 100)
-        #expect(p.handle(.appear("home"), at: 101) == .firstAppearance)   // resets the interval
+        #expect(p.handle(.appear("home"), at: 101) == .firstAppearance)  // resets the interval
         _ = p.handle(.foreground, at: 102)
-        #expect(p.handle(.tick, at: 160) == nil)        // 59 s since the last sync
+        #expect(p.handle(.tick, at: 160) == nil)  // 59 s since the last sync
         #expect(p.handle(.tick, at: 161) == .interval)  // 60 s
         #expect(p.handle(.tick, at: 200) == nil)
         #expect(p.handle(.tick, at: 221) == .interval)
@@ -66,7 +66,7 @@ private func loggedIn(at t: Double = 0) -> SyncPolicy {
 
     @Test func theIntervalCountsFromLoginWithoutAnyEarlierSync() {
         var p = policy(pages: ["home"])
-        _ = p.handle(.appear("home"), at: 0)      // logged out: no sync, page visible
+        _ = p.handle(.appear("home"), at: 0)  // logged out: no sync, page visible
         _ = p.handle(.login, at: 10)
         #expect(p.handle(.tick, at: 69) == nil)
         #expect(p.handle(.tick, at: 70) == .interval)
@@ -95,7 +95,7 @@ private func loggedIn(at t: Double = 0) -> SyncPolicy {
         var p = loggedIn()
         #expect(p.handle(.appear("home"), at: 0) == .firstAppearance)
         #expect(p.handle(.push, at: 50) == .push)
-        #expect(p.handle(.tick, at: 100) == nil)        // 50 s since the push
+        #expect(p.handle(.tick, at: 100) == nil)  // 50 s since the push
         #expect(p.handle(.tick, at: 110) == .interval)
     }
 
@@ -105,7 +105,7 @@ private func loggedIn(at t: Double = 0) -> SyncPolicy {
         #expect(p.handle(.appear("home"), at: 1) == .firstAppearance)
         #expect(p.handle(.appear("mine"), at: 2) == .firstAppearance)
         _ = p.handle(.disappear("home"), at: 3)
-        #expect(p.handle(.appear("home"), at: 4) == nil)   // back after 1 s: not first, not away long
+        #expect(p.handle(.appear("home"), at: 4) == nil)  // back after 1 s: not first, not away long
         #expect(p.handle(.appear("other"), at: 5) == nil)  // not watched
         // After logging in again, appearances are first ones again.
         _ = p.handle(.logout, at: 6)
@@ -124,10 +124,10 @@ private func loggedIn(at t: Double = 0) -> SyncPolicy {
     // §5.5 A watched page back after being away longer than `away`.
     @Test func aPageBackAfterLongerThanAwaySyncs() {
         var p = loggedIn()
-        _ = p.handle(.background, at: 0)   // keep the interval out of this test
+        _ = p.handle(.background, at: 0)  // keep the interval out of this test
         #expect(p.handle(.appear("home"), at: 0) == .firstAppearance)
         _ = p.handle(.disappear("home"), at: 10)
-        #expect(p.handle(.appear("home"), at: 70) == nil)       // exactly 60 s: not longer
+        #expect(p.handle(.appear("home"), at: 70) == nil)  // exactly 60 s: not longer
         _ = p.handle(.disappear("home"), at: 80)
         #expect(p.handle(.appear("home"), at: 140.5) == .returned)
     }
@@ -145,7 +145,8 @@ private func loggedIn(at t: Double = 0) -> SyncPolicy {
 
     // Priority: push > first-appearance > returned > interval; one sync per event.
     @Test func theFirstReasonInPriorityOrderIsGiven() {
-        #expect([SyncPolicy.Reason.interval, .returned, .push, .firstAppearance].sorted()
+        #expect(
+            [SyncPolicy.Reason.interval, .returned, .push, .firstAppearance].sorted()
                 == [.push, .firstAppearance, .returned, .interval])
         // first-appearance and interval at once: first-appearance.
         var p = loggedIn()
@@ -164,9 +165,10 @@ private func loggedIn(at t: Double = 0) -> SyncPolicy {
         var p = loggedIn()
         _ = p.handle(.appear("home"), at: 5)
         _ = p.handle(.disappear("mine"), at: 6)
-        var restored = SyncPolicy(configuration: p.configuration, loggedIn: p.loggedIn, foreground: p.foreground,
-                                  visible: p.visible, appearedSinceLogin: p.appearedSinceLogin,
-                                  disappearedAt: p.disappearedAt, intervalStart: p.intervalStart)
+        var restored = SyncPolicy(
+            configuration: p.configuration, loggedIn: p.loggedIn, foreground: p.foreground,
+            visible: p.visible, appearedSinceLogin: p.appearedSinceLogin,
+            disappearedAt: p.disappearedAt, intervalStart: p.intervalStart)
         #expect(restored == p)
         #expect(restored.handle(.tick, at: 65) == .interval)
         #expect(p.handle(.tick, at: 65) == .interval)

@@ -146,11 +146,12 @@ import Testing
         try tree.increment("root.chat.muted", source: MarkSource(seq: 4, origin: "chat", at: 13))
         try tree.set("root.chat.quiet")
         let explained = tree.explain("root")
-        #expect(explained == [
-            MarkRecord(path: "root.chat.alice", mark: .count(3), source: MarkSource(seq: 2, origin: "mention", at: 11)),
-            MarkRecord(path: "root.chat.quiet", mark: .dot),
-            MarkRecord(path: "root.news", mark: .dot, source: MarkSource(seq: 3, origin: "set", at: 12), expires: 99),
-        ])
+        #expect(
+            explained == [
+                MarkRecord(path: "root.chat.alice", mark: .count(3), source: MarkSource(seq: 2, origin: "mention", at: 11)),
+                MarkRecord(path: "root.chat.quiet", mark: .dot),
+                MarkRecord(path: "root.news", mark: .dot, source: MarkSource(seq: 3, origin: "set", at: 12), expires: 99),
+            ])
         #expect(tree.explain("root.chat.muted").map(\.path) == ["root.chat.muted"])
         #expect(tree.explain("root.nothing").isEmpty)
     }

@@ -41,7 +41,8 @@ private enum Operation: CustomStringConvertible {
     var path: String {
         switch self {
         case .set(let p), .setCount(let p, _), .increment(let p, _), .clear(let p), .forceClear(let p),
-             .setExpiring(let p, _, _): return p
+            .setExpiring(let p, _, _):
+            return p
         case .tick: return "root"
         }
     }

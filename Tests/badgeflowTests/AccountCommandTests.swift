@@ -10,9 +10,15 @@ import Testing
         #expect(stamped.status == 0)
         #expect(stamped.lines.count == plain.lines.count)
         // The iPad's push carried "badge":1; the account's total is 2: replaced in place.
-        #expect(stamped.lines[3].hasSuffix(#""icon":2,"badgeUpdates":[{"device":"phone","badge":2}],"sync":{"reason":"push"},"payload":{"aps":{"alert":{"title":"Carol","body":"Slides attached"},"thread-id":"carol","badge":2},"type":"chat","sender":"carol"}}"#))
+        #expect(
+            stamped.lines[3].hasSuffix(
+                #""icon":2,"badgeUpdates":[{"device":"phone","badge":2}],"sync":{"reason":"push"},"payload":{"aps":{"alert":{"title":"Carol","body":"Slides attached"},"thread-id":"carol","badge":2},"type":"chat","sender":"carol"}}"#
+            ))
         // No badge in the payload: added last in aps, the other keys in their order.
-        #expect(stamped.lines[2].hasSuffix(#""payload":{"aps":{"alert":{"title":"Bob","body":"Coffee at ten?"},"thread-id":"bob","sound":"default","badge":1},"type":"chat","sender":"bob"}}"#))
+        #expect(
+            stamped.lines[2].hasSuffix(
+                #""payload":{"aps":{"alert":{"title":"Bob","body":"Coffee at ten?"},"thread-id":"bob","sound":"default","badge":1},"type":"chat","sender":"bob"}}"#
+            ))
         for (p, s) in zip(plain.lines, stamped.lines) {
             if p.contains(#""op":"push""#) && !p.contains(#""kind":"background""#) {
                 // The same line with the payload before its closing brace.
@@ -26,7 +32,9 @@ import Testing
     @Test func stampWorksOnStdinAndWithThreads() throws {
         var input = ""
         for i in 0..<5000 {
-            input += i % 3 == 0 ? "{\"aps\":{\"content-available\":1}}\n"
+            input +=
+                i % 3 == 0
+                ? "{\"aps\":{\"content-available\":1}}\n"
                 : "{\"op\":\"push\",\"account\":\"a\(i % 7)\",\"device\":\"d\(i % 2)\",\"payload\":{\"aps\":{\"alert\":\"x\",\"thread-id\":\"t\(i % 5)\"}}}\n"
         }
         let one = try CLI.run(["filter", "--stamp", "--jobs", "1"], input: input)
@@ -45,14 +53,15 @@ import Testing
         #expect(try CLI.run(["filter", "--state", state], input: input).status == 0)
         let byAccount = try CLI.run(["tree", "--state", state, "--account", "alice"])
         #expect(byAccount.status == 0)
-        #expect(byAccount.stdout == """
-            account "alice"  icon 1
-            root (1)
-            ├── chat (1)
-            │   └── dave (1)
-            └── news ●
+        #expect(
+            byAccount.stdout == """
+                account "alice"  icon 1
+                root (1)
+                ├── chat (1)
+                │   └── dave (1)
+                └── news ●
 
-            """)
+                """)
         let byDevice = try CLI.run(["tree", "--state", state, "--device", "phone"])
         #expect(byDevice.stdout.hasPrefix(#"account "alice"  device "phone"  icon 1"# + "\n"))
         let json = try CLI.run(["tree", "--state", state, "--device", "web", "--json"])
@@ -72,16 +81,18 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         let state = dir + "/state.json"
         try #"""
-            {"format": "badgeflow-state", "version": 1, "clock": 1795341800,
-             "devices": {"ipad": {"marks": {"root.chat.alice": 2}, "icon": 0,
-                                  "sync": {"loggedIn": true, "foreground": true, "visible": [], "appeared": [],
-                                           "disappearedAt": {}, "intervalStart": 1795341800}}}}
-            """#.write(toFile: state, atomically: true, encoding: .utf8)
-        let r = try CLI.run(["filter", "--state", state], input: """
-            {"op":"push","device":"ipad","payload":{"aps":{"alert":"x","thread-id":"alice"}}}
-            {"op":"push","account":"ipad","device":"phone","payload":{"aps":{"alert":"x","thread-id":"bob"}}}
+        {"format": "badgeflow-state", "version": 1, "clock": 1795341800,
+         "devices": {"ipad": {"marks": {"root.chat.alice": 2}, "icon": 0,
+                              "sync": {"loggedIn": true, "foreground": true, "visible": [], "appeared": [],
+                                       "disappearedAt": {}, "intervalStart": 1795341800}}}}
+        """#.write(toFile: state, atomically: true, encoding: .utf8)
+        let r = try CLI.run(
+            ["filter", "--state", state],
+            input: """
+                {"op":"push","device":"ipad","payload":{"aps":{"alert":"x","thread-id":"alice"}}}
+                {"op":"push","account":"ipad","device":"phone","payload":{"aps":{"alert":"x","thread-id":"bob"}}}
 
-            """)
+                """)
         #expect(r.lines[0].contains(#""icon":3,"sync":{"reason":"push"}}"#))
         // The migrated device counts as having been given its tree's total; the phone joins its account.
         #expect(r.lines[1].contains(#""icon":4,"badgeUpdates":[{"device":"ipad","badge":4}]}"#))

@@ -14,9 +14,11 @@ import Testing
         try "{\"seq\":1,\"op\":\"tick\",\"device\":\"\",\"changes\":[],\"icon\":0}\n"
             .write(toFile: dir + "/pass.expected.ndjson", atomically: true, encoding: .utf8)
         try "{\"op\":\"login\"}\n{\"op\":\"tick\"}\n".write(toFile: dir + "/sub/fail.ndjson", atomically: true, encoding: .utf8)
-        try "{\"seq\":1,\"op\":\"login\",\"device\":\"\",\"changes\":[],\"icon\":0}\n{\"seq\":2,\"op\":\"tick\",\"device\":\"\",\"changes\":[],\"icon\":9}\n"
+        try
+            "{\"seq\":1,\"op\":\"login\",\"device\":\"\",\"changes\":[],\"icon\":0}\n{\"seq\":2,\"op\":\"tick\",\"device\":\"\",\"changes\":[],\"icon\":9}\n"
             .write(toFile: dir + "/sub/fail.expected.ndjson", atomically: true, encoding: .utf8)
-        try "{\n  \"aps\": {\"alert\": \"hi\", \"thread-id\": \"a\"}\n}\n".write(toFile: dir + "/sub/new.json", atomically: true, encoding: .utf8)
+        try "{\n  \"aps\": {\"alert\": \"hi\", \"thread-id\": \"a\"}\n}\n".write(
+            toFile: dir + "/sub/new.json", atomically: true, encoding: .utf8)
         return dir
     }
 
@@ -46,7 +48,8 @@ import Testing
         #expect(u.status == 0)
         #expect(u.stdout.contains("UPDATED"))
         let expected = try String(contentsOfFile: dir + "/sub/new.expected.ndjson", encoding: .utf8)
-        #expect(expected.hasPrefix("{\"seq\":1,\"op\":\"push\",\"device\":\"\",\"kind\":\"alert\",\"rule\":\"chat\",\"path\":\"root.chat.a\""))
+        #expect(
+            expected.hasPrefix("{\"seq\":1,\"op\":\"push\",\"device\":\"\",\"kind\":\"alert\",\"rule\":\"chat\",\"path\":\"root.chat.a\""))
         let again = try CLI.run(["batch", dir])
         #expect(again.status == 0)
         #expect(again.stdout.hasSuffix("3 files: 3 passed, 0 failed\n"))

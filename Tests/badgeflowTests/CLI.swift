@@ -31,8 +31,10 @@ enum CLI {
 
     /// Runs `badgeflow ARGS` with `input` on stdin.
     @discardableResult
-    static func run(_ arguments: [String], input: String = "", cwd: String? = nil,
-                    environment: [String: String?] = [:]) throws -> Run {
+    static func run(
+        _ arguments: [String], input: String = "", cwd: String? = nil,
+        environment: [String: String?] = [:]
+    ) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -54,8 +56,9 @@ enum CLI {
         let out = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         while errReader.isExecuting || !errReader.isFinished { usleep(1000) }
-        return Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                   stderr: String(decoding: errData.get(), as: UTF8.self))
+        return Run(
+            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: errData.get(), as: UTF8.self))
     }
 
     /// This process's environment with `changes` applied (nil: removed).
@@ -75,11 +78,14 @@ enum CLI {
     /// Runs `badgeflow ARGS` with stdin from /dev/null and the streams in `onTerminal`
     /// (1: stdout, 2: stderr) on a new pseudo-terminal; the others go to `stdoutFile`
     /// (stdout) or /dev/null (stderr).
-    static func runOnTerminal(_ arguments: [String], onTerminal: Set<Int32>, stdoutFile: String? = nil,
-                              environment: [String: String?] = [:]) throws -> TerminalRun {
+    static func runOnTerminal(
+        _ arguments: [String], onTerminal: Set<Int32>, stdoutFile: String? = nil,
+        environment: [String: String?] = [:]
+    ) throws -> TerminalRun {
         let master = PTY.openpt(O_RDWR | O_NOCTTY)
         guard master >= 0, PTY.grantpt(master) == 0, PTY.unlockpt(master) == 0, let name = PTY.ptsname(master) else {
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no pseudo-terminal: \(String(cString: strerror(errno)))"])
+            throw CocoaError(
+                .fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no pseudo-terminal: \(String(cString: strerror(errno)))"])
         }
         let slave = open(name, O_RDWR | O_NOCTTY)
         guard slave >= 0 else { throw CocoaError(.fileReadUnknown) }

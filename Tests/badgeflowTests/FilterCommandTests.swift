@@ -60,7 +60,8 @@ import Testing
     }
 
     @Test func stateSplitAcrossTwoRunsGivesTheSameResultsAsOneRun() throws {
-        let input = try String(contentsOfFile: CLI.fixture("scenarios/chat-read-elsewhere.ndjson"), encoding: .utf8)
+        let input =
+            try String(contentsOfFile: CLI.fixture("scenarios/chat-read-elsewhere.ndjson"), encoding: .utf8)
             + (try String(contentsOfFile: CLI.fixture("scenarios/sync-policy.ndjson"), encoding: .utf8))
         let lines = input.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let whole = try CLI.run(["filter"], input: input).lines

@@ -6,8 +6,9 @@ import Testing
 @Suite struct HostileInputTests {
     private func code(of line: String) -> String? {
         guard let data = line.data(using: .utf8),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let error = object["error"] as? [String: Any] else { return nil }
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let error = object["error"] as? [String: Any]
+        else { return nil }
         return error["code"] as? String
     }
 

@@ -28,8 +28,9 @@ import Testing
         let bad = dir + "/bad.ndjson"
         try "nope\n".write(toFile: bad, atomically: false, encoding: .utf8)
         // Options before, between and after the INPUTs; `--opt=VALUE` and `--opt VALUE`.
-        let r = try CLI.run(["filter", "--jobs", "2"] + paths[..<2500] + ["--max-line-bytes=4096", bad]
-                            + paths[2500...] + ["--strict"])
+        let r = try CLI.run(
+            ["filter", "--jobs", "2"] + paths[..<2500] + ["--max-line-bytes=4096", bad]
+                + paths[2500...] + ["--strict"])
         #expect(r.status == 1)
         #expect(seqs(r) == Array(1...5001))
         #expect(r.lines[2500].contains("\"invalid-json\""))

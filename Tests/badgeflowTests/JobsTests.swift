@@ -15,7 +15,9 @@ import Testing
             case 4: lines.append("{\"op\":\"snapshot\",\"device\":\"d\(i % 3)\"}")
             case 5: lines.append("{\"aps\":{\"content-available\":1},\"type\":\"unread\",\"unread\":\(t)}")
             case 6: lines.append("{\"op\":\"tick\",\"at\":\(i)}")
-            default: lines.append("{\"op\":\"push\",\"device\":\"d\(i % 3)\",\"payload\":{\"aps\":{\"alert\":\"m\(i)\",\"thread-id\":\"t\(t)\"}}}")
+            default:
+                lines.append(
+                    "{\"op\":\"push\",\"device\":\"d\(i % 3)\",\"payload\":{\"aps\":{\"alert\":\"m\(i)\",\"thread-id\":\"t\(t)\"}}}")
             }
         }
         let dir = try CLI.temporaryDirectory()

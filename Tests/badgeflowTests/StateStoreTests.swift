@@ -80,7 +80,9 @@ import Testing
             if round == 20 { #expect(p.terminationStatus == 0) }
             let text = try String(contentsOfFile: out, encoding: .utf8)
             // A line cut by the kill (no newline yet) is not an answer.
-            let complete = text.hasSuffix("\n") ? Substring(text) : text[..<(text.lastIndex(of: "\n").map { text.index(after: $0) } ?? text.startIndex)]
+            let complete =
+                text.hasSuffix("\n")
+                ? Substring(text) : text[..<(text.lastIndex(of: "\n").map { text.index(after: $0) } ?? text.startIndex)]
             for line in complete.split(separator: "\n") {
                 guard let s = Self.seq(line) else { continue }
                 answers[s] = line
@@ -110,7 +112,8 @@ import Testing
         #expect(bounded.stdout == plain.stdout)
         // The same accounts, devices and marks: converted back, the state is the JSON one.
         #expect(try CLI.run(["state", "convert", dir + "/b.sqlite", dir + "/back.json"]).status == 0)
-        #expect(try String(contentsOfFile: dir + "/back.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8))
+        #expect(
+            try String(contentsOfFile: dir + "/back.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8))
         let info = try CLI.run(["state", "info", dir + "/b.sqlite"])
         #expect(info.stdout.contains("accounts: 700\n"))
         #expect(info.stdout.contains("last seq: 8000\n"))
@@ -188,7 +191,9 @@ import Testing
         let state = dir + "/h.sqlite"
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", "'\(CLI.executable)' filter --state '\(state)' --checkpoint 0.01 '\(input)' | head -1 > '\(dir)/head.out'"]
+        shell.arguments = [
+            "-c", "'\(CLI.executable)' filter --state '\(state)' --checkpoint 0.01 '\(input)' | head -1 > '\(dir)/head.out'",
+        ]
         let started = Date()
         try shell.run()
         shell.waitUntilExit()
@@ -217,7 +222,11 @@ import Testing
         // stdin: the committed number of lines is skipped, and stderr says so.
         let c = dir + "/c.db"
         let lines = Self.fleet(lines: 100, accounts: 10, seed: 1)
-        #expect(try CLI.run(["filter", "--state", c], input: String(lines.split(separator: "\n", omittingEmptySubsequences: false).prefix(40).joined(separator: "\n")) + "\n").status == 0)
+        #expect(
+            try CLI.run(
+                ["filter", "--state", c],
+                input: String(lines.split(separator: "\n", omittingEmptySubsequences: false).prefix(40).joined(separator: "\n")) + "\n"
+            ).status == 0)
         let resumed = try CLI.run(["filter", "--state", c, "--resume"], input: lines)
         #expect(resumed.stderr.contains("skipping the first 40 lines of stdin"))
         let whole = try CLI.run(["filter"], input: lines)

@@ -31,8 +31,9 @@ import Testing
 
     @Test func noProgressTurnsItOff() throws {
         let input = try stream(2000)
-        let r = try CLI.runOnTerminal(["filter", "--no-progress", input], onTerminal: [2],
-                                      stdoutFile: try CLI.temporaryDirectory() + "/out")
+        let r = try CLI.runOnTerminal(
+            ["filter", "--no-progress", input], onTerminal: [2],
+            stdoutFile: try CLI.temporaryDirectory() + "/out")
         #expect(r.status == 0)
         #expect(r.terminal.isEmpty)
     }
@@ -58,14 +59,17 @@ import Testing
     @Test func treeColoursATerminalUnlessNoColorIsSet() throws {
         let s = try state()
         // The environment the tests run in may set NO_COLOR itself.
-        #expect(try CLI.runOnTerminal(["tree", "--state", s], onTerminal: [1], environment: ["NO_COLOR": nil]).terminal.contains("\u{1B}["))
+        #expect(
+            try CLI.runOnTerminal(["tree", "--state", s], onTerminal: [1], environment: ["NO_COLOR": nil]).terminal.contains("\u{1B}["))
         let noColor = try CLI.runOnTerminal(["tree", "--state", s], onTerminal: [1], environment: ["NO_COLOR": "1"])
         #expect(noColor.status == 0)
         #expect(noColor.terminal.contains("root"))
         #expect(!noColor.terminal.contains("\u{1B}["))
         // An empty NO_COLOR does not count; --color wins over NO_COLOR.
         #expect(try CLI.runOnTerminal(["tree", "--state", s], onTerminal: [1], environment: ["NO_COLOR": ""]).terminal.contains("\u{1B}["))
-        #expect(try CLI.runOnTerminal(["tree", "--state", s, "--color"], onTerminal: [1], environment: ["NO_COLOR": "1"]).terminal.contains("\u{1B}["))
+        #expect(
+            try CLI.runOnTerminal(["tree", "--state", s, "--color"], onTerminal: [1], environment: ["NO_COLOR": "1"]).terminal.contains(
+                "\u{1B}["))
     }
 
     @Test func batchHasColorAndNoColorAndHonoursNoColor() throws {

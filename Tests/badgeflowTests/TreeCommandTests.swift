@@ -12,32 +12,39 @@ import Testing
     @Test func drawsTheTreeAsPlainTextOffATerminal() throws {
         let r = try CLI.run(["tree", "--state", try state()])
         #expect(r.status == 0)
-        #expect(r.stdout == """
-            device ""  icon 5
-            root (5)
-            ├── chat (1)
-            │   └── xiaowang (1)
-            ├── inbox (4)
-            └── promotion [new]
-                └── double11 ●
+        #expect(
+            r.stdout == """
+                device ""  icon 5
+                root (5)
+                ├── chat (1)
+                │   └── xiaowang (1)
+                ├── inbox (4)
+                └── promotion [new]
+                    └── double11 ●
 
-            """)
+                """)
     }
 
     @Test func explainListsTheMarksBehindAPath() throws {
         let dir = try CLI.temporaryDirectory()
         let state = dir + "/s.json"
-        _ = try CLI.run(["filter", "--state", state, "--rules", CLI.fixture("scenarios/wechat-tab.rules.json"),
-                         CLI.fixture("scenarios/wechat-tab.ndjson")])
+        _ = try CLI.run([
+            "filter", "--state", state, "--rules", CLI.fixture("scenarios/wechat-tab.rules.json"),
+            CLI.fixture("scenarios/wechat-tab.ndjson"),
+        ])
         let r = try CLI.run(["tree", "--state", state, "--explain", "root"])
         #expect(r.status == 0)
-        #expect(r.stdout == """
-            root.chat.alice  3  seq 3  rule mention  at 1002  expires never
-            root.me.new-feature  dot  seq 13  rule feature  at 4700  expires never
+        #expect(
+            r.stdout == """
+                root.chat.alice  3  seq 3  rule mention  at 1002  expires never
+                root.me.new-feature  dot  seq 13  rule feature  at 4700  expires never
 
-            """)
+                """)
         let j = try CLI.run(["tree", "--state", state, "--explain", "root.chat", "--json"])
-        #expect(j.stdout == #"{"path":"root.chat","explain":[{"path":"root.chat.alice","count":3,"seq":3,"rule":"mention","at":1002,"expires":null}]}"# + "\n")
+        #expect(
+            j.stdout
+                == #"{"path":"root.chat","explain":[{"path":"root.chat.alice","count":3,"seq":3,"rule":"mention","at":1002,"expires":null}]}"#
+                + "\n")
         #expect(try CLI.run(["tree", "--state", state, "--explain", "root.discover"]).stdout == "root.discover does not show\n")
     }
 
@@ -65,7 +72,8 @@ import Testing
 
 /// `tree` reads the rules a state was written with from the state file itself.
 @Suite struct TreeRulesTests {
-    private let rulesText = #"{"version":1,"root":"app","maxDisplay":9,"rules":[{"name":"t","match":{"/t":{"exists":true}},"path":"app.{/t}","action":"increment"}]}"#
+    private let rulesText =
+        #"{"version":1,"root":"app","maxDisplay":9,"rules":[{"name":"t","match":{"/t":{"exists":true}},"path":"app.{/t}","action":"increment"}]}"#
 
     private func setUp() throws -> (rules: String, state: String) {
         let dir = try CLI.temporaryDirectory()

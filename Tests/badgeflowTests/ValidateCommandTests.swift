@@ -31,7 +31,10 @@ import Testing
 
     @Test func humanOutputIsCompilerStyle() throws {
         let r = try CLI.run(["validate", CLI.fixture("payloads/invalid/badge-string.json")])
-        #expect(r.stdout.contains("payloads/invalid/badge-string.json:1: error[wrong-type] /aps/badge: badge must be a non-negative integer, got string \"99+\""))
+        #expect(
+            r.stdout.contains(
+                "payloads/invalid/badge-string.json:1: error[wrong-type] /aps/badge: badge must be a non-negative integer, got string \"99+\""
+            ))
     }
 
     @Test func readsOnePayloadPerLineFromStdin() throws {

@@ -71,14 +71,18 @@ final class JSONParser {
         JSONParseError(reason: .invalidUTF8, message: "text is not valid UTF-8", offset: offset)
     }
 
-    private func finish<R>(_ root: OpaquePointer?, bytes: UnsafeRawBufferPointer, consumed: Int,
-                           _ body: (Result<JSONRef, JSONParseError>) -> R) -> R {
+    private func finish<R>(
+        _ root: OpaquePointer?, bytes: UnsafeRawBufferPointer, consumed: Int,
+        _ body: (Result<JSONRef, JSONParseError>) -> R
+    ) -> R {
         var i = consumed
         while i < bytes.count {
             let b = bytes[i]
             if b != 0x20 && b != 0x0A && b != 0x0D && b != 0x09 {
-                return body(.failure(JSONParseError(
-                    reason: .invalidJSON, message: "unexpected data after the JSON value", offset: i)))
+                return body(
+                    .failure(
+                        JSONParseError(
+                            reason: .invalidJSON, message: "unexpected data after the JSON value", offset: i)))
             }
             i += 1
         }

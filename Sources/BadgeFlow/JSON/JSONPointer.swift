@@ -53,7 +53,8 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
             let key = String(decoding: bytes, as: UTF8.self)
             var index: Int? = nil
             if !bytes.isEmpty, bytes.count <= 9, bytes.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-               bytes.count == 1 || bytes[0] != 48 {
+                bytes.count == 1 || bytes[0] != 48
+            {
                 index = Int(key)
             }
             out.append(Token(key: key, index: index))

@@ -147,8 +147,9 @@ struct JSONRef {
         while let e = entry {
             if let key = lh_entry_k(e) {
                 let n = strlen(key.assumingMemoryBound(to: CChar.self))
-                body(UnsafeBufferPointer(start: key.assumingMemoryBound(to: UInt8.self), count: n),
-                     JSONRef(OpaquePointer(lh_entry_v(e))))
+                body(
+                    UnsafeBufferPointer(start: key.assumingMemoryBound(to: UInt8.self), count: n),
+                    JSONRef(OpaquePointer(lh_entry_v(e))))
             }
             entry = lh_entry_next(e)
         }

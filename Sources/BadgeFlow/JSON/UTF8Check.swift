@@ -15,7 +15,8 @@ enum UTF8Check {
             // ASCII runs, a word at a time; in a word with a non-ASCII byte, jump straight to it
             // (byte 0 is the low byte once the word is read as little-endian).
             while i + 8 <= n {
-                let high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let high =
+                    UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
                     & 0x8080_8080_8080_8080
                 if high != 0 {
                     i += high.trailingZeroBitCount >> 3
@@ -40,9 +41,9 @@ enum UTF8Check {
             let b1 = base.load(fromByteOffset: i + 1, as: UInt8.self)
             guard b1 & 0xC0 == 0x80 else { return i }
             switch b0 {
-            case 0xE0 where b1 < 0xA0: return i   // overlong three-byte form
+            case 0xE0 where b1 < 0xA0: return i  // overlong three-byte form
             case 0xED where b1 >= 0xA0: return i  // a UTF-16 surrogate
-            case 0xF0 where b1 < 0x90: return i   // overlong four-byte form
+            case 0xF0 where b1 < 0x90: return i  // overlong four-byte form
             case 0xF4 where b1 >= 0x90: return i  // above U+10FFFF
             default: break
             }

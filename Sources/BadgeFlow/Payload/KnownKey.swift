@@ -57,7 +57,7 @@ struct KnownKeys<Key: Sendable>: Sendable {
 /// The `aps` keys of Apple's payload key reference, by the type their value must have.
 enum ApsKey: Sendable {
     case alert, badge, sound, string, contentAvailable, integer, interruptionLevel, event, relevanceScore, object,
-         inputPushToken
+        inputPushToken
     /// `url-args` (Safari web push): an array of strings.
     case stringArray
     /// `content-changed` (WidgetKit push): a boolean.

@@ -23,8 +23,9 @@ struct PayloadChecker {
     private mutating func run(_ root: JSONRef, byteCount: Int, pushType: String?) -> PayloadReport {
         let limit = PayloadLimits.maxBytes(pushType: pushType)
         if byteCount > limit {
-            error(.payloadTooLarge, "payload is \(byteCount) bytes, more than the \(limit) bytes APNs accepts" +
-                  (pushType == "voip" ? " for VoIP" : ""), base)
+            error(
+                .payloadTooLarge,
+                "payload is \(byteCount) bytes, more than the \(limit) bytes APNs accepts" + (pushType == "voip" ? " for VoIP" : ""), base)
             return report(kind: nil, badge: nil)
         }
         guard root.kind == .object else {
@@ -49,8 +50,9 @@ struct PayloadChecker {
         aps.forEachMember { name, value in
             guard let known = apsKeys.identify(name) else {
                 let key = String(decoding: name, as: UTF8.self)
-                warning(.unknownApsKey, "\"\(key)\" is not an aps key APNs knows; custom keys belong outside aps",
-                        apsPointer(key))
+                warning(
+                    .unknownApsKey, "\"\(key)\" is not an aps key APNs knows; custom keys belong outside aps",
+                    apsPointer(key))
                 return
             }
             switch known {
@@ -95,18 +97,26 @@ struct PayloadChecker {
             }
         }
         if contentAvailable && (hasAlert || hasBadge || hasSound) {
-            warning(.silentWithAlert,
-                    "content-available with alert, badge or sound is not delivered as a silent push",
-                    apsPointer("content-available"))
+            warning(
+                .silentWithAlert,
+                "content-available with alert, badge or sound is not delivered as a silent push",
+                apsPointer("content-available"))
         }
         if diagnostics.contains(where: { $0.severity == .error }) { return report(kind: nil, badge: nil) }
         let kind: PayloadKind
-        if isLiveActivity { kind = .liveActivity }
-        else if pushType == "voip" { kind = .voip }
-        else if contentAvailable && !hasAlert && !hasBadge && !hasSound { kind = .background }
-        else if hasAlert || hasSound { kind = .alert }
-        else if hasBadge { kind = .badgeOnly }
-        else { kind = .noAction }
+        if isLiveActivity {
+            kind = .liveActivity
+        } else if pushType == "voip" {
+            kind = .voip
+        } else if contentAvailable && !hasAlert && !hasBadge && !hasSound {
+            kind = .background
+        } else if hasAlert || hasSound {
+            kind = .alert
+        } else if hasBadge {
+            kind = .badgeOnly
+        } else {
+            kind = .noAction
+        }
         return report(kind: kind, badge: badge)
     }
 
@@ -157,8 +167,9 @@ struct PayloadChecker {
                 case .stringOrNull?:
                     if member.kind == .string || member.kind == .null { return }  // null hides the action button
                     let key = String(decoding: name, as: UTF8.self)
-                    error(.wrongType, "alert \(key) must be a string or null, got \(Self.describe(member))",
-                          JSONPointer.appending(at, key))
+                    error(
+                        .wrongType, "alert \(key) must be a string or null, got \(Self.describe(member))",
+                        JSONPointer.appending(at, key))
                 case .count?:
                     if member.kind == .int, let n = member.int, n >= 0, !member.intOverflowed { return }
                     let key = String(decoding: name, as: UTF8.self)
@@ -239,8 +250,9 @@ struct PayloadChecker {
                 switch soundKeys.identify(name) {
                 case .critical?:
                     guard member.kind == .int, let n = member.int else {
-                        error(.wrongType, "sound critical must be 0 or 1, got \(Self.describe(member))",
-                              JSONPointer.appending(at(), "critical"))
+                        error(
+                            .wrongType, "sound critical must be 0 or 1, got \(Self.describe(member))",
+                            JSONPointer.appending(at(), "critical"))
                         return
                     }
                     if n != 0 && n != 1 {
@@ -248,18 +260,21 @@ struct PayloadChecker {
                     }
                 case .name?:
                     if member.kind != .string {
-                        error(.wrongType, "sound name must be a string, got \(Self.describe(member))",
-                              JSONPointer.appending(at(), "name"))
+                        error(
+                            .wrongType, "sound name must be a string, got \(Self.describe(member))",
+                            JSONPointer.appending(at(), "name"))
                     }
                 case .volume?:
                     guard let v = member.number else {
-                        error(.wrongType, "sound volume must be a number, got \(Self.describe(member))",
-                              JSONPointer.appending(at(), "volume"))
+                        error(
+                            .wrongType, "sound volume must be a number, got \(Self.describe(member))",
+                            JSONPointer.appending(at(), "volume"))
                         return
                     }
                     if !(v >= 0 && v <= 1) {
-                        error(.outOfRange, "sound volume must be between 0 and 1, got \(Self.describe(member))",
-                              JSONPointer.appending(at(), "volume"))
+                        error(
+                            .outOfRange, "sound volume must be between 0 and 1, got \(Self.describe(member))",
+                            JSONPointer.appending(at(), "volume"))
                     }
                 case nil:
                     let key = String(decoding: name, as: UTF8.self)
@@ -305,8 +320,9 @@ struct PayloadChecker {
             return
         }
         if !allowed.contains(where: { value.stringEquals($0) }) {
-            error(.invalidValue, "\(key) must be one of \(allowed.joined(separator: ", ")), got \(Self.describe(value))",
-                  apsPointer(key))
+            error(
+                .invalidValue, "\(key) must be one of \(allowed.joined(separator: ", ")), got \(Self.describe(value))",
+                apsPointer(key))
         }
     }
 

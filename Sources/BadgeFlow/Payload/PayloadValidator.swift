@@ -57,10 +57,12 @@ public final class PayloadValidator {
                 return PayloadReport(kind: nil, badge: nil, diagnostics: [d])
             case .success(let root):
                 if root.kind == .object, root["aps"] == nil, let op = root["op"], op.stringEquals("push"),
-                   let payload = root["payload"] {
+                    let payload = root["payload"]
+                {
                     let pushType = root["push-type"]?.string
-                    return PayloadChecker.check(payload, byteCount: payload.serializedByteCount,
-                                                pushType: pushType, base: "/payload")
+                    return PayloadChecker.check(
+                        payload, byteCount: payload.serializedByteCount,
+                        pushType: pushType, base: "/payload")
                 }
                 return PayloadChecker.check(root, byteCount: size, pushType: nil, base: "")
             }

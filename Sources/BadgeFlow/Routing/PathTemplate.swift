@@ -40,10 +40,11 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
 
     /// The template with each hole's pointer numbered by `slot(pointer)`.
     func withSlots(_ slot: (JSONPointer) -> Int) -> PathTemplate {
-        PathTemplate(parts: parts.map { part in
-            if case .pointer(let p, _) = part { return .pointer(p, slot: slot(p)) }
-            return part
-        }, description: description)
+        PathTemplate(
+            parts: parts.map { part in
+                if case .pointer(let p, _) = part { return .pointer(p, slot: slot(p)) }
+                return part
+            }, description: description)
     }
 
     /// The result of filling the holes.
@@ -69,8 +70,10 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
 
     /// Renders into `buf`; nil when anything is unusual (a problem, or no room), so the slow
     /// path can report it.
-    private func renderFast(_ parts: UnsafeBufferPointer<Part>, _ payload: Selected,
-                            into buf: UnsafeMutableBufferPointer<UInt8>) -> Rendered? {
+    private func renderFast(
+        _ parts: UnsafeBufferPointer<Part>, _ payload: Selected,
+        into buf: UnsafeMutableBufferPointer<UInt8>
+    ) -> Rendered? {
         var n = 0
         for i in parts.indices {
             switch parts[i] {
@@ -78,7 +81,8 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
                 var s = s
                 let ok = s.withUTF8 { bytes -> Bool in
                     guard let source = bytes.baseAddress, n + bytes.count <= buf.count,
-                          let target = buf.baseAddress else { return bytes.isEmpty }
+                        let target = buf.baseAddress
+                    else { return bytes.isEmpty }
                     (target + n).update(from: source, count: bytes.count)
                     n += bytes.count
                     return true
@@ -96,7 +100,8 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
                     if !ok { return nil }
                 case .int where !value.intOverflowed:
                     guard let v = value.int, n + JSONWriter.maxDecimalBytes <= buf.count,
-                          let target = buf.baseAddress else { return nil }
+                        let target = buf.baseAddress
+                    else { return nil }
                     n += JSONWriter.writeDecimal(v, to: target + n)
                 default:
                     return nil
@@ -118,16 +123,20 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
                 switch value.kind {
                 case .string:
                     if value.stringByteCount == 0 {
-                        return .invalid(.error(.invalidPath, "path template \(description): {\(p)} is an empty string",
-                                               at: base + p.description))
+                        return .invalid(
+                            .error(
+                                .invalidPath, "path template \(description): {\(p)} is an empty string",
+                                at: base + p.description))
                     }
                     out += BadgePath.escapeSegment(value.string ?? "")
                 case .int where !value.intOverflowed:
                     out += String(value.int ?? 0)
                 default:
-                    return .invalid(.error(.wrongType,
-                                           "path template \(description): {\(p)} must be a string or an integer, got \(PayloadChecker.describe(value))",
-                                           at: base + p.description))
+                    return .invalid(
+                        .error(
+                            .wrongType,
+                            "path template \(description): {\(p)} must be a string or an integer, got \(PayloadChecker.describe(value))",
+                            at: base + p.description))
                 }
             }
         }
@@ -150,9 +159,11 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
                 case .int where !value.intOverflowed:
                     out += String(value.int ?? 0)
                 default:
-                    return .invalid(.error(.wrongType,
-                                           "once token \(description): {\(p)} must be a non-empty string or an integer, got \(PayloadChecker.describe(value))",
-                                           at: base + p.description))
+                    return .invalid(
+                        .error(
+                            .wrongType,
+                            "once token \(description): {\(p)} must be a non-empty string or an integer, got \(PayloadChecker.describe(value))",
+                            at: base + p.description))
                 }
             }
         }

@@ -54,8 +54,10 @@ public final class RoutingRule: Sendable {
     /// The once token given to the mark the action sets (the rule's `once`), if any.
     public let once: PathTemplate?
 
-    init(name: String, matchers: [Matcher], template: PathTemplate, action: Action,
-         ttl: Amount? = nil, once: PathTemplate? = nil) {
+    init(
+        name: String, matchers: [Matcher], template: PathTemplate, action: Action,
+        ttl: Amount? = nil, once: PathTemplate? = nil
+    ) {
         self.name = name
         self.matchers = matchers
         self.template = template

@@ -33,9 +33,11 @@ extension RuleSet {
         public var sync: SyncPolicy.Configuration
 
         /// Creates a definition; the defaults are those of an empty rules file.
-        public init(root: String = "root", icon: IconPolicy = .tree, maxDisplay: Int = 99,
-                    display: [(path: String, mode: DisplayMode)] = [], rules: [Rule] = [],
-                    sync: SyncPolicy.Configuration = .init()) {
+        public init(
+            root: String = "root", icon: IconPolicy = .tree, maxDisplay: Int = 99,
+            display: [(path: String, mode: DisplayMode)] = [], rules: [Rule] = [],
+            sync: SyncPolicy.Configuration = .init()
+        ) {
             self.root = root
             self.icon = icon
             self.maxDisplay = maxDisplay
@@ -60,8 +62,10 @@ extension RuleSet {
             public var once: String?
 
             /// Creates a rule.
-            public init(name: String, match: [(pointer: String, test: Test)] = [], path: String, action: Action,
-                        ttl: Amount? = nil, once: String? = nil) {
+            public init(
+                name: String, match: [(pointer: String, test: Test)] = [], path: String, action: Action,
+                ttl: Amount? = nil, once: String? = nil
+            ) {
                 self.name = name
                 self.match = match
                 self.path = path
@@ -122,11 +126,15 @@ extension RuleSet {
                 members.append(("contribute", .object(contribute.map { ($0.path, .string($0.mode.rawValue)) })))
             }
             members.append(("rules", .array(rules.map(Self.json))))
-            members.append(("sync", .object([
-                ("pages", .array(sync.pages.sorted().map(JSONValue.string))),
-                ("interval", Self.json(seconds: sync.interval)),
-                ("away", Self.json(seconds: sync.away)),
-            ])))
+            members.append(
+                (
+                    "sync",
+                    .object([
+                        ("pages", .array(sync.pages.sorted().map(JSONValue.string))),
+                        ("interval", Self.json(seconds: sync.interval)),
+                        ("away", Self.json(seconds: sync.away)),
+                    ])
+                ))
             return .object(members)
         }
 
@@ -153,14 +161,19 @@ extension RuleSet {
         private static func json(_ rule: Rule) -> JSONValue {
             var members: [(String, JSONValue)] = [("name", .string(rule.name))]
             if !rule.match.isEmpty {
-                members.append(("match", .object(rule.match.map { entry in
-                    switch entry.test {
-                    case .equals(let v): return (entry.pointer, v)
-                    case .exists(let b): return (entry.pointer, .object([("exists", .bool(b))]))
-                    case .oneOf(let vs): return (entry.pointer, .object([("in", .array(vs))]))
-                    case .prefix(let p): return (entry.pointer, .object([("prefix", .string(p))]))
-                    }
-                })))
+                members.append(
+                    (
+                        "match",
+                        .object(
+                            rule.match.map { entry in
+                                switch entry.test {
+                                case .equals(let v): return (entry.pointer, v)
+                                case .exists(let b): return (entry.pointer, .object([("exists", .bool(b))]))
+                                case .oneOf(let vs): return (entry.pointer, .object([("in", .array(vs))]))
+                                case .prefix(let p): return (entry.pointer, .object([("prefix", .string(p))]))
+                                }
+                            })
+                    ))
             }
             members.append(("path", .string(rule.path)))
             let action: JSONValue

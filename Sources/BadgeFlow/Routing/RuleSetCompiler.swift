@@ -24,8 +24,9 @@ struct RuleSetCompiler {
         }
         let known: Set<String> = ["version", "root", "icon", "maxDisplay", "display", "contribute", "rules", "sync"]
         for (key, _) in members where !known.contains(key) {
-            throw fail("/" + JSONPointer.escape(key),
-                       "unknown key \"\(key)\"; expected one of \(known.sorted().joined(separator: ", "))")
+            throw fail(
+                "/" + JSONPointer.escape(key),
+                "unknown key \"\(key)\"; expected one of \(known.sorted().joined(separator: ", "))")
         }
         if let v = root["version"], v != .int(1) {
             throw fail("/version", "only version 1 exists, got \(v.serialized())")
@@ -152,7 +153,10 @@ struct RuleSetCompiler {
         }
         try checkPath(template.sample, root: root, at: at + "/path")
         guard let actionValue = v["action"] else {
-            throw fail(at + "/action", "a rule needs an action: \"dot\", \"increment\", \"clear\", \"ignore\", {\"increment\": n}, {\"set\": n} or {\"clear\": {\"force\": true}}")
+            throw fail(
+                at + "/action",
+                "a rule needs an action: \"dot\", \"increment\", \"clear\", \"ignore\", {\"increment\": n}, {\"set\": n} or {\"clear\": {\"force\": true}}"
+            )
         }
         var ttl: RoutingRule.Amount?
         if let t = v["ttl"] {
@@ -169,13 +173,15 @@ struct RuleSetCompiler {
             case .success(let t): once = t.withSlots { slot(for: $0) }
             }
         }
-        return RoutingRule(name: name, matchers: matchers, template: template,
-                           action: try action(actionValue, at: at + "/action"), ttl: ttl, once: once)
+        return RoutingRule(
+            name: name, matchers: matchers, template: template,
+            action: try action(actionValue, at: at + "/action"), ttl: ttl, once: once)
     }
 
     private func test(_ v: JSONValue, at: String) throws(RulesError) -> RoutingRule.Test {
         guard case .object(let m) = v, m.count == 1,
-              ["exists", "in", "prefix"].contains(m[0].0) else {
+            ["exists", "in", "prefix"].contains(m[0].0)
+        else {
             if case .object = v {
                 throw fail(at, "a match test object must be {\"exists\": bool}, {\"in\": [...]} or {\"prefix\": \"...\"}")
             }
@@ -187,7 +193,8 @@ struct RuleSetCompiler {
         case ("in", .array(let items)): return .oneOf(items)
         case ("prefix", .string(let s)): return .prefix(s)
         default:
-            throw fail(at + "/" + op, "\(op) takes \(op == "exists" ? "a boolean" : op == "in" ? "an array" : "a string"), got \(arg.typeName)")
+            throw fail(
+                at + "/" + op, "\(op) takes \(op == "exists" ? "a boolean" : op == "in" ? "an array" : "a string"), got \(arg.typeName)")
         }
     }
 
@@ -220,8 +227,9 @@ struct RuleSetCompiler {
                 return .set(a)
             case "clear":
                 guard case .object(let opts) = arg, opts.count <= 1,
-                      opts.isEmpty || opts[0].0 == "force",
-                      case .bool(let f) = (opts.isEmpty ? JSONValue.bool(false) : opts[0].1) else {
+                    opts.isEmpty || opts[0].0 == "force",
+                    case .bool(let f) = (opts.isEmpty ? JSONValue.bool(false) : opts[0].1)
+                else {
                     throw fail(at + "/clear", "clear takes {\"force\": true} or {\"force\": false}")
                 }
                 return .clear(force: f)
@@ -229,7 +237,10 @@ struct RuleSetCompiler {
             }
         default: break
         }
-        throw fail(at, "unknown action \(v.serialized()); expected \"dot\", \"increment\", \"clear\", \"ignore\", {\"increment\": n}, {\"set\": n} or {\"clear\": {\"force\": true}}")
+        throw fail(
+            at,
+            "unknown action \(v.serialized()); expected \"dot\", \"increment\", \"clear\", \"ignore\", {\"increment\": n}, {\"set\": n} or {\"clear\": {\"force\": true}}"
+        )
     }
 
     private func sync(_ v: JSONValue) throws(RulesError) -> RuleSet.Sync {

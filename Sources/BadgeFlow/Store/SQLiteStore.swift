@@ -119,7 +119,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         if tables.isEmpty {
             guard !readOnly else { throw StateFile.Failure(file: path, at: "", message: "empty database, not a BadgeFlow state") }
             try exec("PRAGMA journal_mode = WAL")
-            try exec("""
+            try exec(
+                """
                 BEGIN;
                 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
                 CREATE TABLE accounts(id TEXT PRIMARY KEY, data TEXT NOT NULL,
@@ -144,15 +145,22 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         while sqlite3_step(stmt) == SQLITE_ROW { meta[Self.text(stmt, 0)] = Self.text(stmt, 1) }
         sqlite3_finalize(stmt)
         guard meta["format"] == StateFile.format else {
-            throw StateFile.Failure(file: path, at: "meta.format", message: "not a BadgeFlow state database (no format \(StateFile.format))")
+            throw StateFile.Failure(
+                file: path, at: "meta.format", message: "not a BadgeFlow state database (no format \(StateFile.format))")
         }
         guard meta["version"] == String(StateFile.version), meta["schema"] == String(Self.schema) else {
-            throw StateFile.Failure(file: path, at: "meta.version", message: "state version \(meta["version"] ?? "none") (schema \(meta["schema"] ?? "none")) is not supported; this BadgeFlow reads version \(StateFile.version), schema \(Self.schema)")
+            throw StateFile.Failure(
+                file: path, at: "meta.version",
+                message:
+                    "state version \(meta["version"] ?? "none") (schema \(meta["schema"] ?? "none")) is not supported; this BadgeFlow reads version \(StateFile.version), schema \(Self.schema)"
+            )
         }
         selectAccount = try prepare("SELECT data FROM accounts WHERE id = ?1")
         selectCounts = try prepare("SELECT devices, marks FROM accounts WHERE id = ?1")
         if !readOnly {
-            upsertAccount = try prepare("INSERT INTO accounts(id, data, devices, marks) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(id) DO UPDATE SET data = excluded.data, devices = excluded.devices, marks = excluded.marks")
+            upsertAccount = try prepare(
+                "INSERT INTO accounts(id, data, devices, marks) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(id) DO UPDATE SET data = excluded.data, devices = excluded.devices, marks = excluded.marks"
+            )
             upsertMeta = try prepare("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
         }
     }

@@ -157,12 +157,14 @@ public struct BadgeStream: Sendable {
                     if let loaded = try source.loadAccount(id, rules: rules) { fresh = loaded }
                 } catch {
                     sourceFailure = error
-                    return .rejected(.error(.invalidPath, "account \"\(id)\" could not be loaded from the state: \(error.description)", at: ""))
+                    return .rejected(
+                        .error(.invalidPath, "account \"\(id)\" could not be loaded from the state: \(error.description)", at: ""))
                 }
             }
             accounts[id] = fresh
             guard let made = accounts.index(forKey: id) else {
-                return .rejected(.error(.invalidPath, "account \"\(id)\" could not be created", at: event.account == nil ? "/device" : "/account"))
+                return .rejected(
+                    .error(.invalidPath, "account \"\(id)\" could not be created", at: event.account == nil ? "/device" : "/account"))
             }
             index = made
         }
@@ -186,8 +188,10 @@ public struct BadgeStream: Sendable {
 
     /// Applies `event` to `account`; `own`: the account is the device's own (its id is the
     /// device id), which the device never leaves.
-    private static func apply(_ event: consuming Event, seq: Int, settings: Settings, rules: RuleSet, own: Bool,
-                              to account: inout Account) -> StreamResult.Body {
+    private static func apply(
+        _ event: consuming Event, seq: Int, settings: Settings, rules: RuleSet, own: Bool,
+        to account: inout Account
+    ) -> StreamResult.Body {
         // Events without `at` take the previous time of the same account.
         if let at = event.at { account.clock = at }
         let clock = account.clock
@@ -208,19 +212,23 @@ public struct BadgeStream: Sendable {
         if let path = event.path {
             do {
                 let source = MarkSource(seq: seq, origin: event.rule ?? event.op.rawValue, at: clock)
-                outcome = try Self.perform(event.action, on: path, in: &account.tree, source: source,
-                                           expires: event.ttl.map { clock + $0 }, once: event.once)
+                outcome = try Self.perform(
+                    event.action, on: path, in: &account.tree, source: source,
+                    expires: event.ttl.map { clock + $0 }, once: event.once)
             } catch {
                 let at = event.op == .push ? "" : "/path"
-                let d = Diagnostic.error(.invalidPath,
-                                         event.op == .push ? "rule \"\(event.rule ?? "")\" made an invalid path: \(error.description)" : error.description,
-                                         at: at)
+                let d = Diagnostic.error(
+                    .invalidPath,
+                    event.op == .push ? "rule \"\(event.rule ?? "")\" made an invalid path: \(error.description)" : error.description,
+                    at: at)
                 return .rejected(d)
             }
         }
         if let expiry, !expiry.paths.isEmpty { outcome = Self.merge(expiry.outcome, then: outcome) }
         if settings.icon == .payload {
-            if let d = outcome.decrement { account.devices.values[index].payloadIcon = max(0, account.devices.values[index].payloadIcon - d.by) }
+            if let d = outcome.decrement {
+                account.devices.values[index].payloadIcon = max(0, account.devices.values[index].payloadIcon - d.by)
+            }
             if let b = event.badge { account.devices.values[index].payloadIcon = b }
         }
         let happening: SyncPolicy.Happening
@@ -254,9 +262,11 @@ public struct BadgeStream: Sendable {
             // The device leaves the account after its logout result.
             account.devices.remove(at: index)
         }
-        return .applied(StreamResult.Applied(event: event, outcome: outcome, icon: icon, sync: reason, tree: tree,
-                                             maxDisplay: settings.maxDisplay, badgeUpdates: updates,
-                                             expired: expiry?.paths ?? [], explain: explain))
+        return .applied(
+            StreamResult.Applied(
+                event: event, outcome: outcome, icon: icon, sync: reason, tree: tree,
+                maxDisplay: settings.maxDisplay, badgeUpdates: updates,
+                expired: expiry?.paths ?? [], explain: explain))
     }
 
     /// The expiry's outcome followed by the event's: changes in that order, one decrement
@@ -275,8 +285,10 @@ public struct BadgeStream: Sendable {
 
     /// The devices other than `except` whose delivered number is not `total`, in byte order
     /// of their ids; they then count as delivered.
-    private static func badgeUpdates(_ devices: inout [String: Device], total: Int,
-                                     except: Dictionary<String, Device>.Index) -> [BadgeUpdate] {
+    private static func badgeUpdates(
+        _ devices: inout [String: Device], total: Int,
+        except: Dictionary<String, Device>.Index
+    ) -> [BadgeUpdate] {
         var updates: [BadgeUpdate] = []
         var i = devices.startIndex
         while i != devices.endIndex {
@@ -291,8 +303,10 @@ public struct BadgeStream: Sendable {
     }
 
     /// Performs a resolved action on a tree.
-    static func perform(_ action: RoutingRule.Action, on path: String, in tree: inout BadgeTree,
-                        source: MarkSource? = nil, expires: Double? = nil, once: String? = nil) throws(BadgePathError) -> Outcome {
+    static func perform(
+        _ action: RoutingRule.Action, on path: String, in tree: inout BadgeTree,
+        source: MarkSource? = nil, expires: Double? = nil, once: String? = nil
+    ) throws(BadgePathError) -> Outcome {
         switch action {
         case .dot: return try tree.set(path, expires: expires, once: once, source: source)
         case .increment(.literal(let k)): return try tree.increment(path, by: k, expires: expires, once: once, source: source)

@@ -17,10 +17,11 @@ enum EventTime {
             return v
         }
         guard b.count >= 20, let year = digits(0, 4), b[4] == 0x2D, let month = digits(5, 2), b[7] == 0x2D,
-              let day = digits(8, 2), b[10] == 0x54 || b[10] == 0x74 || b[10] == 0x20,
-              let hour = digits(11, 2), b[13] == 0x3A, let minute = digits(14, 2), b[16] == 0x3A,
-              let second = digits(17, 2),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60 else { return nil }
+            let day = digits(8, 2), b[10] == 0x54 || b[10] == 0x74 || b[10] == 0x20,
+            let hour = digits(11, 2), b[13] == 0x3A, let minute = digits(14, 2), b[16] == 0x3A,
+            let second = digits(17, 2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60
+        else { return nil }
         var i = 19
         var fraction = 0.0
         if i < b.count, b[i] == 0x2E {
@@ -40,7 +41,8 @@ enum EventTime {
             i += 1
         } else if b[i] == 0x2B || b[i] == 0x2D {
             guard let oh = digits(i + 1, 2), i + 3 < b.count, b[i + 3] == 0x3A, let om = digits(i + 4, 2),
-                  oh < 24, om < 60 else { return nil }
+                oh < 24, om < 60
+            else { return nil }
             offset = (oh * 3600 + om * 60) * (b[i] == 0x2D ? -1 : 1)
             i += 6
         } else {

@@ -73,16 +73,21 @@ public final class LineAnalyzer {
             switch t.kind {
             case .int, .double:
                 guard let v = t.number, v.isFinite, !t.intOverflowed else {
-                    return .rejected(.error(.invalidTime, "at must be UNIX seconds or RFC 3339 text, got \(PayloadChecker.describe(t))", at: "/at"))
+                    return .rejected(
+                        .error(.invalidTime, "at must be UNIX seconds or RFC 3339 text, got \(PayloadChecker.describe(t))", at: "/at"))
                 }
                 event.at = v
             case .string:
                 guard let v = EventTime.parseRFC3339(t.string ?? "") else {
-                    return .rejected(.error(.invalidTime, "at must be RFC 3339 text such as 2026-11-22T10:00:00Z, got \(PayloadChecker.describe(t))", at: "/at"))
+                    return .rejected(
+                        .error(
+                            .invalidTime, "at must be RFC 3339 text such as 2026-11-22T10:00:00Z, got \(PayloadChecker.describe(t))",
+                            at: "/at"))
                 }
                 event.at = v
             default:
-                return .rejected(.error(.invalidTime, "at must be UNIX seconds or RFC 3339 text, got \(PayloadChecker.describe(t))", at: "/at"))
+                return .rejected(
+                    .error(.invalidTime, "at must be UNIX seconds or RFC 3339 text, got \(PayloadChecker.describe(t))", at: "/at"))
             }
         }
         switch op {
@@ -103,7 +108,9 @@ public final class LineAnalyzer {
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
             if let c = root["count"], !c.isNull {
                 guard c.kind == .int, let n = c.int, n >= 0, n <= Int64(Int32.max) else {
-                    return .rejected(.error(.wrongType, "count must be an integer from 0 to 2147483647, got \(PayloadChecker.describe(c))", at: "/count"))
+                    return .rejected(
+                        .error(.wrongType, "count must be an integer from 0 to 2147483647, got \(PayloadChecker.describe(c))", at: "/count")
+                    )
                 }
                 event.action = .set(.literal(Int(n)))
             } else {
@@ -111,7 +118,8 @@ public final class LineAnalyzer {
             }
             if let t = root["ttl"], !t.isNull {
                 guard t.kind == .int || t.kind == .double, let v = t.number, v.isFinite, v >= 0, !t.intOverflowed else {
-                    return .rejected(.error(.wrongType, "ttl must be a number of seconds, 0 or more, got \(PayloadChecker.describe(t))", at: "/ttl"))
+                    return .rejected(
+                        .error(.wrongType, "ttl must be a number of seconds, 0 or more, got \(PayloadChecker.describe(t))", at: "/ttl"))
                 }
                 event.ttl = v
             }
@@ -141,13 +149,16 @@ public final class LineAnalyzer {
             }
             let treeRoot = rules.tree.root
             guard path == treeRoot || path.hasPrefix(treeRoot + ".") else {
-                return .rejected(.error(.invalidPath, "invalid path \"\(path)\": a path must start with the root \"\(treeRoot)\"", at: "/path"))
+                return .rejected(
+                    .error(.invalidPath, "invalid path \"\(path)\": a path must start with the root \"\(treeRoot)\"", at: "/path"))
             }
             event.path = path
         case .appear, .disappear:
             guard let p = root["page"], p.kind == .string, let page = p.string else {
-                return .rejected(.error(root["page"] == nil ? .missingField : .wrongType,
-                                        "\(op.rawValue) needs a \"page\" string", at: "/page"))
+                return .rejected(
+                    .error(
+                        root["page"] == nil ? .missingField : .wrongType,
+                        "\(op.rawValue) needs a \"page\" string", at: "/page"))
             }
             event.page = page
         case .login, .logout, .foreground, .background, .tick, .snapshot:
@@ -170,8 +181,10 @@ public final class LineAnalyzer {
 
     /// Validates and routes a payload, completing `event` (taken, not copied: the result
     /// moves it into the `LineResult`).
-    private func push(_ payload: JSONRef, size: Int, base: String, pushType: String?, line: UnsafeRawBufferPointer,
-                      _ event: consuming Event) -> LineResult {
+    private func push(
+        _ payload: JSONRef, size: Int, base: String, pushType: String?, line: UnsafeRawBufferPointer,
+        _ event: consuming Event
+    ) -> LineResult {
         let report = PayloadChecker.check(payload, byteCount: size, pushType: pushType, base: base)
         if let error = report.firstError { return .rejected(error) }
         event.kind = report.kind
@@ -199,8 +212,11 @@ public final class LineAnalyzer {
                         return .rejected(.error(.missingField, "the rule's ttl \(p) is missing from the payload", at: base + p.description))
                     }
                     guard v.kind == .int, let n = v.int, !v.intOverflowed, n >= 0, n <= Int64(Int32.max) else {
-                        return .rejected(.error(.wrongType, "the rule's ttl \(p) must be an integer from 0 to 2147483647, got \(PayloadChecker.describe(v))",
-                                                at: base + p.description))
+                        return .rejected(
+                            .error(
+                                .wrongType,
+                                "the rule's ttl \(p) must be an integer from 0 to 2147483647, got \(PayloadChecker.describe(v))",
+                                at: base + p.description))
                     }
                     event.ttl = Double(n)
                 }
@@ -223,8 +239,11 @@ public final class LineAnalyzer {
                 return .failure(.error(.missingField, "the rule's amount \(p) is missing from the payload", at: base + p.description))
             }
             guard v.kind == .int, let n = v.int, !v.intOverflowed, n >= min, n <= Int64(Int32.max) else {
-                return .failure(.error(.wrongType, "the rule's amount \(p) must be an integer from \(min) to 2147483647, got \(PayloadChecker.describe(v))",
-                                       at: base + p.description))
+                return .failure(
+                    .error(
+                        .wrongType,
+                        "the rule's amount \(p) must be an integer from \(min) to 2147483647, got \(PayloadChecker.describe(v))",
+                        at: base + p.description))
             }
             return .success(.literal(Int(n)))
         }

@@ -62,7 +62,7 @@ public final class LineReader {
     ///   - body: called with each line in order; return false to stop reading.
     /// - Throws: `FileIO.Failure` when reading fails.
     public func forEachLine(_ name: String = "<stdin>", _ body: (Line) -> Bool) throws(FileIO.Failure) {
-        var skipping = 0   // > 0 while discarding an overlong line: bytes seen so far
+        var skipping = 0  // > 0 while discarding an overlong line: bytes seen so far
         while true {
             // Hand out every complete line in the buffer.
             while start < end {
@@ -115,8 +115,11 @@ public final class LineReader {
         if first {
             first = false
             if to - lo >= 3, base.load(fromByteOffset: lo, as: UInt8.self) == 0xEF,
-               base.load(fromByteOffset: lo + 1, as: UInt8.self) == 0xBB,
-               base.load(fromByteOffset: lo + 2, as: UInt8.self) == 0xBF { lo += 3 }
+                base.load(fromByteOffset: lo + 1, as: UInt8.self) == 0xBB,
+                base.load(fromByteOffset: lo + 2, as: UInt8.self) == 0xBF
+            {
+                lo += 3
+            }
         }
         overlongHead = Array(UnsafeRawBufferPointer(start: base + lo, count: min(32, to - lo)))
     }
@@ -132,8 +135,11 @@ public final class LineReader {
         if first {
             first = false
             if hi - lo >= 3, base.load(fromByteOffset: lo, as: UInt8.self) == 0xEF,
-               base.load(fromByteOffset: lo + 1, as: UInt8.self) == 0xBB,
-               base.load(fromByteOffset: lo + 2, as: UInt8.self) == 0xBF { lo += 3 }
+                base.load(fromByteOffset: lo + 1, as: UInt8.self) == 0xBB,
+                base.load(fromByteOffset: lo + 2, as: UInt8.self) == 0xBF
+            {
+                lo += 3
+            }
         }
         if hi > lo, base.load(fromByteOffset: hi - 1, as: UInt8.self) == 0x0D { hi -= 1 }
         return body(.text(UnsafeRawBufferPointer(start: base + lo, count: hi - lo)))

@@ -52,8 +52,10 @@ public final class ParallelFilter {
     ///
     /// With `numbered`, give the `LineReader` a limit of `maxLineBytes + LineNumber.maxPrefixBytes`,
     /// so that a line is overlong exactly when its text after the prefix is.
-    public init(stream: BadgeStream, jobs: Int, maxLineBytes: Int = 1 << 20, linesPerBatch: Int = 2048,
-                stamp: Bool = false, numbered: Bool = false) {
+    public init(
+        stream: BadgeStream, jobs: Int, maxLineBytes: Int = 1 << 20, linesPerBatch: Int = 2048,
+        stamp: Bool = false, numbered: Bool = false
+    ) {
         self.stream = stream
         self.jobs = max(1, jobs)
         self.maxLineBytes = maxLineBytes
@@ -104,8 +106,9 @@ public final class ParallelFilter {
                 }
             } else {
                 // Blank: nothing is written. Otherwise the error takes the physical number.
-                current.append(.text(UnsafeRawBufferPointer(start: nil, count: 0)),
-                               number: LineNumber.isBlank(bytes) ? 0 : Batch.invalidNumber)
+                current.append(
+                    .text(UnsafeRawBufferPointer(start: nil, count: 0)),
+                    number: LineNumber.isBlank(bytes) ? 0 : Batch.invalidNumber)
             }
         case .overlong(let count):
             let prefix = overlongHead.withUnsafeBytes { LineNumber.split($0) }
@@ -278,7 +281,10 @@ final class Batch: @unchecked Sendable {
                 if !numbers.isEmpty, numbers[i] == Self.invalidNumber {
                     results.append(.rejected(LineNumber.invalid))
                 } else if overlong[i] >= 0 {
-                    results.append(.rejected(.error(.lineTooLong, "line is \(overlong[i]) bytes, more than the \(maxLineBytes) bytes a line may have", at: "")))
+                    results.append(
+                        .rejected(
+                            .error(
+                                .lineTooLong, "line is \(overlong[i]) bytes, more than the \(maxLineBytes) bytes a line may have", at: "")))
                 } else {
                     results.append(analyzer.analyze(UnsafeRawBufferPointer(rebasing: all[start..<end])))
                 }

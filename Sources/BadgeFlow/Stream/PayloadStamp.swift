@@ -56,8 +56,9 @@ extension PayloadStamp {
             while end > start, Scanner.isSpace(line[end - 1]) { end -= 1 }
         }
         guard start < end, line[start] == UInt8(ascii: "{"),
-              let aps = scan.uniqueMember(of: start, named: Keys.aps), line[aps.value] == UInt8(ascii: "{"),
-              let badge = scan.badgeSlot(ofObjectAt: aps.value) else { return nil }
+            let aps = scan.uniqueMember(of: start, named: Keys.aps), line[aps.value] == UInt8(ascii: "{"),
+            let badge = scan.badgeSlot(ofObjectAt: aps.value)
+        else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(end - start + badge.insert.count)
         bytes.append(contentsOf: line[start..<badge.from])
@@ -236,15 +237,19 @@ extension PayloadStamp {
             var found: Member? = nil
             var last: Member? = nil
             var ok = true
-            guard let close = forEachMember(of: open, { m, start, escaped in
-                if escaped { ok = false; return false }
-                if keyIs(m, from: start, Keys.badge) {
-                    if found != nil { ok = false; return false }
-                    found = m
-                }
-                last = m
-                return true
-            }), ok else { return nil }
+            guard
+                let close = forEachMember(
+                    of: open,
+                    { m, start, escaped in
+                        if escaped { ok = false; return false }
+                        if keyIs(m, from: start, Keys.badge) {
+                            if found != nil { ok = false; return false }
+                            found = m
+                        }
+                        last = m
+                        return true
+                    }), ok
+            else { return nil }
             if let found { return (found.value, found.end, []) }
             if let last { return (last.end, last.end, Array(#","badge":"#.utf8)) }
             return (close, close, Array(#""badge":"#.utf8))

@@ -84,7 +84,8 @@ enum ResultLine {
         // The head in one reserved run: seq, op, device, kind, rule, path, page.
         // Longest fixed text: {"seq": 7, the op fragment 36, the kind fragment 33, ,"path": 8,
         // ,"page": 8, ,"changes":[ 12.
-        let strings = JSONWriter.quotedBound(a.event.device.utf8.count) + JSONWriter.quotedBound(a.event.rule?.utf8.count ?? 2)
+        let strings =
+            JSONWriter.quotedBound(a.event.device.utf8.count) + JSONWriter.quotedBound(a.event.rule?.utf8.count ?? 2)
             + (a.event.account.map { 11 + JSONWriter.quotedBound($0.utf8.count) } ?? 0)
             + JSONWriter.quotedBound(a.event.path?.utf8.count ?? 0) + JSONWriter.quotedBound(a.event.page?.utf8.count ?? 0)
         w.writeRun(atMost: 7 + JSONWriter.maxDecimalBytes + 36 + 33 + 8 + 8 + 12 + strings) { o in

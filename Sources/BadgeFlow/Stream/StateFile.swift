@@ -53,7 +53,11 @@ public enum StateFile {
             throw Failure(file: file, at: "/format", message: "not a BadgeFlow state file (no \"format\": \"\(format)\")")
         }
         guard root["version"] == .int(version) || root["version"] == .int(1) else {
-            throw Failure(file: file, at: "/version", message: "state version \(root["version"]?.serialized() ?? "none") is not supported; this BadgeFlow reads versions 1 and \(version)")
+            throw Failure(
+                file: file, at: "/version",
+                message:
+                    "state version \(root["version"]?.serialized() ?? "none") is not supported; this BadgeFlow reads versions 1 and \(version)"
+            )
         }
         return root
     }
@@ -85,7 +89,8 @@ public enum StateFile {
     ///   version, or holds paths that do not fit `rules`.
     public static func load(_ file: String, rules: RuleSet) throws(Failure) -> BadgeStream {
         if FileIO.exists(file), let bytes = try? FileIO.readBytes(file),
-           let streamed = try streamedLoad(bytes, file: file, rules: rules) {
+            let streamed = try streamedLoad(bytes, file: file, rules: rules)
+        {
             return streamed
         }
         var stream = BadgeStream(rules: rules)
@@ -208,15 +213,18 @@ public enum StateFile {
 
     /// Reads the account's `sources`, `expires` and `once` (each only present when not empty)
     /// into its marks; returns the dismissed once tokens by path.
-    private static func markFeatures(_ v: JSONValue, into list: inout [MarkRecord],
-                                     fail: (String, String) -> Failure) throws(Failure) -> [(String, [String])] {
+    private static func markFeatures(
+        _ v: JSONValue, into list: inout [MarkRecord],
+        fail: (String, String) -> Failure
+    ) throws(Failure) -> [(String, [String])] {
         var at: [String: Int] = [:]
         for (i, r) in list.enumerated() { at[r.path] = i }
         if let sources = v["sources"] {
             guard case .object(let members) = sources else { throw fail("/sources", "sources must be an object") }
             for (path, s) in members {
                 guard let i = at[path], case .int(let seq)? = s["seq"], case .string(let rule)? = s["rule"],
-                      let t = s["at"].flatMap(number) else {
+                    let t = s["at"].flatMap(number)
+                else {
                     throw fail("/sources/" + JSONPointer.escape(path), "a source is {seq, rule, at} for a path in marks")
                 }
                 list[i].source = MarkSource(seq: Int(seq), origin: rule, at: t)
@@ -237,14 +245,18 @@ public enum StateFile {
             for (path, o) in members {
                 let pat = "/once/" + JSONPointer.escape(path)
                 if let held = o["held"] {
-                    guard case .string(let token) = held, let i = at[path] else { throw fail(pat + "/held", "a held token is a string, for a path in marks") }
+                    guard case .string(let token) = held, let i = at[path] else {
+                        throw fail(pat + "/held", "a held token is a string, for a path in marks")
+                    }
                     list[i].once = token
                 }
                 if let d = o["dismissed"] {
                     guard case .array(let items) = d else { throw fail(pat + "/dismissed", "dismissed tokens are an array of strings") }
                     var tokens: [String] = []
                     for item in items {
-                        guard case .string(let token) = item else { throw fail(pat + "/dismissed", "dismissed tokens are an array of strings") }
+                        guard case .string(let token) = item else {
+                            throw fail(pat + "/dismissed", "dismissed tokens are an array of strings")
+                        }
                         tokens.append(token)
                     }
                     dismissed.append((path, tokens))
@@ -287,8 +299,9 @@ public enum StateFile {
         }
         if let s = v["sync"] {
             guard case .bool(let loggedIn)? = s["loggedIn"], case .bool(let foreground)? = s["foreground"],
-                  let visible = strings(s["visible"]), let appeared = strings(s["appeared"]),
-                  case .object(let gone)? = s["disappearedAt"], let start = s["intervalStart"].flatMap(number) else {
+                let visible = strings(s["visible"]), let appeared = strings(s["appeared"]),
+                case .object(let gone)? = s["disappearedAt"], let start = s["intervalStart"].flatMap(number)
+            else {
                 throw fail("/sync", "sync needs loggedIn, foreground, visible, appeared, disappearedAt and intervalStart")
             }
             var disappeared: [String: Double] = [:]
@@ -296,9 +309,10 @@ public enum StateFile {
                 guard let t = number(t) else { throw fail("/sync/disappearedAt/" + JSONPointer.escape(page), "must be a number") }
                 disappeared[page] = t
             }
-            device.sync = SyncPolicy(configuration: rules.sync, loggedIn: loggedIn, foreground: foreground,
-                                     visible: visible, appearedSinceLogin: appeared, disappearedAt: disappeared,
-                                     intervalStart: start)
+            device.sync = SyncPolicy(
+                configuration: rules.sync, loggedIn: loggedIn, foreground: foreground,
+                visible: visible, appearedSinceLogin: appeared, disappearedAt: disappeared,
+                intervalStart: start)
         }
         return device
     }
@@ -343,11 +357,18 @@ public enum StateFile {
                 ("disappearedAt", .object(sorted(d.sync.disappearedAt.keys).map { ($0, time(d.sync.disappearedAt[$0] ?? 0)) })),
                 ("intervalStart", time(d.sync.intervalStart)),
             ])
-            devices.append((did, .object([("icon", .int(Int64(d.payloadIcon))), ("delivered", .int(Int64(d.delivered))),
-                                          ("sync", sync)])))
+            devices.append(
+                (
+                    did,
+                    .object([
+                        ("icon", .int(Int64(d.payloadIcon))), ("delivered", .int(Int64(d.delivered))),
+                        ("sync", sync),
+                    ])
+                ))
         }
-        return .object([("clock", time(a.clock)), ("marks", .object(marks))] + markFeatures(a.tree)
-                       + [("devices", .object(devices))])
+        return .object(
+            [("clock", time(a.clock)), ("marks", .object(marks))] + markFeatures(a.tree)
+                + [("devices", .object(devices))])
     }
 
     private static func time(_ t: Double) -> JSONValue {

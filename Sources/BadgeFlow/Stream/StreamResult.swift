@@ -58,9 +58,11 @@ public struct StreamResult: Sendable {
         public var explain: [MarkRecord]?
 
         /// Creates an applied result.
-        public init(event: Event, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
-                    tree: [BadgeState]?, maxDisplay: Int, badgeUpdates: [BadgeUpdate] = [],
-                    expired: [String] = [], explain: [MarkRecord]? = nil) {
+        public init(
+            event: Event, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
+            tree: [BadgeState]?, maxDisplay: Int, badgeUpdates: [BadgeUpdate] = [],
+            expired: [String] = [], explain: [MarkRecord]? = nil
+        ) {
             self.expiredPaths = expired.isEmpty ? nil : expired
             self.explain = explain
             self.event = event

@@ -14,26 +14,27 @@ private func firstInvalid(_ bytes: [UInt8]) -> Int? {
         #expect(firstInvalid(Array(text.utf8)) == nil)
     }
 
-    @Test(arguments: [
-        // (bytes, offset of the first bad sequence)
-        ([0x80], 0),                               // a lone continuation byte
-        ([0x61, 0xC3], 1),                         // truncated at the end
-        ([0xC3, 0x28], 0),                         // lead without continuation
-        ([0xC0, 0x80], 0),                         // overlong NUL
-        ([0xC1, 0xBF], 0),                         // overlong
-        ([0xE0, 0x80, 0x80], 0),                   // overlong three-byte
-        ([0xED, 0xA0, 0x80], 0),                   // UTF-16 surrogate D800
-        ([0xED, 0xBF, 0xBF], 0),                   // surrogate DFFF
-        ([0xF0, 0x80, 0x80, 0x80], 0),             // overlong four-byte
-        ([0xF4, 0x90, 0x80, 0x80], 0),             // above U+10FFFF
-        ([0xF5, 0x80, 0x80, 0x80], 0),             // no such lead
-        ([0xFF], 0),
-        ([0xE2, 0x82], 0),                         // truncated three-byte
-        ([0xF0, 0x9F, 0x98], 0),                   // truncated four-byte
-        ([0xE2, 0x28, 0xA1], 0),
-        ([0xF0, 0x9F, 0x28, 0x80], 0),
-        ([0xF0, 0x9F, 0x98, 0x28], 0),
-    ] as [([UInt8], Int)])
+    @Test(
+        arguments: [
+            // (bytes, offset of the first bad sequence)
+            ([0x80], 0),  // a lone continuation byte
+            ([0x61, 0xC3], 1),  // truncated at the end
+            ([0xC3, 0x28], 0),  // lead without continuation
+            ([0xC0, 0x80], 0),  // overlong NUL
+            ([0xC1, 0xBF], 0),  // overlong
+            ([0xE0, 0x80, 0x80], 0),  // overlong three-byte
+            ([0xED, 0xA0, 0x80], 0),  // UTF-16 surrogate D800
+            ([0xED, 0xBF, 0xBF], 0),  // surrogate DFFF
+            ([0xF0, 0x80, 0x80, 0x80], 0),  // overlong four-byte
+            ([0xF4, 0x90, 0x80, 0x80], 0),  // above U+10FFFF
+            ([0xF5, 0x80, 0x80, 0x80], 0),  // no such lead
+            ([0xFF], 0),
+            ([0xE2, 0x82], 0),  // truncated three-byte
+            ([0xF0, 0x9F, 0x98], 0),  // truncated four-byte
+            ([0xE2, 0x28, 0xA1], 0),
+            ([0xF0, 0x9F, 0x28, 0x80], 0),
+            ([0xF0, 0x9F, 0x98, 0x28], 0),
+        ] as [([UInt8], Int)])
     func illFormedSequencesAreFound(_ bytes: [UInt8], _ offset: Int) {
         #expect(firstInvalid(bytes) == offset)
         // The same after an ASCII run that crosses word boundaries.
@@ -44,8 +45,10 @@ private func firstInvalid(_ bytes: [UInt8]) -> Int? {
 
     @Test func agreesWithTheStandardLibraryOnRandomBytes() {
         // Bytes drawn from a pool that makes near-valid sequences likely.
-        let pool: [UInt8] = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
-                             0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
+        let pool: [UInt8] = [
+            0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
+            0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF,
+        ]
         var state: UInt64 = 0x2545_F491_4F6C_DD1D
         func next() -> Int {
             state ^= state << 13; state ^= state >> 7; state ^= state << 17
@@ -62,8 +65,10 @@ private func firstInvalid(_ bytes: [UInt8]) -> Int? {
     @Test func findsTheFirstBadByteAfterLongASCIIRuns() {
         // ASCII runs of 0...100 bytes put a bad or multi-byte sequence at every offset of the
         // 32- and 8-byte strides, and after it more ASCII, so a skipped byte would show.
-        let tails: [([UInt8], Int?)] = [([0xC3, 0xA9], nil), ([0xF0, 0x9F, 0x98, 0x80], nil), ([0x80], 0),
-                                        ([0xE2, 0x82], 0), ([0xED, 0xA0, 0x80], 0), ([0xFF], 0)]
+        let tails: [([UInt8], Int?)] = [
+            ([0xC3, 0xA9], nil), ([0xF0, 0x9F, 0x98, 0x80], nil), ([0x80], 0),
+            ([0xE2, 0x82], 0), ([0xED, 0xA0, 0x80], 0), ([0xFF], 0),
+        ]
         for run in 0...100 {
             for (tail, bad) in tails {
                 let bytes = Array(repeating: 0x61, count: run) + tail + Array(repeating: 0x62, count: 40)

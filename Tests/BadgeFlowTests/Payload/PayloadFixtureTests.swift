@@ -44,8 +44,9 @@ import Testing
     @Test func everyCorpusPayloadNamesItsSource() {
         for v in Self.corpus {
             let source = v.source ?? ""
-            #expect(source.hasPrefix("github.com/") || source.hasPrefix("https://developer.apple.com/"),
-                    "\(v.file): \(source)")
+            #expect(
+                source.hasPrefix("github.com/") || source.hasPrefix("https://developer.apple.com/"),
+                "\(v.file): \(source)")
         }
     }
 

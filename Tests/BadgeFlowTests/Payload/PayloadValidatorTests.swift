@@ -45,12 +45,18 @@ import Testing
         (#"{"aps":{"alert":{"body":"b","action-loc-key":false}}}"#, "error:wrong-type@/aps/alert/action-loc-key"),
         (#"{"aps":{"alert":{"body":"b","action":"View"},"x/y":1}}"#, "warning:unknown-aps-key@/aps/x~1y"),
         (#"{"aps":{"event":"update","alert":{"title":{"loc-key":1}}}}"#, "error:wrong-type@/aps/alert/title/loc-key"),
-        (#"{"aps":{"event":"update","alert":{"body":{"loc-key":"K","loc-args":[1]}}}}"#,
-         "error:wrong-type@/aps/alert/body/loc-args/0"),
-        (#"{"aps":{"event":"update","alert":{"body":{"loc-key":"K","args":[]}}}}"#,
-         "warning:unknown-aps-key@/aps/alert/body/args"),
-        (#"{"aps":{"event":"update","alert":{"body":"b","sound":{"name":"a.caf","volume":2}}}}"#,
-         "error:out-of-range@/aps/alert/sound/volume"),
+        (
+            #"{"aps":{"event":"update","alert":{"body":{"loc-key":"K","loc-args":[1]}}}}"#,
+            "error:wrong-type@/aps/alert/body/loc-args/0"
+        ),
+        (
+            #"{"aps":{"event":"update","alert":{"body":{"loc-key":"K","args":[]}}}}"#,
+            "warning:unknown-aps-key@/aps/alert/body/args"
+        ),
+        (
+            #"{"aps":{"event":"update","alert":{"body":"b","sound":{"name":"a.caf","volume":2}}}}"#,
+            "error:out-of-range@/aps/alert/sound/volume"
+        ),
         (#"{"aps":{"alert":{"body":"b","sound":"a.caf"}}}"#, "warning:unknown-aps-key@/aps/alert/sound"),
         (#"{"aps":{"sound":{"name":"a.caf","loudness":1}}}"#, "warning:unknown-aps-key@/aps/sound/loudness"),
         (#"{"aps":{"sound":{"name":7}}}"#, "error:wrong-type@/aps/sound/name"),
@@ -142,7 +148,9 @@ import Testing
     }
 
     @Test func liveActivitiesAllowRelevanceAboveOneAndLocalizedTitles() {
-        let r = validator.validate(#"{"aps":{"event":"start","relevance-score":100,"alert":{"title":{"loc-key":"T","loc-args":["a"]},"body":"b","sound":"x.caf"}}}"#)
+        let r = validator.validate(
+            #"{"aps":{"event":"start","relevance-score":100,"alert":{"title":{"loc-key":"T","loc-args":["a"]},"body":"b","sound":"x.caf"}}}"#
+        )
         #expect(r.diagnostics.isEmpty)
     }
 

@@ -134,29 +134,36 @@ private func matching(_ match: String) -> String {
     }
 
     @Test func integersAreWrittenInDecimalAndSeveralHolesFill() throws {
-        let event = try route(#"[{"name":"r","path":"root.{/g}.{/id}-x","action":"dot"}]"#,
-                              #"{"aps":{},"g":"group","id":-42}"#)
+        let event = try route(
+            #"[{"name":"r","path":"root.{/g}.{/id}-x","action":"dot"}]"#,
+            #"{"aps":{},"g":"group","id":-42}"#)
         #expect(event.path == "root.group.-42-x")
     }
 
     @Test func anEmptyStringValueIsAnInvalidPath() throws {
-        let d = try #require(try rejection(#"[{"name":"chat","path":"root.chat.{/aps/thread-id}","action":"increment"}]"#,
-                                            #"{"aps":{"thread-id":""}}"#))
+        let d = try #require(
+            try rejection(
+                #"[{"name":"chat","path":"root.chat.{/aps/thread-id}","action":"increment"}]"#,
+                #"{"aps":{"thread-id":""}}"#))
         #expect(d.code == .invalidPath)
         #expect(d.at == "/aps/thread-id")
     }
 
     @Test(arguments: [#"1.5"#, #"true"#, #"{}"#, #"[]"#, #"99999999999999999999"#])
     func aValueOfTheWrongTypeIsWrongType(_ value: String) throws {
-        let d = try #require(try rejection(#"[{"name":"r","path":"root.{/v}","action":"dot"}]"#,
-                                            #"{"aps":{},"v":"# + value + "}"))
+        let d = try #require(
+            try rejection(
+                #"[{"name":"r","path":"root.{/v}","action":"dot"}]"#,
+                #"{"aps":{},"v":"# + value + "}"))
         #expect(d.code == .wrongType)
         #expect(d.at == "/v")
     }
 
     @Test func pointersInEnvelopesAreIntoTheLine() throws {
-        let d = try #require(try rejection(#"[{"name":"r","path":"root.{/v}","action":"dot"}]"#,
-                                            #"{"op":"push","payload":{"aps":{},"v":true}}"#))
+        let d = try #require(
+            try rejection(
+                #"[{"name":"r","path":"root.{/v}","action":"dot"}]"#,
+                #"{"op":"push","payload":{"aps":{},"v":true}}"#))
         #expect(d.at == "/payload/v")
     }
 
@@ -197,7 +204,8 @@ private func matching(_ match: String) -> String {
     }
 
     @Test func actionsChangeTheTreeAsTheSpecSays() throws {
-        let rules = try RuleSet.parse("""
+        let rules = try RuleSet.parse(
+            """
             {"rules":[
               {"name":"dot","match":{"/a":"dot"},"path":"root.x","action":"dot"},
               {"name":"inc","match":{"/a":"inc"},"path":"root.x","action":{"increment":"/n"}},
@@ -217,7 +225,7 @@ private func matching(_ match: String) -> String {
         #expect(feed("inc", 2).total == 6)
         #expect(feed("ignore").total == 6)
         #expect(feed("set", 2).mark(of: "root.x") == .count(2))
-        #expect(feed("set", 0).mark(of: "root.x") == nil)   // set 0 clears
+        #expect(feed("set", 0).mark(of: "root.x") == nil)  // set 0 clears
         #expect(feed("set", 3).total == 3)
         #expect(feed("clear").mark(of: "root.x") == nil)
         _ = feed("set", 5)

@@ -5,22 +5,28 @@ import Testing
 func builtInDefinition(droppingChat: Bool = false) -> RuleSet.Definition {
     typealias D = RuleSet.Definition
     var rules: [D.Rule] = [
-        .init(name: "read-elsewhere", match: [("/type", .equals(.string("read")))],
-              path: "root.chat.{/thread}", action: .clear()),
-        .init(name: "unread-sync", match: [("/type", .equals(.string("unread"))), ("/aps/content-available", .equals(.int(1)))],
-              path: "root.inbox", action: .set(.pointer("/unread"))),
-        .init(name: "chat", match: [("/aps/thread-id", .exists(true))],
-              path: "root.chat.{/aps/thread-id}", action: .increment),
-        .init(name: "promo", match: [("/promo", .exists(true))],
-              path: "root.promotion.{/promo/campaign}", action: .dot),
+        .init(
+            name: "read-elsewhere", match: [("/type", .equals(.string("read")))],
+            path: "root.chat.{/thread}", action: .clear()),
+        .init(
+            name: "unread-sync", match: [("/type", .equals(.string("unread"))), ("/aps/content-available", .equals(.int(1)))],
+            path: "root.inbox", action: .set(.pointer("/unread"))),
+        .init(
+            name: "chat", match: [("/aps/thread-id", .exists(true))],
+            path: "root.chat.{/aps/thread-id}", action: .increment),
+        .init(
+            name: "promo", match: [("/promo", .exists(true))],
+            path: "root.promotion.{/promo/campaign}", action: .dot),
         .init(name: "news", match: [("/aps/category", .equals(.string("news")))], path: "root.news", action: .dot),
-        .init(name: "category", match: [("/aps/category", .exists(true))],
-              path: "root.{/aps/category}", action: .incrementBy(.literal(1))),
+        .init(
+            name: "category", match: [("/aps/category", .exists(true))],
+            path: "root.{/aps/category}", action: .incrementBy(.literal(1))),
         .init(name: "silent", match: [("/aps/content-available", .equals(.int(1)))], path: "root", action: .ignore),
     ]
     if droppingChat { rules.removeAll { $0.name == "chat" } }
-    return D(display: [("root.news", .dot), ("root.promotion", .custom("new"))], rules: rules,
-             sync: .init(pages: ["home", "mine"], interval: 60, away: 60))
+    return D(
+        display: [("root.news", .dot), ("root.promotion", .custom("new"))], rules: rules,
+        sync: .init(pages: ["home", "mine"], interval: 60, away: 60))
 }
 
 /// Every result line of `lines` through `rules`, as the filter writes them with `jobs` workers.
@@ -44,7 +50,8 @@ private func run(_ lines: [String], rules: RuleSet, jobs: Int) -> String {
         #expect(swift.tree.display == json.tree.display)
         #expect(swift.sync == json.sync)
         #expect(swift.icon == json.icon)
-        let lines = try Fixtures.text("scenarios/demo.ndjson").split(separator: "\n").map(String.init)
+        let lines =
+            try Fixtures.text("scenarios/demo.ndjson").split(separator: "\n").map(String.init)
             + (0..<300).map { #"{"aps":{"alert":"m","thread-id":"t\#($0 % 7)","category":"c\#($0 % 3)"},"promo":{"campaign":"x"}}"# }
         #expect(run(lines, rules: swift, jobs: 1) == run(lines, rules: json, jobs: 1))
     }

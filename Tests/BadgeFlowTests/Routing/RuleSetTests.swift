@@ -23,26 +23,40 @@ private func oneRule(_ rule: String) -> String { #"{"rules":["# + rule + "]}" }
         (#"{"display":{"root.a":"stars"}}"#, "/display/root.a", "display mode"),
         (#"{"display":{"root.a":{"custom":""}}}"#, "/display/root.a/custom", "non-empty name"),
         (#"{"display":{"a/b~c":"dot"}}"#, "/display/a~1b~0c", "does not start with the root"),
-        (oneRule(#"{"name":"a","match":{"/o":{"a":1}},"path":"root","action":"dot"}"#),
-         "/rules/0/match/~1o", "match test object"),
+        (
+            oneRule(#"{"name":"a","match":{"/o":{"a":1}},"path":"root","action":"dot"}"#),
+            "/rules/0/match/~1o", "match test object"
+        ),
         (#"{"rules":{}}"#, "/rules", "must be an array"),
         (oneRule("3"), "/rules/0", "must be an object"),
         (oneRule(#"{"name":"a","when":{},"path":"root","action":"dot"}"#), "/rules/0/when", "unknown rule key"),
         (oneRule(#"{"match":{},"path":"root","action":"dot"}"#), "/rules/0/name", "non-empty string name"),
         (oneRule(#"{"name":"","path":"root","action":"dot"}"#), "/rules/0/name", "non-empty string name"),
-        (#"{"rules":[{"name":"a","path":"root","action":"dot"},{"name":"a","path":"root","action":"dot"}]}"#,
-         "/rules/1/name", "used twice"),
+        (
+            #"{"rules":[{"name":"a","path":"root","action":"dot"},{"name":"a","path":"root","action":"dot"}]}"#,
+            "/rules/1/name", "used twice"
+        ),
         (oneRule(#"{"name":"a","match":[],"path":"root","action":"dot"}"#), "/rules/0/match", "must be an object"),
-        (oneRule(#"{"name":"a","match":{"type":"chat"},"path":"root","action":"dot"}"#),
-         "/rules/0/match/type", "not a JSON Pointer"),
-        (oneRule(#"{"name":"a","match":{"/t":{"exist":true}},"path":"root","action":"dot"}"#),
-         "/rules/0/match/~1t", "match test object"),
-        (oneRule(#"{"name":"a","match":{"/t":{"exists":1}},"path":"root","action":"dot"}"#),
-         "/rules/0/match/~1t/exists", "a boolean"),
-        (oneRule(#"{"name":"a","match":{"/t":{"in":"x"}},"path":"root","action":"dot"}"#),
-         "/rules/0/match/~1t/in", "an array"),
-        (oneRule(#"{"name":"a","match":{"/t":{"prefix":1}},"path":"root","action":"dot"}"#),
-         "/rules/0/match/~1t/prefix", "a string"),
+        (
+            oneRule(#"{"name":"a","match":{"type":"chat"},"path":"root","action":"dot"}"#),
+            "/rules/0/match/type", "not a JSON Pointer"
+        ),
+        (
+            oneRule(#"{"name":"a","match":{"/t":{"exist":true}},"path":"root","action":"dot"}"#),
+            "/rules/0/match/~1t", "match test object"
+        ),
+        (
+            oneRule(#"{"name":"a","match":{"/t":{"exists":1}},"path":"root","action":"dot"}"#),
+            "/rules/0/match/~1t/exists", "a boolean"
+        ),
+        (
+            oneRule(#"{"name":"a","match":{"/t":{"in":"x"}},"path":"root","action":"dot"}"#),
+            "/rules/0/match/~1t/in", "an array"
+        ),
+        (
+            oneRule(#"{"name":"a","match":{"/t":{"prefix":1}},"path":"root","action":"dot"}"#),
+            "/rules/0/match/~1t/prefix", "a string"
+        ),
         (oneRule(#"{"name":"a","action":"dot"}"#), "/rules/0/path", "needs a path template"),
         (oneRule(#"{"name":"a","path":5,"action":"dot"}"#), "/rules/0/path", "needs a path template"),
         (oneRule(#"{"name":"a","path":"root.{/t","action":"dot"}"#), "/rules/0/path", "without a closing"),
@@ -53,12 +67,18 @@ private func oneRule(_ rule: String) -> String { #"{"rules":["# + rule + "]}" }
         (oneRule(#"{"name":"a","path":"root"}"#), "/rules/0/action", "needs an action"),
         (oneRule(#"{"name":"a","path":"root","action":"bump"}"#), "/rules/0/action", "unknown action"),
         (oneRule(#"{"name":"a","path":"root","action":{"increment":1,"set":2}}"#), "/rules/0/action", "unknown action"),
-        (oneRule(#"{"name":"a","path":"root","action":{"increment":"unread"}}"#),
-         "/rules/0/action/increment", "not a JSON Pointer"),
-        (oneRule(#"{"name":"a","path":"root","action":{"increment":1.5}}"#),
-         "/rules/0/action/increment", "an integer or a JSON Pointer"),
-        (oneRule(#"{"name":"a","path":"root","action":{"increment":9999999999}}"#),
-         "/rules/0/action/increment", "an integer or a JSON Pointer"),
+        (
+            oneRule(#"{"name":"a","path":"root","action":{"increment":"unread"}}"#),
+            "/rules/0/action/increment", "not a JSON Pointer"
+        ),
+        (
+            oneRule(#"{"name":"a","path":"root","action":{"increment":1.5}}"#),
+            "/rules/0/action/increment", "an integer or a JSON Pointer"
+        ),
+        (
+            oneRule(#"{"name":"a","path":"root","action":{"increment":9999999999}}"#),
+            "/rules/0/action/increment", "an integer or a JSON Pointer"
+        ),
         (oneRule(#"{"name":"a","path":"root","action":{"set":-1}}"#), "/rules/0/action/set", "0 or more"),
         (oneRule(#"{"name":"a","path":"root","action":{"set":""}}"#), "/rules/0/action/set", "not a JSON Pointer"),
         (oneRule(#"{"name":"a","path":"root","action":{"clear":{"force":1}}}"#), "/rules/0/action/clear", "force"),
@@ -106,7 +126,8 @@ private func oneRule(_ rule: String) -> String { #"{"rules":["# + rule + "]}" }
     }
 
     @Test func everySettingIsRead() throws {
-        let rules = try RuleSet.parse("""
+        let rules = try RuleSet.parse(
+            """
             {"version":1,"root":"app","icon":"payload","maxDisplay":9,
              "display":{"app.news":"dot","app.promo":{"custom":"new"},"app.chat":"number"},
              "rules":[],
@@ -120,7 +141,8 @@ private func oneRule(_ rule: String) -> String { #"{"rules":["# + rule + "]}" }
     }
 
     @Test func rulesKeepTheirOrderAndCompiledActions() throws {
-        let rules = try RuleSet.parse("""
+        let rules = try RuleSet.parse(
+            """
             {"rules":[
               {"name":"d","path":"root.a","action":"dot"},
               {"name":"i","path":"root.a","action":"increment"},
@@ -136,11 +158,12 @@ private func oneRule(_ rule: String) -> String { #"{"rules":["# + rule + "]}" }
             """)
         #expect(rules.rules.map(\.name) == ["d", "i", "i3", "ip", "s", "sp", "c", "cf", "cn", "x"])
         let pointer = { (s: String) in RoutingRule.Amount.pointer(try #require(JSONPointer(s))) }
-        #expect(try rules.rules.map(\.action) == [
-            .dot, .increment(.literal(1)), .increment(.literal(-3)), .increment(pointer("/n")),
-            .set(.literal(0)), .set(pointer("/unread")), .clear(force: false), .clear(force: true),
-            .clear(force: false), .ignore,
-        ])
+        #expect(
+            try rules.rules.map(\.action) == [
+                .dot, .increment(.literal(1)), .increment(.literal(-3)), .increment(pointer("/n")),
+                .set(.literal(0)), .set(pointer("/unread")), .clear(force: false), .clear(force: true),
+                .clear(force: false), .ignore,
+            ])
     }
 
     // MARK: - The built-in rules

@@ -22,7 +22,8 @@ private func op(_ op: String, _ device: String, _ account: String = "A", extra: 
 /// The `"badgeUpdates":[…]` text of a result line, or nil.
 private func updates(_ line: String) -> String? {
     guard let start = line.firstRange(of: #","badgeUpdates":"#),
-          let end = line[start.upperBound...].firstIndex(of: "]") else { return nil }
+        let end = line[start.upperBound...].firstIndex(of: "]")
+    else { return nil }
     return String(line[start.upperBound...end])
 }
 
@@ -34,7 +35,10 @@ private func updates(_ line: String) -> String? {
         #expect(out[0].contains(#""icon":1"#))
         #expect(out[1].contains(#""changes":[{"path":"root.chat.bob","count":2,"#))
         #expect(out[1].contains(#""icon":2"#))
-        #expect(out[2].hasSuffix(#""icon":2,"tree":[{"path":"root","count":2,"show":true,"display":"2"},{"path":"root.chat","count":2,"show":true,"display":"2"},{"path":"root.chat.bob","count":2,"show":true,"display":"2"}]}"#))
+        #expect(
+            out[2].hasSuffix(
+                #""icon":2,"tree":[{"path":"root","count":2,"show":true,"display":"2"},{"path":"root.chat","count":2,"show":true,"display":"2"},{"path":"root.chat.bob","count":2,"show":true,"display":"2"}]}"#
+            ))
     }
 
     @Test func theAccountComesRightAfterTheDeviceOnlyWhenTheEventNamesOne() {
@@ -57,7 +61,9 @@ private func updates(_ line: String) -> String? {
 
     @Test func anEventWithoutAccountUsesTheAccountNamedLikeItsDevice() {
         // "account" defaults to the device id, so both lines touch one tree.
-        let out = run([#"{"op":"set","device":"d","path":"root.a"}"#, #"{"op":"set","account":"d","device":"e","path":"root.b","count":2}"#])
+        let out = run([
+            #"{"op":"set","device":"d","path":"root.a"}"#, #"{"op":"set","account":"d","device":"e","path":"root.b","count":2}"#,
+        ])
         #expect(out[1].contains(#""icon":2"#))
     }
 
@@ -87,17 +93,20 @@ private func updates(_ line: String) -> String? {
         let devices = ["b", "é", "a", "B", "a2"]
         let out = run(devices.map { op("login", $0) } + [push("a2")])
         // Byte order: "B" (0x42) < "a" < "b" < "é" (0xC3…); the event's own device is left out.
-        #expect(updates(out[5]) == #"[{"device":"B","badge":1},{"device":"a","badge":1},{"device":"b","badge":1},{"device":"é","badge":1}]"#)
+        #expect(
+            updates(out[5]) == #"[{"device":"B","badge":1},{"device":"a","badge":1},{"device":"b","badge":1},{"device":"é","badge":1}]"#)
         #expect(out[5].contains(#""icon":1,"badgeUpdates":[{"device":"B""#))
     }
 
     @Test func badgeUpdatesComeOnlyWhenTheTotalChanges() {
-        let out = run([op("login", "phone"), op("login", "ipad"),
-                       push("phone"),
-                       op("set", "phone", extra: #","path":"root.news""#),            // a dot: the total stays 1
-                       op("set", "ipad", extra: #","path":"root.chat.bob","count":1"#), // same count
-                       op("snapshot", "ipad"),
-                       op("clear", "ipad", extra: #","path":"root.chat.bob""#)])
+        let out = run([
+            op("login", "phone"), op("login", "ipad"),
+            push("phone"),
+            op("set", "phone", extra: #","path":"root.news""#),  // a dot: the total stays 1
+            op("set", "ipad", extra: #","path":"root.chat.bob","count":1"#),  // same count
+            op("snapshot", "ipad"),
+            op("clear", "ipad", extra: #","path":"root.chat.bob""#),
+        ])
         #expect(updates(out[2]) == #"[{"device":"ipad","badge":1}]"#)
         #expect(updates(out[3]) == nil)
         #expect(updates(out[4]) == nil)
@@ -108,10 +117,13 @@ private func updates(_ line: String) -> String? {
     @Test func aDeviceThatAlreadyShowsTheNumberGetsNothing() throws {
         // The phone was last given 2, the iPad 5 and the watch 0; the tree holds 5.
         let folder = try TemporaryFolder()
-        let file = try folder.write("state.json", Array(#"""
-            {"format":"badgeflow-state","version":2,"accounts":{"A":{"clock":0,"marks":{"root.chat.bob":5},"devices":{
-              "phone":{"icon":0,"delivered":2},"ipad":{"icon":0,"delivered":5},"watch":{"icon":0,"delivered":0}}}}}
-            """#.utf8))
+        let file = try folder.write(
+            "state.json",
+            Array(
+                #"""
+                {"format":"badgeflow-state","version":2,"accounts":{"A":{"clock":0,"marks":{"root.chat.bob":5},"devices":{
+                  "phone":{"icon":0,"delivered":2},"ipad":{"icon":0,"delivered":5},"watch":{"icon":0,"delivered":0}}}}}
+                """#.utf8))
         var stream = try StateFile.load(file, rules: .builtIn)
         // The web sets the count to 2: the phone already shows 2 and gets nothing.
         let out = run([op("set", "web", extra: #","path":"root.chat.bob","count":2"#)], stream: stream)
@@ -129,9 +141,11 @@ private func updates(_ line: String) -> String? {
     }
 
     @Test func aClearFromADeviceNotInTheAccountUpdatesEveryDeviceOfIt() {
-        let out = run([push("phone"), push("ipad"),
-                       op("clear", "web", extra: #","path":"root.chat.bob""#),
-                       op("clear", "", extra: #","path":"root.chat""#)])
+        let out = run([
+            push("phone"), push("ipad"),
+            op("clear", "web", extra: #","path":"root.chat.bob""#),
+            op("clear", "", extra: #","path":"root.chat""#),
+        ])
         #expect(updates(out[2]) == #"[{"device":"ipad","badge":0},{"device":"phone","badge":0}]"#)
         #expect(out[2].contains(#""decrement":{"by":2,"paths":["root.chat.bob"]},"icon":0"#))
         // Nothing left to clear, and every device already shows 0.
@@ -165,9 +179,12 @@ private func updates(_ line: String) -> String? {
 
     @Test func thePayloadIconPolicyKeepsANumberPerDeviceAndSendsNoUpdates() throws {
         let rules = try RuleSet.parse(#"{"icon":"payload"}"#)
-        let out = run([#"{"op":"push","account":"A","device":"phone","payload":{"aps":{"alert":"x","badge":4}}}"#,
-                       #"{"op":"push","account":"A","device":"ipad","payload":{"aps":{"alert":"x","badge":7}}}"#,
-                       op("snapshot", "phone")], rules: rules)
+        let out = run(
+            [
+                #"{"op":"push","account":"A","device":"phone","payload":{"aps":{"alert":"x","badge":4}}}"#,
+                #"{"op":"push","account":"A","device":"ipad","payload":{"aps":{"alert":"x","badge":7}}}"#,
+                op("snapshot", "phone"),
+            ], rules: rules)
         #expect(out[1].contains(#""icon":7"#))
         #expect(out[2].contains(#""icon":4"#))
         #expect(!out.joined().contains("badgeUpdates"))
@@ -178,13 +195,13 @@ private func updates(_ line: String) -> String? {
     @Test func eventsWithoutTimeTakeTheClockOfTheirAccount() {
         let out = run([
             op("login", "phone", extra: #","at":100"#),
-            op("login", "ipad"),                                      // A's clock: 100
-            #"{"op":"login","account":"B","device":"tv"}"#,           // B's first event: 0
-            op("appear", "ipad", extra: #","page":"home""#),          // first appearance at 100
-            op("tick", "ipad", extra: #","at":159"#),                 // 59 s later: not yet
-            op("tick", "ipad", extra: #","at":160"#),                 // 60 s later: an interval sync
-            #"{"op":"appear","account":"B","device":"tv","page":"home"}"#, // first appearance at 0, not 160
-            #"{"op":"tick","account":"B","device":"tv","at":60}"#,    // 60 s later for B
+            op("login", "ipad"),  // A's clock: 100
+            #"{"op":"login","account":"B","device":"tv"}"#,  // B's first event: 0
+            op("appear", "ipad", extra: #","page":"home""#),  // first appearance at 100
+            op("tick", "ipad", extra: #","at":159"#),  // 59 s later: not yet
+            op("tick", "ipad", extra: #","at":160"#),  // 60 s later: an interval sync
+            #"{"op":"appear","account":"B","device":"tv","page":"home"}"#,  // first appearance at 0, not 160
+            #"{"op":"tick","account":"B","device":"tv","at":60}"#,  // 60 s later for B
         ])
         #expect(out[3].hasSuffix(#""sync":{"reason":"first-appearance"}}"#))
         #expect(out[4].hasSuffix(#""icon":0}"#))
@@ -198,24 +215,31 @@ private func updates(_ line: String) -> String? {
     @Test func stampingReplacesTheBadgeInPlaceKeepingTheOtherBytes() {
         let line = #"{"aps":{"alert":{"title":"Hi \u00e9","body":"x"}, "badge" : 9 ,"thread-id":"bob","sound":"a"},"n":1.50,"z":[1e3]}"#
         let out = run([line], stamp: true)
-        #expect(out[0].hasSuffix(#""icon":1,"payload":{"aps":{"alert":{"title":"Hi \u00e9","body":"x"}, "badge" : 1 ,"thread-id":"bob","sound":"a"},"n":1.50,"z":[1e3]}}"#))
+        #expect(
+            out[0].hasSuffix(
+                #""icon":1,"payload":{"aps":{"alert":{"title":"Hi \u00e9","body":"x"}, "badge" : 1 ,"thread-id":"bob","sound":"a"},"n":1.50,"z":[1e3]}}"#
+            ))
     }
 
     @Test func stampingAddsTheBadgeLastInApsKeepingKeyOrder() {
-        let out = run([
-            #"{"op":"push","device":"d","payload":{"z":1,"aps":{"thread-id":"bob","alert":"hi"},"a":{"aps":{"badge":3}}}}"#,
-            #"{"op":"push","device":"d","payload":{"aps":{},"x":"y"}}"#,
-            #"{"op":"push","device":"d","payload":{ "aps" : { } }}"#,
-        ], stamp: true)
+        let out = run(
+            [
+                #"{"op":"push","device":"d","payload":{"z":1,"aps":{"thread-id":"bob","alert":"hi"},"a":{"aps":{"badge":3}}}}"#,
+                #"{"op":"push","device":"d","payload":{"aps":{},"x":"y"}}"#,
+                #"{"op":"push","device":"d","payload":{ "aps" : { } }}"#,
+            ], stamp: true)
         #expect(out[0].hasSuffix(#""payload":{"z":1,"aps":{"thread-id":"bob","alert":"hi","badge":1},"a":{"aps":{"badge":3}}}}"#))
         #expect(out[1].hasSuffix(#""payload":{"aps":{"badge":1},"x":"y"}}"#))
         #expect(out[2].hasSuffix(#""payload":{ "aps" : { "badge":1} }}"#))
     }
 
     @Test func stampingNeverTouchesBackgroundPushes() {
-        let out = run([#"{"aps":{"content-available":1}}"#,
-                       #"{"op":"push","payload":{"aps":{"content-available":1},"type":"read","thread":"bob"}}"#,
-                       #"{"op":"set","path":"root.a"}"#], stamp: true)
+        let out = run(
+            [
+                #"{"aps":{"content-available":1}}"#,
+                #"{"op":"push","payload":{"aps":{"content-available":1},"type":"read","thread":"bob"}}"#,
+                #"{"op":"set","path":"root.a"}"#,
+            ], stamp: true)
         #expect(out[0].contains(#""kind":"background""#))
         #expect(!out.joined().contains(#""payload""#))
     }
@@ -231,8 +255,11 @@ private func updates(_ line: String) -> String? {
 
     @Test func aPayloadTheTextCannotBeCutIsRewrittenFromItsValue() {
         // An escaped key might spell "aps" or "badge": the payload is written from json-c's parse.
-        let out = run([#"{"\u0061ps":{"alert":"hi","thread-id":"bob","b\u0061dge":4},"k":"\u00e9\n"}"#,
-                       #"{"aps":{"alert":"hi","thread-id":"bob","badge":4,"badge":5}}"#], stamp: true)
+        let out = run(
+            [
+                #"{"\u0061ps":{"alert":"hi","thread-id":"bob","b\u0061dge":4},"k":"\u00e9\n"}"#,
+                #"{"aps":{"alert":"hi","thread-id":"bob","badge":4,"badge":5}}"#,
+            ], stamp: true)
         #expect(out[0].hasSuffix(#""payload":{"aps":{"alert":"hi","thread-id":"bob","badge":1},"k":"é\n"}}"#))
         #expect(out[1].hasSuffix(#""payload":{"aps":{"alert":"hi","thread-id":"bob","badge":2}}}"#))
     }

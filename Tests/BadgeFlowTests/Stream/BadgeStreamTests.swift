@@ -17,11 +17,12 @@ private func chat(_ thread: String, badge: Int? = nil) -> String {
 
     @Test func aPushAndAClearGiveTheSpecLines() {
         let out = run([chat("alice"), #"{"op":"clear","path":"root.chat.alice"}"#, #"{"aps":{"#])
-        #expect(out == [
-            #"{"seq":1,"op":"push","device":"","kind":"alert","rule":"chat","path":"root.chat.alice","changes":[{"path":"root.chat.alice","count":1,"show":true,"display":"1"},{"path":"root.chat","count":1,"show":true,"display":"1"},{"path":"root","count":1,"show":true,"display":"1"}],"icon":1}"#,
-            #"{"seq":2,"op":"clear","device":"","path":"root.chat.alice","changes":[{"path":"root.chat.alice","count":0,"show":false,"display":"hidden"},{"path":"root.chat","count":0,"show":false,"display":"hidden"},{"path":"root","count":0,"show":false,"display":"hidden"}],"decrement":{"by":1,"paths":["root.chat.alice"]},"icon":0}"#,
-            #"{"seq":3,"error":{"code":"invalid-json","message":"unexpected end of input at byte 8","at":""}}"#,
-        ])
+        #expect(
+            out == [
+                #"{"seq":1,"op":"push","device":"","kind":"alert","rule":"chat","path":"root.chat.alice","changes":[{"path":"root.chat.alice","count":1,"show":true,"display":"1"},{"path":"root.chat","count":1,"show":true,"display":"1"},{"path":"root","count":1,"show":true,"display":"1"}],"icon":1}"#,
+                #"{"seq":2,"op":"clear","device":"","path":"root.chat.alice","changes":[{"path":"root.chat.alice","count":0,"show":false,"display":"hidden"},{"path":"root.chat","count":0,"show":false,"display":"hidden"},{"path":"root","count":0,"show":false,"display":"hidden"}],"decrement":{"by":1,"paths":["root.chat.alice"]},"icon":0}"#,
+                #"{"seq":3,"error":{"code":"invalid-json","message":"unexpected end of input at byte 8","at":""}}"#,
+            ])
     }
 
     @Test func anUnmatchedPushSaysRuleNullAndChangesNothing() {
@@ -31,14 +32,22 @@ private func chat(_ thread: String, badge: Int? = nil) -> String {
 
     @Test func warningsAppearOnlyWhenThereAreAny() {
         let out = run([#"{"aps":{"alert":"x","colour":1}}"#, #"{"aps":{"alert":"x"}}"#])
-        #expect(out[0].hasSuffix(#""icon":0,"warnings":[{"code":"unknown-aps-key","message":"\"colour\" is not an aps key APNs knows; custom keys belong outside aps","at":"/aps/colour"}]}"#))
+        #expect(
+            out[0].hasSuffix(
+                #""icon":0,"warnings":[{"code":"unknown-aps-key","message":"\"colour\" is not an aps key APNs knows; custom keys belong outside aps","at":"/aps/colour"}]}"#
+            ))
         #expect(!out[1].contains("warnings"))
     }
 
     @Test func aSnapshotListsShownNodesParentsFirstSiblingsInByteOrder() {
-        let out = run([chat("bob"), chat("Alice"), chat("alice"), #"{"op":"set","path":"root.news"}"#,
-                       #"{"op":"clear","path":"root.chat.bob"}"#, #"{"op":"snapshot"}"#])
-        #expect(out[5] == #"{"seq":6,"op":"snapshot","device":"","changes":[],"icon":2,"tree":[{"path":"root","count":2,"show":true,"display":"2"},{"path":"root.chat","count":2,"show":true,"display":"2"},{"path":"root.chat.Alice","count":1,"show":true,"display":"1"},{"path":"root.chat.alice","count":1,"show":true,"display":"1"},{"path":"root.news","count":0,"show":true,"display":"dot"}]}"#)
+        let out = run([
+            chat("bob"), chat("Alice"), chat("alice"), #"{"op":"set","path":"root.news"}"#,
+            #"{"op":"clear","path":"root.chat.bob"}"#, #"{"op":"snapshot"}"#,
+        ])
+        #expect(
+            out[5]
+                == #"{"seq":6,"op":"snapshot","device":"","changes":[],"icon":2,"tree":[{"path":"root","count":2,"show":true,"display":"2"},{"path":"root.chat","count":2,"show":true,"display":"2"},{"path":"root.chat.Alice","count":1,"show":true,"display":"1"},{"path":"root.chat.alice","count":1,"show":true,"display":"1"},{"path":"root.news","count":0,"show":true,"display":"dot"}]}"#
+        )
     }
 
     @Test func maxDisplayCapsTheDisplayedNumber() throws {
@@ -117,16 +126,19 @@ private func chat(_ thread: String, badge: Int? = nil) -> String {
     }
 
     @Test func payloadIconFollowsTheLastBadgeMinusLocalDecrements() throws {
-        let rules = try RuleSet.parse(#"{"icon":"payload","rules":[{"name":"chat","path":"root.chat.{/aps/thread-id}","action":"increment"}]}"#)
-        let icons = run([
-            chat("a", badge: 5),                            // 5 from the payload
-            chat("a"),                                      // no badge: stays 5
-            #"{"op":"clear","path":"root.chat.a"}"#,        // decrement by 2 → 3
-            chat("b", badge: 1),                            // payload says 1
-            #"{"op":"set","path":"root.chat.b","count":4}"#, // raising is no decrement: 1
-            #"{"op":"clear","path":"root.chat.b"}"#,        // decrement by 4 → never below 0
-            #"{"aps":{"badge":0}}"#,                        // badge 0
-        ], rules: rules).map { line -> Int in
+        let rules = try RuleSet.parse(
+            #"{"icon":"payload","rules":[{"name":"chat","path":"root.chat.{/aps/thread-id}","action":"increment"}]}"#)
+        let icons = run(
+            [
+                chat("a", badge: 5),  // 5 from the payload
+                chat("a"),  // no badge: stays 5
+                #"{"op":"clear","path":"root.chat.a"}"#,  // decrement by 2 → 3
+                chat("b", badge: 1),  // payload says 1
+                #"{"op":"set","path":"root.chat.b","count":4}"#,  // raising is no decrement: 1
+                #"{"op":"clear","path":"root.chat.b"}"#,  // decrement by 4 → never below 0
+                #"{"aps":{"badge":0}}"#,  // badge 0
+            ], rules: rules
+        ).map { line -> Int in
             let tail = line.split(separator: #""icon":"#).last ?? ""
             return Int(tail.prefix(while: \.isNumber)) ?? -1
         }
@@ -136,12 +148,12 @@ private func chat(_ thread: String, badge: Int? = nil) -> String {
     @Test func aDecrementIsReportedWheneverTheTotalDrops() {
         let out = run([
             chat("a"), chat("a"), chat("b"),
-            #"{"op":"set","path":"root.chat.a","count":1}"#,   // 2 → 1: by 1
-            #"{"op":"set","path":"root.chat.a","count":5}"#,   // up: none
-            #"{"op":"clear","path":"root.chat","force":true}"#, // 5 + 1: by 6, both paths
-            #"{"op":"clear","path":"root.chat","force":true}"#, // nothing left: none
-            #"{"op":"set","path":"root.news"}"#,               // a dot: none
-            #"{"op":"clear","path":"root.news"}"#,             // a dot cleared lowers no total
+            #"{"op":"set","path":"root.chat.a","count":1}"#,  // 2 → 1: by 1
+            #"{"op":"set","path":"root.chat.a","count":5}"#,  // up: none
+            #"{"op":"clear","path":"root.chat","force":true}"#,  // 5 + 1: by 6, both paths
+            #"{"op":"clear","path":"root.chat","force":true}"#,  // nothing left: none
+            #"{"op":"set","path":"root.news"}"#,  // a dot: none
+            #"{"op":"clear","path":"root.news"}"#,  // a dot cleared lowers no total
         ])
         #expect(out[3].contains(#""decrement":{"by":1,"paths":["root.chat.a"]}"#))
         #expect(!out[4].contains("decrement"))
@@ -152,8 +164,10 @@ private func chat(_ thread: String, badge: Int? = nil) -> String {
     }
 
     @Test func aReadElsewherePushClearsAndAsksForADecrement() {
-        let out = run([chat("alice"), chat("alice"),
-                       #"{"aps":{"content-available":1},"type":"read","thread":"alice"}"#])
+        let out = run([
+            chat("alice"), chat("alice"),
+            #"{"aps":{"content-available":1},"type":"read","thread":"alice"}"#,
+        ])
         #expect(out[2].contains(#""rule":"read-elsewhere","path":"root.chat.alice""#))
         #expect(out[2].contains(#""decrement":{"by":2,"paths":["root.chat.alice"]},"icon":0"#))
     }
@@ -165,16 +179,16 @@ private func chat(_ thread: String, badge: Int? = nil) -> String {
         session.feed(#"{"op":"tick","at":100}"#)
         session.feed(#"{"op":"tick"}"#)
         #expect(session.stream.accounts[""]?.clock == 100)
-        session.feed(#"{"op":"tick","at":"bad"}"#)   // a rejected line leaves the clock alone
+        session.feed(#"{"op":"tick","at":"bad"}"#)  // a rejected line leaves the clock alone
         #expect(session.stream.accounts[""]?.clock == 100)
-        session.feed(#"{"op":"tick","at":50}"#)      // time may go back; it is the input's
+        session.feed(#"{"op":"tick","at":50}"#)  // time may go back; it is the input's
         #expect(session.stream.accounts[""]?.clock == 50)
     }
 
     @Test func eachDeviceKeepsItsOwnClock() {
         var session = FilterSession(rules: .builtIn)
         session.feed(#"{"op":"login","device":"a","at":100}"#)
-        session.feed(#"{"op":"login","device":"b"}"#)   // b's first event: time 0, not a's 100
+        session.feed(#"{"op":"login","device":"b"}"#)  // b's first event: time 0, not a's 100
         session.feed(#"{"op":"tick","device":"a"}"#)
         #expect(session.stream.accounts["a"]?.clock == 100)
         #expect(session.stream.accounts["b"]?.clock == 0)

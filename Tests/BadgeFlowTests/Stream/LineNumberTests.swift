@@ -18,8 +18,10 @@ private func split(_ text: String) -> (Int, String)? {
         #expect(split("12\t\tx")! == (12, "\tx"))
     }
 
-    @Test(arguments: ["", "\t{}", "0\t{}", "00\t{}", "-1\t{}", "+1\t{}", " 1\t{}", "1 \t{}", "1{}", "12",
-                      "1x\t{}", "9223372036854775808\t{}", "99999999999999999999\t{}", "{\"op\":\"tick\"}"])
+    @Test(arguments: [
+        "", "\t{}", "0\t{}", "00\t{}", "-1\t{}", "+1\t{}", " 1\t{}", "1 \t{}", "1{}", "12",
+        "1x\t{}", "9223372036854775808\t{}", "99999999999999999999\t{}", "{\"op\":\"tick\"}",
+    ])
     func anythingElseIsNoPrefix(_ line: String) {
         #expect(split(line) == nil)
     }

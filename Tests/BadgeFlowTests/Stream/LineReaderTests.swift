@@ -103,7 +103,7 @@ private func read(_ input: String, maxLineBytes: Int = 1 << 20, chunkBytes: Int 
 
     @Test func aReadErrorIsAFailureNamingTheInput() throws {
         let folder = try TemporaryFolder()
-        let fd = open(folder.path, O_RDONLY)   // a folder: read() fails with EISDIR
+        let fd = open(folder.path, O_RDONLY)  // a folder: read() fails with EISDIR
         defer { close(fd) }
         let failure = #expect(throws: FileIO.Failure.self) {
             try LineReader(fd: fd).forEachLine("folder") { _ in true }

@@ -39,8 +39,9 @@ private func sequential(_ lines: [String], maxLineBytes: Int) -> [UInt8] {
 }
 
 private func parallel(_ lines: [String], jobs: Int, batch: Int, maxLineBytes: Int) -> (bytes: [UInt8], filter: ParallelFilter) {
-    let filter = ParallelFilter(stream: BadgeStream(rules: .builtIn), jobs: jobs, maxLineBytes: maxLineBytes,
-                                linesPerBatch: batch)
+    let filter = ParallelFilter(
+        stream: BadgeStream(rules: .builtIn), jobs: jobs, maxLineBytes: maxLineBytes,
+        linesPerBatch: batch)
     var out: [UInt8] = []
     for line in lines {
         if line.utf8.count > maxLineBytes {
@@ -58,7 +59,7 @@ private func parallel(_ lines: [String], jobs: Int, batch: Int, maxLineBytes: In
     @Test(arguments: [(1, 7), (2, 1), (2, 13), (2, 2048), (4, 64)])
     func outputIsByteIdenticalToTheSequentialLoop(_ jobs: Int, _ batch: Int) {
         var lines = mixedStream(6_000)
-        lines[100] = String(repeating: "x", count: 3000)   // overlong for a 2000-byte limit
+        lines[100] = String(repeating: "x", count: 3000)  // overlong for a 2000-byte limit
         let expected = sequential(lines, maxLineBytes: 2000)
         let (got, filter) = parallel(lines, jobs: jobs, batch: batch, maxLineBytes: 2000)
         #expect(got == expected)
@@ -82,7 +83,9 @@ private func parallel(_ lines: [String], jobs: Int, batch: Int, maxLineBytes: In
         for _ in 0..<9 { line.withUTF8 { filter.feed(.text(UnsafeRawBufferPointer($0))) { _ in calls += 1 } } }
         #expect(calls == 0)
         var lines = 0
-        filter.finish { w in calls += 1; lines += w.bytes.filter { $0 == 0x0A }.count }
+        filter.finish { w in
+            calls += 1; lines += w.bytes.filter { $0 == 0x0A }.count
+        }
         #expect(lines == 9)
     }
 

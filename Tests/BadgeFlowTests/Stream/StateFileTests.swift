@@ -79,21 +79,26 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         #expect(after.accounts["tv"]?.clock == 7)
         #expect(try FileIO.readString(file).contains(#""version": 2"#))
         // The next run goes on from the saved state: one more message, the phone is owed 2.
-        let more = text(session([#"{"op":"push","account":"A","device":"ipad","payload":{"aps":{"alert":"x","thread-id":"bob"}}}"#],
-                                stream: after))
+        let more = text(
+            session(
+                [#"{"op":"push","account":"A","device":"ipad","payload":{"aps":{"alert":"x","thread-id":"bob"}}}"#],
+                stream: after))
         #expect(more.contains(#""icon":2,"badgeUpdates":[{"device":"phone","badge":2}]"#))
     }
 
     @Test func aVersionOneFileLoadsByMigration() throws {
         // Devices with their own trees and one clock for all, as BadgeFlow wrote them before accounts.
         let folder = try TemporaryFolder()
-        let file = try folder.write("v1.json", Array(#"""
-            {"format": "badgeflow-state", "version": 1, "clock": 1795341800,
-             "devices": {"": {"marks": {"root.chat.alice": 2, "root.news": "dot"}, "icon": 3,
-                              "sync": {"loggedIn": true, "foreground": true, "visible": ["home"],
-                                       "appeared": ["home"], "disappearedAt": {}, "intervalStart": 1795341700}},
-                         "ipad": {"marks": {}, "icon": 0}}}
-            """#.utf8))
+        let file = try folder.write(
+            "v1.json",
+            Array(
+                #"""
+                {"format": "badgeflow-state", "version": 1, "clock": 1795341800,
+                 "devices": {"": {"marks": {"root.chat.alice": 2, "root.news": "dot"}, "icon": 3,
+                                  "sync": {"loggedIn": true, "foreground": true, "visible": ["home"],
+                                           "appeared": ["home"], "disappearedAt": {}, "intervalStart": 1795341700}},
+                             "ipad": {"marks": {}, "icon": 0}}}
+                """#.utf8))
         let stream = try StateFile.load(file, rules: .builtIn)
         #expect(stream.accounts.keys.sorted() == ["", "ipad"])
         #expect(stream.accounts[""]?.devices.keys.sorted() == [""])
@@ -150,7 +155,8 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
 
     @Test func aFileWithoutRecordedRulesStillLoads() throws {
         let folder = try TemporaryFolder()
-        let file = try folder.write("s.json", Array(#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"root.a":2}}}}"#.utf8))
+        let file = try folder.write(
+            "s.json", Array(#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"root.a":2}}}}"#.utf8))
         #expect(try StateFile.recordedRules(file) == nil)
         #expect(try StateFile.load(file, rules: .builtIn).accounts[""]?.tree.mark(of: "root.a") == .count(2))
     }
@@ -163,20 +169,33 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         (#"{"format":"badgeflow-state","version":3,"accounts":{}}"#, "/version", "not supported"),
         (#"{"format":"badgeflow-state","version":2,"devices":{}}"#, "/accounts", "object"),
         (#"{"format":"badgeflow-state","version":2,"accounts":{"A":{"marks":{},"devices":[]}}}"#, "/accounts/A/devices", "object"),
-        (#"{"format":"badgeflow-state","version":2,"accounts":{"A":{"marks":{},"clock":"x","devices":{}}}}"#, "/accounts/A/clock", "number"),
-        (#"{"format":"badgeflow-state","version":2,"accounts":{"A":{"marks":{},"devices":{"d":{"delivered":-1}}}}}"#,
-         "/accounts/A/devices/d/delivered", "non-negative"),
+        (
+            #"{"format":"badgeflow-state","version":2,"accounts":{"A":{"marks":{},"clock":"x","devices":{}}}}"#, "/accounts/A/clock",
+            "number"
+        ),
+        (
+            #"{"format":"badgeflow-state","version":2,"accounts":{"A":{"marks":{},"devices":{"d":{"delivered":-1}}}}}"#,
+            "/accounts/A/devices/d/delivered", "non-negative"
+        ),
         (#"{"format":"badgeflow-state","version":1,"clock":"x","devices":{}}"#, "/clock", "number"),
         (#"{"format":"badgeflow-state","version":1,"devices":[]}"#, "/devices", "object"),
         (#"{"format":"badgeflow-state","version":1,"devices":{"d/1":{}}}"#, "/devices/d~11/marks", "object"),
-        (#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"root.a":0}}}}"#,
-         "/devices//marks/root.a", "1 or more"),
-        (#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"app.a":1}}}}"#,
-         "/devices//marks/app.a", "other rules"),
-        (#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"icon":-1}}}"#,
-         "/devices//icon", "non-negative"),
-        (#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"sync":{"loggedIn":true}}}}"#,
-         "/devices//sync", "needs loggedIn"),
+        (
+            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"root.a":0}}}}"#,
+            "/devices//marks/root.a", "1 or more"
+        ),
+        (
+            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"app.a":1}}}}"#,
+            "/devices//marks/app.a", "other rules"
+        ),
+        (
+            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"icon":-1}}}"#,
+            "/devices//icon", "non-negative"
+        ),
+        (
+            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"sync":{"loggedIn":true}}}}"#,
+            "/devices//sync", "needs loggedIn"
+        ),
     ])
     func aCorruptOrForeignFileFailsAndIsLeftUntouched(_ content: String, _ at: String, _ says: String) throws {
         let folder = try TemporaryFolder()

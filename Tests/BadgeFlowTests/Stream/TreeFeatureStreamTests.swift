@@ -2,18 +2,18 @@ import Testing
 @testable import BadgeFlow
 
 private let rulesText = #"""
-{
-  "version": 1,
-  "contribute": { "root.chat.muted": "none", "root.chat.family": "dot" },
-  "rules": [
-    { "name": "chat", "match": { "/type": "chat" }, "path": "root.chat.{/aps/thread-id}", "action": "increment" },
-    { "name": "mention", "match": { "/type": "mention" }, "path": "root.chat.{/aps/thread-id}", "action": { "increment": 2 } },
-    { "name": "promo", "match": { "/type": "promo" }, "path": "root.promo.{/campaign}", "action": "dot", "ttl": "/ttl" },
-    { "name": "flash", "match": { "/type": "flash" }, "path": "root.flash", "action": { "increment": 1 }, "ttl": 10 },
-    { "name": "feature", "match": { "/type": "feature" }, "path": "root.me.new", "action": "dot", "once": "v{/version}" }
-  ]
-}
-"""#
+    {
+      "version": 1,
+      "contribute": { "root.chat.muted": "none", "root.chat.family": "dot" },
+      "rules": [
+        { "name": "chat", "match": { "/type": "chat" }, "path": "root.chat.{/aps/thread-id}", "action": "increment" },
+        { "name": "mention", "match": { "/type": "mention" }, "path": "root.chat.{/aps/thread-id}", "action": { "increment": 2 } },
+        { "name": "promo", "match": { "/type": "promo" }, "path": "root.promo.{/campaign}", "action": "dot", "ttl": "/ttl" },
+        { "name": "flash", "match": { "/type": "flash" }, "path": "root.flash", "action": { "increment": 1 }, "ttl": 10 },
+        { "name": "feature", "match": { "/type": "feature" }, "path": "root.me.new", "action": "dot", "once": "v{/version}" }
+      ]
+    }
+    """#
 
 private func rules() throws -> RuleSet { try RuleSet.parse(rulesText) }
 
@@ -58,7 +58,10 @@ private func restart(_ stream: BadgeStream) throws -> BadgeStream {
     @Test func aMutedChatClearedProducesNoDecrement() throws {
         let out = try run([chat("alice"), chat("muted"), chat("muted"), #"{"op":"clear","path":"root.chat.muted"}"#]).lines
         #expect(out[1].contains(#""changes":[{"path":"root.chat.muted","count":1,"show":true,"display":"1"}],"icon":1"#))
-        #expect(out[3] == #"{"seq":4,"op":"clear","device":"","path":"root.chat.muted","changes":[{"path":"root.chat.muted","count":0,"show":false,"display":"hidden"}],"icon":1}"#)
+        #expect(
+            out[3]
+                == #"{"seq":4,"op":"clear","device":"","path":"root.chat.muted","changes":[{"path":"root.chat.muted","count":0,"show":false,"display":"hidden"}],"icon":1}"#
+        )
     }
 
     @Test func aDotContributingChatShowsTheTabWithoutCountingIt() throws {
@@ -74,7 +77,10 @@ private func restart(_ stream: BadgeStream) throws -> BadgeStream {
             #"{"op":"set","path":"root.b","ttl":30,"at":130}"#,
             chat("alice", at: 160),
         ]).lines
-        #expect(out[2] == #"{"seq":3,"op":"push","device":"","kind":"alert","rule":"chat","path":"root.chat.alice","expired":["root.a","root.b"],"changes":[{"path":"root.a","count":0,"show":false,"display":"hidden"},{"path":"root.b","count":0,"show":false,"display":"hidden"},{"path":"root","count":0,"show":false,"display":"hidden"},{"path":"root.chat.alice","count":1,"show":true,"display":"1"},{"path":"root.chat","count":1,"show":true,"display":"1"},{"path":"root","count":1,"show":true,"display":"1"}],"decrement":{"by":2,"paths":["root.a","root.b"]},"icon":1}"#)
+        #expect(
+            out[2]
+                == #"{"seq":3,"op":"push","device":"","kind":"alert","rule":"chat","path":"root.chat.alice","expired":["root.a","root.b"],"changes":[{"path":"root.a","count":0,"show":false,"display":"hidden"},{"path":"root.b","count":0,"show":false,"display":"hidden"},{"path":"root","count":0,"show":false,"display":"hidden"},{"path":"root.chat.alice","count":1,"show":true,"display":"1"},{"path":"root.chat","count":1,"show":true,"display":"1"},{"path":"root","count":1,"show":true,"display":"1"}],"decrement":{"by":2,"paths":["root.a","root.b"]},"icon":1}"#
+        )
     }
 
     @Test func aMarkExpiresExactlyAtTheEventTimeAndNotBefore() throws {
@@ -119,8 +125,9 @@ private func restart(_ stream: BadgeStream) throws -> BadgeStream {
         #expect(resumed.lines[0].contains(#""changes":[],"#))
         #expect(resumed.lines[1].contains(#"{"path":"root.me.new","count":0,"show":true,"display":"dot"}"#))
         // A set envelope may carry a token too.
-        let more = try run([#"{"op":"clear","path":"root.me.new"}"#, #"{"op":"set","path":"root.me.new","once":"v3.3"}"#],
-                           stream: resumed.stream)
+        let more = try run(
+            [#"{"op":"clear","path":"root.me.new"}"#, #"{"op":"set","path":"root.me.new","once":"v3.3"}"#],
+            stream: resumed.stream)
         #expect(more.lines[1].contains(#""changes":[],"#))
     }
 
@@ -130,7 +137,10 @@ private func restart(_ stream: BadgeStream) throws -> BadgeStream {
             #"{"op":"set","path":"root.news","ttl":100,"at":50}"#,
             #"{"op":"explain","path":"root"}"#,
         ])
-        #expect(out.lines[5] == #"{"seq":6,"op":"explain","device":"","path":"root","changes":[],"icon":4,"explain":[{"path":"root.chat.alice","count":3,"seq":2,"rule":"mention","at":20,"expires":null},{"path":"root.chat.bob","count":1,"seq":3,"rule":"chat","at":30,"expires":null},{"path":"root.news","count":0,"seq":5,"rule":"set","at":50,"expires":150}]}"#)
+        #expect(
+            out.lines[5]
+                == #"{"seq":6,"op":"explain","device":"","path":"root","changes":[],"icon":4,"explain":[{"path":"root.chat.alice","count":3,"seq":2,"rule":"mention","at":20,"expires":null},{"path":"root.chat.bob","count":1,"seq":3,"rule":"chat","at":30,"expires":null},{"path":"root.news","count":0,"seq":5,"rule":"set","at":50,"expires":150}]}"#
+        )
         // The values behind the line, and explain after a restart.
         let records = try #require(out.stream.accounts[""]).tree.explain("root.chat")
         #expect(records.map(\.source?.origin) == ["mention", "chat"])
@@ -139,8 +149,10 @@ private func restart(_ stream: BadgeStream) throws -> BadgeStream {
     }
 
     @Test func explainNeedsAPath() throws {
-        let out = try run([#"{"op":"explain"}"#, #"{"op":"explain","path":"other.a"}"#, #"{"op":"explain","path":"root..a"}"#,
-                           #"{"op":"explain","path":"root.none"}"#]).lines
+        let out = try run([
+            #"{"op":"explain"}"#, #"{"op":"explain","path":"other.a"}"#, #"{"op":"explain","path":"root..a"}"#,
+            #"{"op":"explain","path":"root.none"}"#,
+        ]).lines
         #expect(out[0].contains(#""code":"missing-field""#))
         #expect(out[1].contains(#""code":"invalid-path""#) && out[1].contains(#""at":"/path""#))
         #expect(out[2].contains(#""code":"invalid-path""#))
@@ -151,7 +163,7 @@ private func restart(_ stream: BadgeStream) throws -> BadgeStream {
 @Suite struct TreeFeatureDefinitionTests {
     @Test func aDefinitionCarriesContributeTtlAndOnce() throws {
         var definition = RuleSet.Definition(rules: [
-            .init(name: "promo", path: "root.promo", action: .dot, ttl: .literal(5), once: "v{/v}"),
+            .init(name: "promo", path: "root.promo", action: .dot, ttl: .literal(5), once: "v{/v}")
         ])
         definition.contribute = [("root.chat.muted", .none)]
         let rules = try RuleSet(definition)

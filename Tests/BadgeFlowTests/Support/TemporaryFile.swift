@@ -12,9 +12,11 @@ final class TemporaryFolder {
 
     init() throws {
         var template = Array("/tmp/badgeflow-test-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ buffer in
-            buffer.baseAddress.flatMap { mkdtemp($0) }
-        }) else {
+        guard
+            let made = template.withUnsafeMutableBufferPointer({ buffer in
+                buffer.baseAddress.flatMap { mkdtemp($0) }
+            })
+        else {
             throw FileIO.Failure(path: "/tmp", message: "mkdtemp failed")
         }
         path = String(cString: made)
