@@ -113,6 +113,18 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
 
     /// The general path: builds the String piece by piece and reports problems.
     private func renderSlow(_ payload: Selected, base: String) -> Rendered {
+        fill(payload, base: base, token: false)
+    }
+
+    /// Fills the holes as plain text, without escaping: a rule's `once` token, which is
+    /// compared with the tokens `set` envelopes carry, never used as a path.
+    func renderToken(_ payload: Selected, base: String) -> Rendered {
+        fill(payload, base: base, token: true)
+    }
+
+    /// Fills the holes: path segments escaped and an empty string `invalid-path` (a path), or
+    /// values taken as they are and an empty string `wrong-type` (a `once` token).
+    private func fill(_ payload: Selected, base: String, token: Bool) -> Rendered {
         var out = ""
         for part in parts {
             switch part {
@@ -121,49 +133,23 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
             case .pointer(let p, let slot):
                 guard let value = payload.value(slot), !value.isNull else { return .missing }
                 switch value.kind {
-                case .string:
+                case .string where !token || value.stringByteCount > 0:
                     if value.stringByteCount == 0 {
                         return .invalid(
                             .error(
                                 .invalidPath, "path template \(description): {\(p)} is an empty string",
                                 at: base + p.description))
                     }
-                    out += BadgePath.escapeSegment(value.string ?? "")
+                    out += token ? value.string ?? "" : BadgePath.escapeSegment(value.string ?? "")
                 case .int where !value.intOverflowed:
                     out += String(value.int ?? 0)
                 default:
+                    let what =
+                        token
+                        ? "once token \(description): {\(p)} must be a non-empty string or an integer"
+                        : "path template \(description): {\(p)} must be a string or an integer"
                     return .invalid(
-                        .error(
-                            .wrongType,
-                            "path template \(description): {\(p)} must be a string or an integer, got \(PayloadChecker.describe(value))",
-                            at: base + p.description))
-                }
-            }
-        }
-        return .path(out)
-    }
-
-    /// Fills the holes as plain text, without escaping: a rule's `once` token, which is
-    /// compared with the tokens `set` envelopes carry, never used as a path.
-    func renderToken(_ payload: Selected, base: String) -> Rendered {
-        var out = ""
-        for part in parts {
-            switch part {
-            case .literal(let s):
-                out += s
-            case .pointer(let p, let slot):
-                guard let value = payload.value(slot), !value.isNull else { return .missing }
-                switch value.kind {
-                case .string where value.stringByteCount > 0:
-                    out += value.string ?? ""
-                case .int where !value.intOverflowed:
-                    out += String(value.int ?? 0)
-                default:
-                    return .invalid(
-                        .error(
-                            .wrongType,
-                            "once token \(description): {\(p)} must be a non-empty string or an integer, got \(PayloadChecker.describe(value))",
-                            at: base + p.description))
+                        .error(.wrongType, "\(what), got \(PayloadChecker.describe(value))", at: base + p.description))
                 }
             }
         }
