@@ -1,3 +1,5 @@
+import BadgeFlow
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -77,12 +79,7 @@ final class OutputFile {
             unlink(temp)
             throw f
         }
-        let folder = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
-        let dfd = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_CLOEXEC)
-        if dfd >= 0 {
-            fsync(dfd)
-            close(dfd)
-        }
+        FileIO.syncFolder(of: path)
     }
 
     /// Drops the results: the temporary file goes, `path` keeps its old content.

@@ -6,6 +6,17 @@ import Darwin
 
 /// Small POSIX file helpers: whole-file reads and atomic writes, without Foundation.
 public enum FileIO {
+    /// Flushes the folder that holds `path` (after a rename into it), so the new directory
+    /// entry survives a crash; best effort, as a folder that cannot be opened cannot be synced.
+    public static func syncFolder(of path: String) {
+        let folder = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
+        let dfd = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_CLOEXEC)
+        if dfd >= 0 {
+            fsync(dfd)
+            close(dfd)
+        }
+    }
+
     /// An I/O failure with the OS's reason.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         /// The path involved.
@@ -174,12 +185,7 @@ public enum FileIO {
                 unlink(temp)
                 throw f
             }
-            let folder = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
-            let dfd = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_CLOEXEC)
-            if dfd >= 0 {
-                fsync(dfd)
-                close(dfd)
-            }
+            FileIO.syncFolder(of: path)
         }
     }
 
