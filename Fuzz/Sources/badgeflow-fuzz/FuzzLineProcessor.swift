@@ -17,10 +17,10 @@ public func fuzzLineProcessor(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int
     // One result line per non-blank input line, whatever the input holds.
     if answers != nonBlank { fatalError("\(nonBlank) non-blank lines got \(answers) answers") }
     // Every tree stays consistent: the root's count is the sum of what the snapshot shows.
-    for (_, device) in session.stream.devices {
-        let shown = device.tree.snapshot()
-        if device.tree.total < 0 || (device.tree.total > 0 && shown.first?.count != device.tree.total) {
-            fatalError("tree total \(device.tree.total) disagrees with its snapshot")
+    for (_, account) in session.stream.accounts {
+        let shown = account.tree.snapshot()
+        if account.tree.total < 0 || (account.tree.total > 0 && shown.first?.count != account.tree.total) {
+            fatalError("tree total \(account.tree.total) disagrees with its snapshot")
         }
     }
     return 0
