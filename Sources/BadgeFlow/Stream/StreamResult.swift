@@ -109,10 +109,13 @@ public struct StreamResult: Sendable {
 
     /// The NDJSON result line, without its newline.
     public var line: String {
-        var w = JSONWriter()
+        // A result line is a few hundred bytes; the writer grows if one is longer.
+        var w = JSONWriter(capacity: 512)
         render(into: &w)
-        var bytes = w.bytes
-        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
-        return String(decoding: bytes, as: UTF8.self)
+        return w.withUnsafeBytes { bytes in
+            String(
+                decoding: bytes.last == UInt8(ascii: "\n") ? UnsafeRawBufferPointer(rebasing: bytes.dropLast()) : bytes,
+                as: UTF8.self)
+        }
     }
 }
