@@ -244,26 +244,57 @@ struct FilterCommand: TakesManyInputs {
             maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp,
             numbered: numbered)
         filter.skip(lines: skip)
+        if let store, filter.jobs > 1 {
+            // Accounts of the next batch are read and decoded while this one is applied.
+            do { filter.prefetcher = try SQLitePrefetcher(path: store.path, rules: ruleSet) } catch {
+                Console.error("badgeflow: error: state file \(error.description)")
+                throw Exit.state
+            }
+        }
         var inputFailed = false
         var stateError: String? = nil
         var checkpoints = 0
         var longestCheckpoint = 0.0
+        var checkpointTime = 0.0
         var lastCheckpoint = Self.now()
         // Results written to -o FILE count as delivered only when it is committed at the end.
         let checkpointsOnTheWay = store != nil && output == nil
-        // Commits what the results written so far reflect: called only after they were written.
-        func commitCheckpoint() {
-            guard let store, stateError == nil else { return }
+        // Checkpoints commit on their own thread and connection (SQLiteCheckpointer).
+        var checkpointer: SQLiteCheckpointer? = nil
+        if let store {
+            do { checkpointer = try SQLiteCheckpointer(path: store.path) } catch {
+                Console.error("badgeflow: error: state file \(error.description)")
+                throw Exit.state
+            }
+        }
+        // Waits for the commit under way, if any (it holds results already written).
+        func settleCheckpoint() {
+            guard let checkpointer, checkpointer.isPending else { return }
+            filter.withStream { stream in
+                do { try checkpointer.finish(&stream) } catch {
+                    if stateError == nil { stateError = "cannot commit a checkpoint: \(error)" }
+                }
+            }
+        }
+        // Commits what the results written so far reflect: called only after they were
+        // written. The pause is the wait for the previous commit, the eviction and taking
+        // the changed accounts; with `wait`, also this commit.
+        func commitCheckpoint(wait: Bool = false) {
+            guard let checkpointer, stateError == nil else { return }
             // An account that could not be loaded got an error line: commit nothing after it.
             if let failure = filter.withStream({ $0.sourceFailure }) {
+                settleCheckpoint()
                 stateError = failure.description
                 return
             }
             let start = Self.now()
             filter.withStream { stream in
                 do {
-                    try store.checkpoint(&stream, seq: filter.seq, input: identity)
+                    // Only committed accounts may leave memory: finish, evict, then begin.
+                    try checkpointer.finish(&stream)
                     if let maxResident { stream.evict(keeping: maxResident - maxResident / 16) }
+                    checkpointer.begin(&stream, seq: filter.seq, input: identity)
+                    if wait { try checkpointer.finish(&stream) }
                 } catch {
                     stateError = "cannot commit a checkpoint: \(error)"
                 }
@@ -271,6 +302,7 @@ struct FilterCommand: TakesManyInputs {
             let end = Self.now()
             checkpoints += 1
             longestCheckpoint = max(longestCheckpoint, end - start)
+            checkpointTime += end - start
             lastCheckpoint = end
         }
         var writeError: String? = nil
@@ -356,12 +388,14 @@ struct FilterCommand: TakesManyInputs {
                         throw Exit.io
                     }
                 }
-                commitCheckpoint()
+                commitCheckpoint(wait: true)
             }
+            settleCheckpoint()
+            checkpointer?.close()
             store?.close()
             if checkpointStats {
                 Console.error(
-                    "badgeflow: \(checkpoints) checkpoint\(checkpoints == 1 ? "" : "s"), the longest \(Int((longestCheckpoint * 1000).rounded())) ms"
+                    "badgeflow: \(checkpoints) checkpoint\(checkpoints == 1 ? "" : "s"), the longest pause \(Int((longestCheckpoint * 1000).rounded())) ms, \(Int((checkpointTime * 1000).rounded())) ms in all"
                 )
             }
             if let stateError {

@@ -122,6 +122,26 @@ import Testing
         #expect(tree.status == 0 && tree.stdout == treeJSON.stdout)
     }
 
+    /// Many batches with accounts read ahead on the prefetch thread, committed on the
+    /// checkpoint thread and evicted after almost every batch: the same results and state as
+    /// a run that keeps everything in memory.
+    @Test(arguments: [(8, "0.001"), (64, "0.001"), (1000, "1")])
+    func readAheadAndBackgroundCommitsGiveTheSameResultsAndState(_ resident: Int, _ checkpoint: String) throws {
+        let dir = try CLI.temporaryDirectory()
+        let input = dir + "/in.ndjson"
+        try Self.fleet(lines: 30000, accounts: 300, seed: 11).write(toFile: input, atomically: true, encoding: .utf8)
+        let plain = try CLI.run(["filter", "--jobs", "1", "--state", dir + "/plain.json", input])
+        let bounded = try CLI.run([
+            "filter", "--jobs", "2", "--state", dir + "/b.sqlite", "--max-resident", String(resident), "--checkpoint", checkpoint,
+            input,
+        ])
+        #expect(plain.status == 0 && bounded.status == 0, "\(bounded.stderr)")
+        #expect(bounded.stdout == plain.stdout)
+        #expect(try CLI.run(["state", "convert", dir + "/b.sqlite", dir + "/back.json"]).status == 0)
+        #expect(
+            try String(contentsOfFile: dir + "/back.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8))
+    }
+
     @Test(arguments: ["s.sqlite", "s.json"])
     func aSecondWriterExits3NamingTheFirst(_ name: String) throws {
         let dir = try CLI.temporaryDirectory()

@@ -165,6 +165,20 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in one read transaction: one snapshot and one lock for many reads (in WAL
+    /// mode a reader never waits for the writer). When the transaction cannot begin, the
+    /// reads in `body` each take their own.
+    func read(_ body: () -> Void) {
+        let began = sqlite3_exec(db, "BEGIN", nil, nil, nil) == SQLITE_OK
+        body()
+        if began { _ = sqlite3_exec(db, "COMMIT", nil, nil, nil) }
+    }
+
+    /// Sets the page cache of this connection to about `kib` KiB.
+    func setCacheSize(kib: Int) {
+        _ = sqlite3_exec(db, "PRAGMA cache_size = -\(max(kib, 64))", nil, nil, nil)
+    }
+
     /// The number of input lines whose results were written when the last checkpoint committed.
     public var seq: Int { Int(meta["seq"] ?? "") ?? 0 }
     /// What those lines were read from (see ``checkpoint(_:seq:input:)``); empty when unknown.
@@ -305,7 +319,17 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     ///
     /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
     public func checkpoint(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
-        let changed = stream.takeChanged()
+        let stored = try commit(stream.takeChanged(), seq: seq, input: input)
+        for (id, counts) in stored { stream.accounts[id]?.storedCounts = counts }
+    }
+
+    /// Writes `changed` and `seq` read from `input` in one transaction (the work of
+    /// ``checkpoint(_:seq:input:)``); returns each account's stored device and mark counts.
+    ///
+    /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
+    func commit(
+        _ changed: [(id: String, account: Account)], seq: Int, input: String
+    ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         var accounts = accountCount, devices = deviceCount, marks = markCount
         let before = meta
         try exec("BEGIN IMMEDIATE")
@@ -349,6 +373,6 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             meta = before
             throw error
         }
-        for (id, a) in changed { stream.accounts[id]?.storedCounts = (a.devices.count, a.tree.marks.count) }
+        return changed.map { ($0.id, ($0.account.devices.count, $0.account.tree.marks.count)) }
     }
 }

@@ -9,6 +9,22 @@ public protocol AccountSource: AnyObject, Sendable {
     func loadAccount(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account?
 }
 
+/// Reads stored accounts ahead, on its own thread, while the filter applies the batch of
+/// lines before the one that needs them (``ParallelFilter/prefetcher``).
+///
+/// Only accounts that are not in memory are requested. A stored account changes only
+/// through a checkpoint of the in-memory copy, so what was read stays current unless the
+/// account came into memory (and was evicted again) in between: ``BadgeStream`` keeps the
+/// ids it evicted since the request and drops those copies.
+public protocol AccountPrefetcher: AnyObject {
+    /// Starts reading the accounts `ids`; returns at once.
+    func request(_ ids: [String])
+    /// Waits for the accounts last requested and returns them: each id read with its
+    /// account, or with nil when the store has none. An id that could not be read is left
+    /// out; the stream then loads it itself, and reports the error.
+    func collect() -> [String: Account?]
+}
+
 /// The stateful half of the filter: applies events to accounts and their devices in input
 /// order and writes one result line per event.
 ///
@@ -44,6 +60,12 @@ public struct BadgeStream: Sendable {
     /// Ids of accounts changed since the last ``takeChanged()``.
     private var changed: [String] = []
     private var useCounter: UInt64 = 0
+    /// Accounts an ``AccountPrefetcher`` read ahead for the batch being applied (nil: the
+    /// store has none); used instead of asking ``source``.
+    var prefetched: [String: Account?] = [:]
+    /// With a prefetcher: the ids ``evict(keeping:)`` dropped since the last request.
+    var evictedSinceRequest: Set<String> = []
+    var recordsEvictions = false
     /// Set when ``source`` failed to load an account; the event that needed it was rejected.
     public private(set) var sourceFailure: StateFile.Failure?
 
@@ -83,12 +105,28 @@ public struct BadgeStream: Sendable {
         // Every resident account was used at a different count, so the cut-off is exact.
         var uses: [UInt64] = []
         uses.reserveCapacity(accounts.count)
-        for a in accounts.values where !a.dirty { uses.append(a.lastUse) }
+        for i in accounts.indices where !accounts.values[i].dirty { uses.append(accounts.values[i].lastUse) }
         let excess = min(accounts.count - n, uses.count)
         guard excess > 0 else { return }
         uses.sort()
         let cutoff = uses[excess - 1]
-        accounts = accounts.filter { $0.value.dirty || $0.value.lastUse > cutoff }
+        // Removed one by one: the accounts kept are neither copied nor rehashed.
+        var gone: [String] = []
+        gone.reserveCapacity(excess)
+        for i in accounts.indices where !accounts.values[i].dirty && accounts.values[i].lastUse <= cutoff {
+            gone.append(accounts.keys[i])
+        }
+        for id in gone { accounts.removeValue(forKey: id) }
+        if recordsEvictions { evictedSinceRequest.formUnion(gone) }
+    }
+
+    /// Takes accounts read ahead for the next batch (``AccountPrefetcher/collect()``),
+    /// without those that came into memory or were evicted since they were requested.
+    mutating func installPrefetched(_ ahead: [String: Account?]) {
+        prefetched.removeAll(keepingCapacity: true)
+        for (id, a) in ahead where accounts[id] == nil && !evictedSinceRequest.contains(id) {
+            prefetched[id] = a
+        }
     }
 
     /// The state of `device` in `account` (by default the device's own account), if it has
@@ -152,7 +190,9 @@ public struct BadgeStream: Sendable {
             index = found
         } else {
             var fresh = Account(rules: rules)
-            if let source {
+            if let ahead = prefetched.removeValue(forKey: id) {
+                if let ahead { fresh = ahead }
+            } else if let source {
                 do {
                     if let loaded = try source.loadAccount(id, rules: rules) { fresh = loaded }
                 } catch {

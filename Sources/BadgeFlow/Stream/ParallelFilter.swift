@@ -46,6 +46,13 @@ public final class ParallelFilter {
     private let inline: LineAnalyzer
     /// Result bytes of the batch being applied; reused, so no batch allocates its own.
     private var out = JSONWriter(capacity: 1 << 20)
+    /// Reads the stored accounts a batch needs while the batch before it is applied (an
+    /// SQLite state's reader thread); only with worker threads, which analyse batches ahead.
+    public var prefetcher: (any AccountPrefetcher)? {
+        didSet { stream.recordsEvictions = prefetcher != nil }
+    }
+    /// The batch whose accounts the prefetcher is reading.
+    private var requested: Batch?
 
     /// Creates a filter over `stream` with `jobs` worker threads (1: everything on the caller's thread);
     /// with `stamp`, push results carry the stamped payload (`--stamp`).
@@ -149,6 +156,7 @@ public final class ParallelFilter {
                 }
             }
         }
+        batch.collectsAccountIDs = prefetcher != nil
         inFlight.append(batch)
         queue.put(batch)
         while inFlight.count > 2 * jobs + 2 { applyOldest(output: output) }
@@ -166,6 +174,7 @@ public final class ParallelFilter {
     }
 
     private func apply(_ batch: Batch, output: (inout JSONWriter) -> Void) {
+        if let prefetcher { readAhead(prefetcher, before: batch) }
         // Work on locals: touching the class's stored properties once per line would cost a
         // dynamic exclusivity check each time. Swapping moves them without copying a tree.
         var local = BadgeStream(rules: stream.rules)
@@ -187,6 +196,29 @@ public final class ParallelFilter {
     }
 }
 
+extension ParallelFilter {
+    /// Installs the accounts read ahead for `batch`, if it had a request, and asks for those
+    /// of the next batch when it is already analysed: reading them overlaps applying `batch`.
+    private func readAhead(_ prefetcher: any AccountPrefetcher, before batch: Batch) {
+        if let r = requested {
+            requested = nil
+            let ahead = prefetcher.collect()
+            if r === batch { stream.installPrefetched(ahead) }
+        }
+        // No request is outstanding now: evictions before the next one cannot matter.
+        stream.evictedSinceRequest.removeAll(keepingCapacity: true)
+        guard let next = inFlight.first, queue.isDone(next) else { return }
+        var ids: [String] = []
+        var seen: Set<String> = []
+        for id in next.accountIDs where stream.accounts[id] == nil && seen.insert(id).inserted {
+            ids.append(id)
+        }
+        guard !ids.isEmpty else { return }
+        requested = next
+        prefetcher.request(ids)
+    }
+}
+
 /// A run of lines copied out of the reader's buffer, and, once analysed, their results.
 ///
 /// One thread at a time owns a batch: the reading thread fills it, one worker analyses it,
@@ -202,6 +234,9 @@ final class Batch: @unchecked Sendable {
     /// (the physical number is used); `invalidNumber` for a line whose prefix is invalid.
     @exclusivity(unchecked) private var numbers: [Int] = []
     @exclusivity(unchecked) private(set) var results: [LineResult] = []
+    /// With ``collectsAccountIDs``: the account id of each event line, for reading ahead.
+    @exclusivity(unchecked) private(set) var accountIDs: [String] = []
+    var collectsAccountIDs = false
     var done = false
     private let capacity: Int
 
@@ -251,6 +286,7 @@ final class Batch: @unchecked Sendable {
         overlong.removeAll(keepingCapacity: true)
         numbers.removeAll(keepingCapacity: true)
         results.removeAll(keepingCapacity: true)
+        accountIDs.removeAll(keepingCapacity: true)
         done = false
     }
 
@@ -286,7 +322,9 @@ final class Batch: @unchecked Sendable {
                             .error(
                                 .lineTooLong, "line is \(overlong[i]) bytes, more than the \(maxLineBytes) bytes a line may have", at: "")))
                 } else {
-                    results.append(analyzer.analyze(UnsafeRawBufferPointer(rebasing: all[start..<end])))
+                    let result = analyzer.analyze(UnsafeRawBufferPointer(rebasing: all[start..<end]))
+                    if collectsAccountIDs, case .event(let e) = result { accountIDs.append(e.accountID) }
+                    results.append(result)
                 }
                 start = end
             }

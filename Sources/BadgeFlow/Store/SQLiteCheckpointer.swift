@@ -1,0 +1,82 @@
+import Dispatch
+
+/// Commits checkpoints of an SQLite state on its own thread and connection, so that
+/// encoding the changed accounts, writing them and waiting for the disk overlap the filter.
+///
+/// ``begin(_:seq:input:)`` takes the changed accounts from the stream (copies that share
+/// storage with the stream's until it changes them) and returns at once; ``finish(_:)``
+/// waits for that commit. Call `finish` before evicting accounts: an account may leave
+/// memory only once its last change is committed, or loading it again would read an older
+/// row. The order at each checkpoint is therefore: finish the previous commit, evict,
+/// begin the next.
+///
+/// What a commit records (`seq`) is never ahead of the results written, as with
+/// ``SQLiteStore/checkpoint(_:seq:input:)``: it only commits later.
+public final class SQLiteCheckpointer: @unchecked Sendable {
+    // The store is used only on `queue`; `outcome` is written there and read by `finish`
+    // after `done` is signalled, which orders the two.
+    private let store: SQLiteStore
+    private let queue = DispatchQueue(label: "badgeflow.sqlite.checkpoint")
+    private let done = DispatchSemaphore(value: 0)
+    private var pending = false
+    private var outcome: Result<[(String, (Int, Int))], StateFile.Failure> = .success([])
+
+    /// Opens its own read-write connection to the state at `path`.
+    ///
+    /// - Throws: `StateFile.Failure` when the database cannot be opened.
+    public init(path: String) throws(StateFile.Failure) {
+        store = try SQLiteStore(path: path)
+    }
+
+    /// Whether a commit was begun and not yet finished.
+    public var isPending: Bool { pending }
+
+    /// Takes the accounts of `stream` changed since the last checkpoint (they then count
+    /// as unchanged) and starts committing them with `seq`, read from `input`.
+    ///
+    /// Call ``finish(_:)`` for the previous commit first.
+    public func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
+        precondition(!pending, "SQLiteCheckpointer: finish() the previous commit first")
+        let changed = stream.takeChanged()
+        pending = true
+        queue.async { [self] in
+            do throws(StateFile.Failure) {
+                outcome = .success(try store.commit(changed, seq: seq, input: input))
+            } catch {
+                outcome = .failure(error)
+            }
+            done.signal()
+        }
+    }
+
+    /// Waits for the commit begun last (nothing when none is pending) and records in
+    /// `stream` what is now stored.
+    ///
+    /// - Throws: `StateFile.Failure` when the commit failed; the database then holds the
+    ///   previous checkpoint.
+    public func finish(_ stream: inout BadgeStream) throws(StateFile.Failure) {
+        guard pending else { return }
+        done.wait()
+        pending = false
+        switch outcome {
+        case .success(let stored):
+            for (id, counts) in stored { stream.accounts[id]?.storedCounts = counts }
+            outcome = .success([])
+        case .failure(let failure):
+            throw failure
+        }
+    }
+
+    /// Closes the connection (after waiting for a pending commit, whose outcome is dropped).
+    public func close() {
+        if pending {
+            done.wait()
+            pending = false
+        }
+        queue.sync { store.close() }
+    }
+
+    deinit {
+        if pending { done.wait() }
+    }
+}

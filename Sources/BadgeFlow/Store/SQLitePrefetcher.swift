@@ -1,0 +1,63 @@
+import Dispatch
+
+/// Reads the accounts of the next batch from an SQLite state on its own thread and
+/// connection, while the filter applies the batch before (``AccountPrefetcher``).
+///
+/// In WAL mode a reader sees the last committed transaction and never blocks the writer,
+/// so reading ahead costs the applying thread nothing but the hand-over. Decoding an
+/// account (JSON text to a tree) is the larger part of loading one, and it happens here
+/// too.
+public final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
+    // The store is used only on `queue`; `result` is written there and read by `collect()`
+    // after `ready` is signalled, which orders the two.
+    private let store: SQLiteStore
+    private let rules: RuleSet
+    private let queue = DispatchQueue(label: "badgeflow.sqlite.prefetch")
+    private let ready = DispatchSemaphore(value: 0)
+    private var pending = false
+    private var result: [String: Account?] = [:]
+
+    /// Opens a second, read-only connection to the state at `path`.
+    ///
+    /// - Throws: `StateFile.Failure` when the database cannot be opened.
+    public init(path: String, rules: RuleSet) throws(StateFile.Failure) {
+        store = try SQLiteStore(path: path, readOnly: true)
+        store.setCacheSize(kib: 32 << 10)
+        // Its own copy: decoding on this thread touches no reference count of the rules the
+        // applying thread uses.
+        self.rules = rules.independentCopy()
+    }
+
+    /// Starts reading `ids`; at most one request is outstanding (call ``collect()`` first).
+    public func request(_ ids: [String]) {
+        precondition(!pending, "SQLitePrefetcher: collect() the previous request first")
+        pending = true
+        queue.async { [self] in
+            var found: [String: Account?] = [:]
+            found.reserveCapacity(ids.count)
+            store.read {
+                for id in ids {
+                    // An account that cannot be read is left out: the stream reads it
+                    // itself and reports the error with the line that needed it.
+                    do throws(StateFile.Failure) { found[id] = .some(try store.loadAccount(id, rules: rules)) } catch {}
+                }
+            }
+            result = found
+            ready.signal()
+        }
+    }
+
+    /// Waits for the last request's accounts (empty when there was none).
+    public func collect() -> [String: Account?] {
+        guard pending else { return [:] }
+        ready.wait()
+        pending = false
+        let out = result
+        result = [:]
+        return out
+    }
+
+    deinit {
+        if pending { ready.wait() }
+    }
+}
