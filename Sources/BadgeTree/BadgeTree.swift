@@ -121,6 +121,15 @@ public struct BadgeTree: Sendable {
     /// Number of nodes, marked or not.
     public var nodeCount: Int { nodes.count }
 
+    /// Number of marks (``marks``'s count, without building the list).
+    ///
+    /// - Complexity: O(nodes).
+    public var markCount: Int {
+        var n = 0
+        for i in nodes.indices where nodes[i].own >= 0 { n += 1 }
+        return n
+    }
+
     // MARK: - Operations
 
     /// Sets a dot on `path`, keeping a count it already holds.
@@ -597,6 +606,58 @@ extension BadgeTree {
         switch record.mark {
         case .dot: try set(record.path, expires: record.expires, once: record.once, source: record.source)
         case .count(let n): try set(record.path, count: n, expires: record.expires, once: record.once, source: record.source)
+        }
+    }
+
+    /// Puts back many marks at once, as restoring each in turn would, but computing the
+    /// aggregates once at the end instead of after every mark (and recording no changes):
+    /// what loading a stored tree needs.
+    ///
+    /// - Throws: `BadgePathError` for a path that is not valid in this configuration; the
+    ///   marks before it are then restored.
+    /// - Complexity: O(n · depth) for n marks, plus O(nodes · depth) for the aggregates.
+    public mutating func restore(_ records: some Sequence<MarkRecord>) throws(BadgePathError) {
+        defer { recomputeAggregates() }
+        for r in records {
+            let i = try node(r.path)
+            if r.once != nil, isDismissed(i, r.once) { continue }
+            switch r.mark {
+            case .dot: if nodes[i].own < 0 { nodes[i].own = 0 }
+            case .count(let n):
+                if n <= 0 {
+                    // A clear (auto-clears included) needs the aggregates as they are now.
+                    recomputeAggregates()
+                    try set(r.path, count: n, expires: r.expires, once: r.once, source: r.source)
+                    continue
+                }
+                nodes[i].own = min(n, Self.maxCount)
+            }
+            stamp(i, expires: r.expires, once: r.once, source: r.source)
+        }
+    }
+
+    /// Recomputes every node's marked descendants, child sum, count and show from the own
+    /// marks (parents come before their children in `nodes`).
+    private mutating func recomputeAggregates() {
+        for i in nodes.indices {
+            nodes[i].markedBelow = 0
+            nodes[i].childSum = 0
+        }
+        for i in nodes.indices where nodes[i].own >= 0 {
+            var x = i
+            while nodes[x].contribution != .none {
+                let p = Int(nodes[x].parent)
+                if p < 0 { break }
+                nodes[p].markedBelow += 1
+                x = p
+            }
+        }
+        for x in nodes.indices.reversed() {
+            let markedBelow = nodes[x].markedBelow, own = nodes[x].own, parent = Int(nodes[x].parent)
+            let count = markedBelow > 0 ? nodes[x].childSum : max(own, 0)
+            nodes[x].count = count
+            nodes[x].show = own >= 0 || markedBelow > 0
+            if parent >= 0 && nodes[x].contribution == .count { nodes[parent].childSum += count }
         }
     }
 

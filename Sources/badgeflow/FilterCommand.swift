@@ -395,7 +395,7 @@ struct FilterCommand: TakesManyInputs {
             store?.close()
             if checkpointStats {
                 Console.error(
-                    "badgeflow: \(checkpoints) checkpoint\(checkpoints == 1 ? "" : "s"), the longest pause \(Int((longestCheckpoint * 1000).rounded())) ms, \(Int((checkpointTime * 1000).rounded())) ms in all"
+                    "badgeflow: \(checkpoints) checkpoint\(checkpoints == 1 ? "" : "s"), the longest pause \(Int((longestCheckpoint * 1000).rounded())) ms, \(Int((checkpointTime * 1000).rounded())) ms in all; accounts loaded: \(filter.stream.loads.ahead) read ahead, \(filter.stream.loads.inline) on the applying thread"
                 )
             }
             if let stateError {

@@ -82,7 +82,7 @@ struct StateCommand: ParsableCommand {
             }
             let stream = try StateCommand.load(file)
             let devices = stream.accounts.values.reduce(0) { $0 + $1.devices.count }
-            let marks = stream.accounts.values.reduce(0) { $0 + $1.tree.marks.count }
+            let marks = stream.accounts.values.reduce(0) { $0 + $1.tree.markCount }
             Console.out(
                 """
                 format: json

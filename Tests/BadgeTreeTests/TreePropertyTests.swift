@@ -417,6 +417,7 @@ private struct ReferenceModel {
             }
         }
         if marks != model.markList { return "seed \(seed): marks \(marks), model says \(model.markList)" }
+        if tree.markCount != model.markList.count { return "seed \(seed): markCount \(tree.markCount), model has \(model.markList.count)" }
         let snapshot = tree.snapshot()
         if snapshot.map(\.path) != model.snapshot(before) {
             return "seed \(seed): snapshot \(snapshot.map(\.path)), model says \(model.snapshot(before))"
@@ -429,11 +430,23 @@ private struct ReferenceModel {
             if restored.snapshot() != snapshot || restored.records != tree.records {
                 return "seed \(seed): restoring the records gives \(restored.records)"
             }
-            // After a restore, expiry goes on as before.
+            // All at once (aggregates computed once at the end): the same tree.
+            var bulk = BadgeTree(configuration: configuration)
+            try bulk.restore(tree.records)
+            if bulk.snapshot() != snapshot || bulk.records != tree.records {
+                return "seed \(seed): restoring the records at once gives \(bulk.snapshot())"
+            }
+            // After a restore, expiry goes on as before, and every clear agrees.
             var original = tree
             let later = model.now + 100
-            if restored.expire(through: later) != original.expire(through: later) {
+            let expired = original.expire(through: later)
+            if restored.expire(through: later) != expired || bulk.expire(through: later) != expired {
                 return "seed \(seed): a restored tree expires differently"
+            }
+            for path in original.records.map(\.path) {
+                if try bulk.clear(path) != original.clear(path) || bulk.snapshot() != original.snapshot() {
+                    return "seed \(seed): clearing \(path) after restoring at once differs"
+                }
             }
         } catch {
             return "seed \(seed): rebuilding from marks threw \(error)"

@@ -221,7 +221,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             throw StateFile.Failure(file: path, at: at, message: "not valid JSON: \(error.located(in: text))")
         }
         var account = try StateFile.decodeAccount(value, at: at, file: path, rules: rules)
-        account.storedCounts = (account.devices.count, account.tree.marks.count)
+        account.storedCounts = (account.devices.count, account.tree.markCount)
         return account
     }
 
@@ -259,7 +259,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 throw StateFile.Failure(file: path, at: at, message: "not valid JSON: \(error.located(in: text))")
             }
             var a = try StateFile.decodeAccount(value, at: at, file: path, rules: rules)
-            a.storedCounts = (a.devices.count, a.tree.marks.count)
+            a.storedCounts = (a.devices.count, a.tree.markCount)
             stream.accounts[id] = a
         }
         return stream
@@ -335,7 +335,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         try exec("BEGIN IMMEDIATE")
         do throws(StateFile.Failure) {
             for (id, a) in changed {
-                let d = a.devices.count, m = a.tree.marks.count
+                let d = a.devices.count, m = a.tree.markCount
                 var old = a.storedCounts
                 if old == nil { old = try storedCounts(id) }
                 if let (od, om) = old {
@@ -373,6 +373,6 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             meta = before
             throw error
         }
-        return changed.map { ($0.id, ($0.account.devices.count, $0.account.tree.marks.count)) }
+        return changed.map { ($0.id, ($0.account.devices.count, $0.account.tree.markCount)) }
     }
 }

@@ -66,6 +66,9 @@ public struct BadgeStream: Sendable {
     /// With a prefetcher: the ids ``evict(keeping:)`` dropped since the last request.
     var evictedSinceRequest: Set<String> = []
     var recordsEvictions = false
+    /// Accounts taken from ``source`` so far: read ahead by a prefetcher, or loaded on the
+    /// applying thread when the line needed them (`--checkpoint-stats`).
+    public private(set) var loads: (ahead: Int, inline: Int) = (0, 0)
     /// Set when ``source`` failed to load an account; the event that needed it was rejected.
     public private(set) var sourceFailure: StateFile.Failure?
 
@@ -123,9 +126,9 @@ public struct BadgeStream: Sendable {
     /// Takes accounts read ahead for the next batch (``AccountPrefetcher/collect()``),
     /// without those that came into memory or were evicted since they were requested.
     mutating func installPrefetched(_ ahead: [String: Account?]) {
-        prefetched.removeAll(keepingCapacity: true)
-        for (id, a) in ahead where accounts[id] == nil && !evictedSinceRequest.contains(id) {
-            prefetched[id] = a
+        prefetched = ahead
+        for id in ahead.keys where accounts[id] != nil || evictedSinceRequest.contains(id) {
+            prefetched.removeValue(forKey: id)
         }
     }
 
@@ -191,8 +194,10 @@ public struct BadgeStream: Sendable {
         } else {
             var fresh = Account(rules: rules)
             if let ahead = prefetched.removeValue(forKey: id) {
+                loads.ahead += 1
                 if let ahead { fresh = ahead }
             } else if let source {
+                loads.inline += 1
                 do {
                     if let loaded = try source.loadAccount(id, rules: rules) { fresh = loaded }
                 } catch {

@@ -160,8 +160,10 @@ public final class ParallelFilter {
         inFlight.append(batch)
         queue.put(batch)
         while inFlight.count > 2 * jobs + 2 { applyOldest(output: output) }
-        // Apply whatever is already done without waiting, to keep output flowing.
-        while let first = inFlight.first, queue.isDone(first) {
+        // Apply whatever is already done without waiting, to keep output flowing; with a
+        // prefetcher, keep one batch back, whose accounts are read while this one is applied.
+        let lookahead = prefetcher == nil ? 0 : 1
+        while inFlight.count > lookahead, let first = inFlight.first, queue.isDone(first) {
             inFlight.removeFirst()
             apply(first, output: output)
         }
@@ -198,7 +200,7 @@ public final class ParallelFilter {
 
 extension ParallelFilter {
     /// Installs the accounts read ahead for `batch`, if it had a request, and asks for those
-    /// of the next batch when it is already analysed: reading them overlaps applying `batch`.
+    /// of the next batch (once analysed): reading them overlaps applying `batch`.
     private func readAhead(_ prefetcher: any AccountPrefetcher, before batch: Batch) {
         if let r = requested {
             requested = nil
@@ -207,7 +209,10 @@ extension ParallelFilter {
         }
         // No request is outstanding now: evictions before the next one cannot matter.
         stream.evictedSinceRequest.removeAll(keepingCapacity: true)
-        guard let next = inFlight.first, queue.isDone(next) else { return }
+        // Waiting for the next batch's analysis (a few ms of the workers) costs less than
+        // loading its accounts here, one by one, after this batch.
+        guard let next = inFlight.first else { return }
+        queue.waitDone(next)
         var ids: [String] = []
         var seen: Set<String> = []
         for id in next.accountIDs where stream.accounts[id] == nil && seen.insert(id).inserted {
