@@ -16,8 +16,9 @@ import CSQLite
 /// ``StateFile/version``), `schema` (1), `rules` (the rules' JSON text, when they have one),
 /// `seq` (the number of input lines whose results had been written when the last checkpoint
 /// committed), `input` (what those lines were read from), and the totals `accounts`,
-/// `devices` and `marks`. `accounts.data` is exactly what ``StateFile/encodeAccount(_:)``
-/// writes for the account (compact JSON), so both stores hold the same thing.
+/// `devices` and `marks`. `accounts.data` is what ``StateFile/encodeAccount(_:compact:)``
+/// writes for the account with `compact` (compact JSON, a device's default values left out),
+/// so both stores hold the same thing.
 ///
 /// Use from one thread at a time.
 public final class SQLiteStore: AccountSource, @unchecked Sendable {
@@ -200,7 +201,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
     }
 
-    /// The stored JSON of account `id` (``StateFile/encodeAccount(_:)``); nil when absent.
+    /// The stored JSON of account `id` (``StateFile/encodeAccount(_:compact:)``); nil when absent.
     public func accountJSON(_ id: String) throws(StateFile.Failure) -> String? {
         sqlite3_reset(selectAccount)
         bind(selectAccount, 1, id)
@@ -349,7 +350,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 // Compact JSON of the account's encoding, written by JSONWriter (no json-c
                 // objects in between); json-c reads it back.
                 writer.removeAll()
-                writer.value(StateFile.encodeAccount(a))
+                writer.value(StateFile.encodeAccount(a, compact: true))
                 sqlite3_reset(upsertAccount)
                 bind(upsertAccount, 1, id)
                 writer.withUnsafeBytes { bytes in

@@ -134,7 +134,7 @@ public enum StateFile {
         }
     }
 
-    /// Reads one account as ``encodeAccount(_:)`` writes it (the value of `accounts/ID` in a
+    /// Reads one account as ``encodeAccount(_:compact:)`` writes it (the value of `accounts/ID` in a
     /// version 2 file, the `data` column of an SQLite store's `accounts` table).
     ///
     /// - Parameters:
@@ -298,11 +298,29 @@ public enum StateFile {
             device.payloadIcon = Int(n)
         }
         if let s = v["sync"] {
-            guard case .bool(let loggedIn)? = s["loggedIn"], case .bool(let foreground)? = s["foreground"],
-                let visible = strings(s["visible"]), let appeared = strings(s["appeared"]),
-                case .object(let gone)? = s["disappearedAt"], let start = s["intervalStart"].flatMap(number)
-            else {
-                throw fail("/sync", "sync needs loggedIn, foreground, visible, appeared, disappearedAt and intervalStart")
+            // A key left out has the value of a new device (the compact rows of an SQLite state).
+            func bool(_ key: String, _ fallback: Bool) throws(Failure) -> Bool {
+                guard let value = s[key] else { return fallback }
+                guard case .bool(let b) = value else { throw fail("/sync/" + key, "\(key) must be true or false") }
+                return b
+            }
+            func pages(_ key: String) throws(Failure) -> Set<String> {
+                guard let value = s[key] else { return [] }
+                guard let set = strings(value) else { throw fail("/sync/" + key, "\(key) must be an array of page names") }
+                return set
+            }
+            guard case .object = s else { throw fail("/sync", "sync must be an object") }
+            let loggedIn = try bool("loggedIn", false), foreground = try bool("foreground", true)
+            let visible = try pages("visible"), appeared = try pages("appeared")
+            var start = 0.0
+            if let t = s["intervalStart"] {
+                guard let n = number(t) else { throw fail("/sync/intervalStart", "intervalStart must be a number") }
+                start = n
+            }
+            var gone: [(String, JSONValue)] = []
+            if let value = s["disappearedAt"] {
+                guard case .object(let members) = value else { throw fail("/sync/disappearedAt", "disappearedAt must be an object") }
+                gone = members
             }
             var disappeared: [String: Double] = [:]
             for (page, t) in gone {
@@ -338,7 +356,12 @@ public enum StateFile {
     /// `expires` and `once` after `marks` when not empty), devices and pages in
     /// byte order. Both stores write accounts this way: the JSON file under `accounts`, the
     /// SQLite store in its `accounts.data` column.
-    public static func encodeAccount(_ a: Account) -> JSONValue {
+    ///
+    /// With `compact` (SQLite rows), a device leaves out each key whose value is that of a
+    /// new device (`icon` and `delivered` 0, `loggedIn` false, `foreground` true, no pages,
+    /// `intervalStart` 0, and `sync` when all of them are); ``decodeAccount(_:at:file:rules:)``
+    /// reads both forms.
+    public static func encodeAccount(_ a: Account, compact: Bool = false) -> JSONValue {
         func sorted(_ s: some Sequence<String>) -> [String] { s.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
         let marks: [(String, JSONValue)] = a.tree.marks.map { m in
             switch m.mark {
@@ -349,22 +372,23 @@ public enum StateFile {
         var devices: [(String, JSONValue)] = []
         for did in sorted(a.devices.keys) {
             guard let d = a.devices[did] else { continue }
-            let sync: JSONValue = .object([
-                ("loggedIn", .bool(d.sync.loggedIn)),
-                ("foreground", .bool(d.sync.foreground)),
-                ("visible", .array(sorted(d.sync.visible).map(JSONValue.string))),
-                ("appeared", .array(sorted(d.sync.appearedSinceLogin).map(JSONValue.string))),
-                ("disappearedAt", .object(sorted(d.sync.disappearedAt.keys).map { ($0, time(d.sync.disappearedAt[$0] ?? 0)) })),
-                ("intervalStart", time(d.sync.intervalStart)),
-            ])
-            devices.append(
-                (
-                    did,
-                    .object([
-                        ("icon", .int(Int64(d.payloadIcon))), ("delivered", .int(Int64(d.delivered))),
-                        ("sync", sync),
-                    ])
-                ))
+            var sync: [(String, JSONValue)] = []
+            var device: [(String, JSONValue)] = []
+            let p = d.sync
+            if !compact || p.loggedIn { sync.append(("loggedIn", .bool(p.loggedIn))) }
+            if !compact || !p.foreground { sync.append(("foreground", .bool(p.foreground))) }
+            if !compact || !p.visible.isEmpty { sync.append(("visible", .array(sorted(p.visible).map(JSONValue.string)))) }
+            if !compact || !p.appearedSinceLogin.isEmpty {
+                sync.append(("appeared", .array(sorted(p.appearedSinceLogin).map(JSONValue.string))))
+            }
+            if !compact || !p.disappearedAt.isEmpty {
+                sync.append(("disappearedAt", .object(sorted(p.disappearedAt.keys).map { ($0, time(p.disappearedAt[$0] ?? 0)) })))
+            }
+            if !compact || p.intervalStart != 0 { sync.append(("intervalStart", time(p.intervalStart))) }
+            if !compact || d.payloadIcon != 0 { device.append(("icon", .int(Int64(d.payloadIcon)))) }
+            if !compact || d.delivered != 0 { device.append(("delivered", .int(Int64(d.delivered)))) }
+            if !compact || !sync.isEmpty { device.append(("sync", .object(sync))) }
+            devices.append((did, .object(device)))
         }
         return .object(
             [("clock", time(a.clock)), ("marks", .object(marks))] + markFeatures(a.tree)

@@ -193,8 +193,12 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
             "/devices//icon", "non-negative"
         ),
         (
-            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"sync":{"loggedIn":true}}}}"#,
-            "/devices//sync", "needs loggedIn"
+            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"sync":{"loggedIn":"yes"}}}}"#,
+            "/devices//sync/loggedIn", "true or false"
+        ),
+        (
+            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"sync":{"visible":"home"}}}}"#,
+            "/devices//sync/visible", "array of page names"
         ),
     ])
     func aCorruptOrForeignFileFailsAndIsLeftUntouched(_ content: String, _ at: String, _ says: String) throws {

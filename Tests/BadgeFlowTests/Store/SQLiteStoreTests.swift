@@ -1,0 +1,90 @@
+import BadgeFlow
+import Testing
+
+/// The SQLite store, its read-ahead reader and its background checkpoints, on real
+/// databases in a temporary folder.
+@Suite struct SQLiteStoreTests {
+    /// A stream in which account `id` has one device (logged in, shown a badge) and three
+    /// marks, each with its source.
+    private static func stream(accounts ids: [String]) -> BadgeStream {
+        let analyzer = LineAnalyzer(rules: .builtIn)
+        var stream = BadgeStream(rules: .builtIn)
+        stream.tracksChanges = true
+        var seq = 0
+        for id in ids {
+            for line in [
+                #"{"op":"login","account":"\#(id)","device":"d0","at":1732269600}"#,
+                #"{"op":"push","account":"\#(id)","device":"d0","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t3"}}}"#,
+                #"{"op":"push","account":"\#(id)","device":"d0","at":1732269701,"payload":{"aps":{"alert":"m","category":"mail"}}}"#,
+                #"{"op":"set","account":"\#(id)","device":"d0","at":1732269702,"path":"root.promotion.c2"}"#,
+            ] {
+                seq += 1
+                _ = stream.apply(analyzer.analyze(line), seq: seq)
+            }
+        }
+        return stream
+    }
+
+    private static func json(_ a: Account) -> String { StateFile.encodeAccount(a).serialized(pretty: false) }
+
+    @Test func aRowLeavesOutDefaultsAndReadsBackAsTheSameAccount() throws {
+        let folder = try TemporaryFolder()
+        var stream = Self.stream(accounts: ["alice"])
+        let store = try SQLiteStore(path: folder.file("s.sqlite"))
+        try store.checkpoint(&stream, seq: 4, input: "stdin")
+        let row = try #require(try store.accountJSON("alice"))
+        // The device keeps only what differs from a new device's values.
+        #expect(row.hasSuffix(#""devices":{"d0":{"delivered":2,"sync":{"loggedIn":true,"intervalStart":1732269701}}}}"#), "\(row)")
+        let original = try #require(stream.accounts["alice"])
+        // One device and three marks, each with its source: 354 bytes instead of 427.
+        #expect(Self.json(original).utf8.count - row.utf8.count == 73, "\(row.utf8.count) bytes: \(row)")
+        let loaded = try #require(try store.loadAccount("alice", rules: .builtIn))
+        #expect(Self.json(loaded) == Self.json(original))
+        #expect(loaded.tree.markCount == 3 && loaded.devices.count == 1)
+        #expect(store.accountCount == 1 && store.deviceCount == 1 && store.markCount == 3 && store.seq == 4)
+    }
+
+    @Test func thePrefetcherReadsCommittedAccountsAndSaysWhichAreAbsent() throws {
+        let folder = try TemporaryFolder()
+        var stream = Self.stream(accounts: ["a", "b"])
+        let store = try SQLiteStore(path: folder.file("s.sqlite"))
+        try store.checkpoint(&stream, seq: 8, input: "stdin")
+        let prefetcher = try SQLitePrefetcher(path: store.path, rules: .builtIn)
+        #expect(prefetcher.collect().isEmpty)
+        prefetcher.request(["a", "nobody", "b"])
+        let got = prefetcher.collect()
+        #expect(got.count == 3)
+        // Read, and not stored: present with nil.
+        #expect(got.keys.contains("nobody"))
+        #expect((got["nobody"] ?? nil) == nil)
+        let a = try #require(got["a"] ?? nil), b = try #require(got["b"] ?? nil)
+        #expect(Self.json(a) == Self.json(try #require(stream.accounts["a"])))
+        #expect(Self.json(b) == Self.json(try #require(stream.accounts["b"])))
+    }
+
+    @Test func backgroundCommitsAreReadableOnceFinishedAndKeepTheTotals() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.sqlite")
+        let store = try SQLiteStore(path: path)
+        let checkpointer = try SQLiteCheckpointer(path: path)
+        var stream = Self.stream(accounts: ["a", "b", "c"])
+        checkpointer.begin(&stream, seq: 12, input: "stdin")
+        #expect(stream.changedCount == 0)
+        #expect(checkpointer.isPending)
+        try checkpointer.finish(&stream)
+        #expect(!checkpointer.isPending)
+        // A change after the commit began is in the next one.
+        let analyzer = LineAnalyzer(rules: .builtIn)
+        _ = stream.apply(analyzer.analyze(#"{"op":"clear","account":"a","device":"d0","path":"root.mail"}"#), seq: 13)
+        checkpointer.begin(&stream, seq: 13, input: "stdin")
+        try checkpointer.finish(&stream)
+        checkpointer.close()
+        let reopened = try SQLiteStore(path: path, readOnly: true)
+        #expect(reopened.seq == 13 && reopened.accountCount == 3 && reopened.deviceCount == 3 && reopened.markCount == 8)
+        for id in ["a", "b", "c"] {
+            let loaded = try #require(try reopened.loadAccount(id, rules: .builtIn))
+            #expect(Self.json(loaded) == Self.json(try #require(stream.accounts[id])))
+        }
+        _ = store
+    }
+}
