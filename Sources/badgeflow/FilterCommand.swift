@@ -305,6 +305,23 @@ struct FilterCommand: TakesManyInputs {
             checkpointTime += end - start
             lastCheckpoint = end
         }
+        // Over --max-resident: drops committed accounts when that is enough (no commit, so
+        // checkpoints stay large and few); false when a checkpoint is needed.
+        func evictCommitted() -> Bool {
+            guard let checkpointer, let maxResident, stateError == nil else { return false }
+            let start = Self.now()
+            defer { longestCheckpoint = max(longestCheckpoint, Self.now() - start) }
+            return filter.withStream { stream in
+                do { try checkpointer.finish(&stream) } catch {
+                    stateError = "cannot commit a checkpoint: \(error)"
+                    return true
+                }
+                let keep = maxResident - maxResident / 16
+                guard stream.accounts.count - stream.changedCount >= stream.accounts.count - keep else { return false }
+                stream.evict(keeping: keep)
+                return true
+            }
+        }
         var writeError: String? = nil
         var brokenPipe = false
         var outputClosed = false
@@ -322,7 +339,7 @@ struct FilterCommand: TakesManyInputs {
             }
             guard checkpointsOnTheWay else { return }
             let crowded = maxResident.map { n in filter.withStream { $0.accounts.count > n } } ?? false
-            if crowded || Self.now() - lastCheckpoint >= checkpoint { commitCheckpoint() }
+            if Self.now() - lastCheckpoint >= checkpoint || (crowded && !evictCommitted()) { commitCheckpoint() }
         }
 
         let showProgress = progress ?? (Console.isTerminal(2) && !outputIsTerminal)
