@@ -85,10 +85,15 @@ public struct BadgeTree: Sendable {
     /// The configuration the tree was made with.
     public let configuration: Configuration
     private(set) var nodes: [Node] = []
+    /// Nodes by path, built once the tree has more than ``smallTree`` nodes: a small tree
+    /// (most accounts' are) is searched by scanning `nodes`, and allocates no table.
     private var index: [String: Int32] = [:]
+    /// The most nodes a tree searches without `index`.
+    static let smallTree = 8
     /// Names of the rules and ops that set marks, interned; a node's `origin` is an index
     /// here plus one (0: unknown). Empty, so a tree allocates nothing for it until used.
     private var origins: [String] = []
+    /// `origins` by name, built once there are more than 8 (fewer are scanned).
     private var originIndex: [String: UInt16] = [:]
     /// The origin interned last: a stream sets most marks with a few rules.
     private var lastOrigin: (name: String, id: UInt16) = ("", 0)
@@ -106,7 +111,6 @@ public struct BadgeTree: Sendable {
                 path: root, parent: -1, depth: 1,
                 contribution: configuration.contribute.isEmpty ? .count : configuration.contribute[root] ?? .count,
                 mode: configuration.display[root] ?? .number))
-        index[root] = 0
     }
 
     /// The largest own count a node keeps; larger counts are lowered to it.
@@ -175,7 +179,7 @@ public struct BadgeTree: Sendable {
         source: MarkSource? = nil
     ) throws(BadgePathError) -> Outcome {
         if count <= 0 {
-            if once != nil, let i = index[path], isDismissed(Int(i), once) { return .unchanged }
+            if once != nil, let i = find(path), isDismissed(Int(i), once) { return .unchanged }
             return try clear(path)
         }
         let i = try node(path)
@@ -221,7 +225,7 @@ public struct BadgeTree: Sendable {
     /// - Complexity: O(depth), or O(depth + subtree) with `force`.
     @discardableResult
     public mutating func clear(_ path: String, force: Bool = false) throws(BadgePathError) -> Outcome {
-        guard let i = index[path] else {
+        guard let i = find(path) else {
             try validate(path)
             return .unchanged
         }
@@ -232,7 +236,7 @@ public struct BadgeTree: Sendable {
 
     /// The state of `path`; a path with no node is hidden with count 0.
     public func state(of path: String) -> BadgeState {
-        guard let i = index[path] else {
+        guard let i = find(path) else {
             return BadgeState(
                 path: path, count: 0, show: false,
                 display: BadgeDisplay(
@@ -244,7 +248,7 @@ public struct BadgeTree: Sendable {
 
     /// The own mark of `path`, if any.
     public func mark(of path: String) -> Mark? {
-        guard let i = index[path] else { return nil }
+        guard let i = find(path) else { return nil }
         let own = nodes[Int(i)].own
         return own < 0 ? nil : (own == 0 ? .dot : .count(own))
     }
@@ -295,7 +299,7 @@ public struct BadgeTree: Sendable {
 
     /// Children of `path` that exist in the tree, in byte order (for drawing).
     public func children(of path: String) -> [String] {
-        guard let i = index[path] else { return [] }
+        guard let i = find(path) else { return [] }
         var out: [String] = []
         var c = nodes[Int(i)].firstChild
         while c >= 0 {
@@ -318,6 +322,16 @@ public struct BadgeTree: Sendable {
 
     private func mode(for path: String) -> DisplayMode { configuration.display[path] ?? .number }
 
+    /// The node at `path`, if the tree has one.
+    @inline(__always)
+    private func find(_ path: String) -> Int32? {
+        guard nodes.count > Self.smallTree else {
+            for i in nodes.indices where nodes[i].path == path { return Int32(i) }
+            return nil
+        }
+        return index[path]
+    }
+
     private func validate(_ path: String) throws(BadgePathError) {
         try BadgePath.validate(path)
         let root = configuration.root
@@ -336,13 +350,13 @@ public struct BadgeTree: Sendable {
     ///
     /// - Complexity: O(1) for an existing node, O(depth) to create one.
     package mutating func node(_ path: String) throws(BadgePathError) -> Int {
-        if let i = index[path] { return Int(i) }
+        if let i = find(path) { return Int(i) }
         try validate(path)
         return create(path)
     }
 
     private mutating func create(_ path: String) -> Int {
-        if let i = index[path] { return Int(i) }
+        if let i = find(path) { return Int(i) }
         guard let dot = path.utf8.lastIndex(of: UInt8(ascii: ".")) else { return 0 }
         let parent = create(String(path[..<dot]))
         let i = nodes.count
@@ -353,7 +367,13 @@ public struct BadgeTree: Sendable {
                 contribution: configuration.contribute.isEmpty ? .count : configuration.contribute[path] ?? .count,
                 mode: mode(for: path)))
         nodes[parent].firstChild = Int32(i)
-        index[path] = Int32(i)
+        if nodes.count > Self.smallTree {
+            if index.isEmpty {
+                for n in nodes.indices { index[nodes[n].path] = Int32(n) }
+            } else {
+                index[path] = Int32(i)
+            }
+        }
         return i
     }
 
@@ -426,8 +446,8 @@ public struct BadgeTree: Sendable {
         guard !removed.isEmpty else { return .unchanged }
         // Deepest first; byte order within a depth keeps output independent of insertion order.
         changes.sort { a, b in
-            let da = nodes[index[a.path].map(Int.init) ?? 0].depth
-            let db = nodes[index[b.path].map(Int.init) ?? 0].depth
+            let da = nodes[find(a.path).map(Int.init) ?? 0].depth
+            let db = nodes[find(b.path).map(Int.init) ?? 0].depth
             return da != db ? da > db : a.path.utf8.lexicographicallyPrecedes(b.path.utf8)
         }
         adjustMarkedBelow(from: i, by: -reaching, removed: &removed)
@@ -560,7 +580,7 @@ extension BadgeTree {
     ///
     /// - Complexity: O(size of the subtree).
     public func explain(_ path: String) -> [MarkRecord] {
-        guard let start = index[path], nodes[Int(start)].show else { return [] }
+        guard let start = find(path), nodes[Int(start)].show else { return [] }
         var found: [Int] = []
         var stack = [Int(start)]
         while let x = stack.popLast() {
@@ -740,7 +760,14 @@ extension BadgeTree {
         guard origins.count < Int(UInt16.max) else { return 0 }
         origins.append(name)
         let i = UInt16(origins.count)
-        originIndex[name] = i
+        // The table is built only once the list is too long to scan (most trees never need it).
+        if origins.count > 8 {
+            if originIndex.isEmpty {
+                for (k, o) in origins.enumerated() { originIndex[o] = UInt16(k + 1) }
+            } else {
+                originIndex[name] = i
+            }
+        }
         lastOrigin = (name, i)
         return i
     }
