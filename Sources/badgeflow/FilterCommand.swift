@@ -172,6 +172,12 @@ struct FilterCommand: TakesManyInputs {
         return "\(source) (dev \(st.st_dev), inode \(st.st_ino))"
     }
 
+    /// What a failed checkpoint commit (e.g. on a full disk) says after `state file `: the
+    /// transaction was rolled back, so the database holds the checkpoint before it.
+    static func checkpointFailure(_ error: StateFile.Failure) -> String {
+        "\(error.file): cannot commit a checkpoint: \(error.message); the state keeps its last checkpoint, which --resume goes on from"
+    }
+
     /// Monotonic seconds.
     static func now() -> Double {
         var ts = timespec()
@@ -271,8 +277,8 @@ struct FilterCommand: TakesManyInputs {
         func settleCheckpoint() {
             guard let checkpointer, checkpointer.isPending else { return }
             filter.withStream { stream in
-                do { try checkpointer.finish(&stream) } catch {
-                    if stateError == nil { stateError = "cannot commit a checkpoint: \(error)" }
+                do throws(StateFile.Failure) { try checkpointer.finish(&stream) } catch {
+                    if stateError == nil { stateError = Self.checkpointFailure(error) }
                 }
             }
         }
@@ -289,14 +295,14 @@ struct FilterCommand: TakesManyInputs {
             }
             let start = Self.now()
             filter.withStream { stream in
-                do {
+                do throws(StateFile.Failure) {
                     // Only committed accounts may leave memory: finish, evict, then begin.
                     try checkpointer.finish(&stream)
                     if let maxResident { stream.evict(keeping: maxResident - maxResident / 16) }
                     checkpointer.begin(&stream, seq: filter.seq, input: identity)
                     if wait { try checkpointer.finish(&stream) }
                 } catch {
-                    stateError = "cannot commit a checkpoint: \(error)"
+                    stateError = Self.checkpointFailure(error)
                 }
             }
             let end = Self.now()
@@ -408,7 +414,7 @@ struct FilterCommand: TakesManyInputs {
                 try StateFile.save(filter.stream, to: state)
             } catch {
                 out.discard()
-                Console.error("badgeflow: error: cannot save state: \(error.description)")
+                Console.error("badgeflow: error: state file \(state): cannot save (it keeps its previous content): \(error.description)")
                 throw Exit.state
             }
         }
