@@ -71,6 +71,16 @@ final class TmpFS {
         return total
     }
 
+    /// Sets (`true`) or clears the immutable attribute of `folder` (`chattr +i`): an
+    /// immutable folder takes no new entry and loses none, even from root, while files
+    /// already in it can still be written.
+    static func setImmutable(_ folder: String, _ on: Bool) throws {
+        let run = command("/usr/bin/chattr", [on ? "+i" : "-i", folder])
+        guard run.status == 0 else {
+            throw Failure(description: "cannot chattr \(on ? "+i" : "-i") \(folder) (exit \(run.status): \(run.output))")
+        }
+    }
+
     /// The names in the mount point, sorted.
     func names() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: path).sorted() }
 
