@@ -57,6 +57,7 @@ import Testing
 
     @Test func killNineAtRandomMomentsThenResumeGivesTheOutputOfOneRun() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let input = dir + "/in.ndjson", more = dir + "/more.ndjson"
         try Self.fleet(lines: 80_000, accounts: 1500, seed: 7).write(toFile: input, atomically: true, encoding: .utf8)
         try Self.fleet(lines: 3000, accounts: 1500, seed: 8).write(toFile: more, atomically: true, encoding: .utf8)
@@ -105,6 +106,7 @@ import Testing
 
     @Test func maxResidentGivesTheSameResultsAndState() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let input = Self.fleet(lines: 8000, accounts: 700, seed: 3)
         let plain = try CLI.run(["filter", "--state", dir + "/plain.json"], input: input)
         let bounded = try CLI.run(["filter", "--state", dir + "/b.sqlite", "--max-resident", "16", "--checkpoint", "0.01"], input: input)
@@ -145,6 +147,7 @@ import Testing
     @Test(arguments: ["s.sqlite", "s.json"])
     func aSecondWriterExits3NamingTheFirst(_ name: String) throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/" + name
         let (first, stdin) = try start(["filter", "--state", state], stdout: "/dev/null")
         defer {
@@ -160,6 +163,7 @@ import Testing
 
     @Test func aLockLeftByADeadProcessIsTakenOver() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         try "99999999\n".write(toFile: dir + "/s.sqlite.lock", atomically: true, encoding: .utf8)
         let run = try CLI.run(["filter", "--state", dir + "/s.sqlite"], input: "{\"aps\":{\"alert\":\"x\"}}\n")
         #expect(run.status == 0, "\(run.stderr)")
@@ -177,6 +181,7 @@ import Testing
 
     @Test func jsonSavesKeepModeAndSymlink() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         try FileManager.default.createDirectory(atPath: dir + "/real", withIntermediateDirectories: true)
         let target = dir + "/real/state.json", link = dir + "/link.json"
         #expect(try CLI.run(["filter", "--state", target], input: "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"a\"}}\n").status == 0)
@@ -194,6 +199,7 @@ import Testing
 
     @Test func staleTemporaryFilesOfDeadProcessesAreRemoved() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/state.json"
         try "partial".write(toFile: state + ".tmp.99999999", atomically: true, encoding: .utf8)
         let live = state + ".tmp.\(getpid())"
@@ -205,6 +211,7 @@ import Testing
 
     @Test func headOneExitsPromptlyAndResumeContinues() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let input = dir + "/in.ndjson"
         try Self.fleet(lines: 30_000, accounts: 500, seed: 11).write(toFile: input, atomically: true, encoding: .utf8)
         let reference = try CLI.run(["filter", input])
@@ -232,6 +239,7 @@ import Testing
 
     @Test func resumeRejectsAnotherInputFile() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let a = dir + "/a.ndjson", b = dir + "/b.ndjson"
         try Self.fleet(lines: 100, accounts: 10, seed: 1).write(toFile: a, atomically: true, encoding: .utf8)
         try Self.fleet(lines: 100, accounts: 10, seed: 2).write(toFile: b, atomically: true, encoding: .utf8)
@@ -255,6 +263,7 @@ import Testing
 
     @Test func aCorruptOrForeignDatabaseIsExit3AndLeftUntouched() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let junk = dir + "/junk.sqlite"
         let bytes = String(repeating: "not a database at all\n", count: 300)
         try bytes.write(toFile: junk, atomically: true, encoding: .utf8)
@@ -277,6 +286,7 @@ import Testing
 
     @Test func anUnreadableAccountRowIsExit3AndNotOverwritten() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/s.sqlite"
         let push = "{\"op\":\"push\",\"account\":\"a1\",\"payload\":{\"aps\":{\"alert\":\"x\",\"thread-id\":\"t\"}}}\n"
         #expect(try CLI.run(["filter", "--state", state], input: push).status == 0)
