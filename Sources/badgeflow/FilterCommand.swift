@@ -372,8 +372,11 @@ struct FilterCommand: TakesManyInputs {
             }
             bar?.end()
         }
-        // Every line read gets its answer, even when a signal cut the input short.
-        filter.finish(output: write)
+        // Every line read gets its answer, even when a signal cut the input short. Once the
+        // output is closed (the reader went away, a write failed), the batches still in
+        // flight are dropped rather than applied: their results cannot be written, so their
+        // effects must not reach a saved state.
+        if !outputClosed { filter.finish(output: write) }
         bar?.clear()
         if skip > 0 {
             Console.error(
@@ -410,6 +413,13 @@ struct FilterCommand: TakesManyInputs {
                 throw Exit.state
             }
         } else if let state {
+            if let writeError, out.replacesAtomically {
+                // -o FILE keeps its old content: no result of this run is delivered, so the
+                // state is not saved either (a second run answers the same lines again).
+                out.discard()
+                Console.error("badgeflow: error: \(writeError) (\(name) and the state file \(state) keep their previous content)")
+                throw Exit.io
+            }
             do {
                 try StateFile.save(filter.stream, to: state)
             } catch {

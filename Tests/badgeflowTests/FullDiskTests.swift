@@ -201,3 +201,28 @@ import Testing
         #expect(try disk.names() == ["filler", "out.ndjson"])
     }
 }
+
+extension FullDiskTests {
+    @Test func outputToAFullDiskSavesNoJSONState() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let disk = try TmpFS(in: dir, size: "1m")
+        defer { disk.unmount() }
+        let state = dir + "/state.json", out = disk.path + "/out.ndjson", input = dir + "/in.ndjson"
+        #expect(try CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1)).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: state))
+        try disk.fill()
+        try StateStoreTests.fleet(lines: 20_000, accounts: 500, seed: 3).write(toFile: input, atomically: false, encoding: .utf8)
+        let run = try CLI.run(["filter", "--state", state, "-o", out, input])
+        #expect(run.status == 4, "\(run.stderr)")
+        #expect(
+            run.stderr
+                == "badgeflow: error: \(out): cannot write: No space left on device (\(out) and the state file \(state) keep their previous content)\n"
+        )
+        // No result reached FILE, so no line's effect reaches the state: run again, and the
+        // same lines are answered once.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: state)) == before)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(try disk.names() == ["filler"])
+    }
+}
