@@ -313,6 +313,9 @@ struct FilterCommand: TakesManyInputs {
         }
         var writeError: String? = nil
         var brokenPipe = false
+        // A JSON state as it was when the output closed: the batch whose write failed is in
+        // it (its results may have partly gone out), the batches applied after it are not.
+        var streamWhenOutputClosed: BadgeStream? = nil
         var outputClosed = false
 
         // Each applied batch (2048 lines, or one line when flushing per line) goes out in
@@ -324,6 +327,7 @@ struct FilterCommand: TakesManyInputs {
             if !w.withUnsafeBytes({ Console.write($0, to: fd) }) {
                 outputClosed = true
                 if errno == EPIPE { brokenPipe = true } else { writeError = "\(name): cannot write: \(OutputFile.reason())" }
+                if store == nil && state != nil { streamWhenOutputClosed = filter.stream }
                 return
             }
             guard checkpointsOnTheWay else { return }
@@ -374,8 +378,7 @@ struct FilterCommand: TakesManyInputs {
         }
         // Every line read gets its answer, even when a signal cut the input short. Once the
         // output is closed (the reader went away, a write failed), the batches still in
-        // flight are dropped rather than applied: their results cannot be written, so their
-        // effects must not reach a saved state.
+        // flight are not applied: their results cannot be written.
         if !outputClosed { filter.finish(output: write) }
         bar?.clear()
         if skip > 0 {
@@ -421,7 +424,7 @@ struct FilterCommand: TakesManyInputs {
                 throw Exit.io
             }
             do {
-                try StateFile.save(filter.stream, to: state)
+                try StateFile.save(streamWhenOutputClosed ?? filter.stream, to: state)
             } catch {
                 out.discard()
                 Console.error("badgeflow: error: state file \(state): cannot save (it keeps its previous content): \(error.description)")

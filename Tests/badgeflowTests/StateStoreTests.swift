@@ -237,6 +237,38 @@ import Testing
         #expect(resumed.stdout == tail)
     }
 
+    @Test func aBrokenPipeSavesAJSONStateAtMostOneBatchAheadOfTheResultsWritten() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let input = dir + "/in.ndjson", state = dir + "/s.json"
+        // Line i marks root.chat.t<i>: the saved marks tell which lines were applied.
+        let lines = (0..<100_000).map { "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"t\($0)\"}}\n" }
+        try lines.joined().write(toFile: input, atomically: false, encoding: .utf8)
+        // Four threads keep up to ten batches in flight when the reader goes away.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.executable)
+        p.arguments = ["filter", "--jobs", "4", "--state", state, input]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { read(pipe.fileHandleForReading.fileDescriptor, $0.baseAddress, $0.count) }
+        try pipe.fileHandleForReading.close()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 141)
+        let received = buffer.prefix(max(n, 0)).filter { $0 == UInt8(ascii: "\n") }.count
+        #expect(received > 0)
+        let text = try String(contentsOfFile: state, encoding: .utf8)
+        let applied = Set(text.components(separatedBy: "\"root.chat.t").dropFirst().map { $0.prefix { $0.isNumber } }).count
+        // The lines applied are the first ones: those whose results were written, and at
+        // most the rest of the batch whose write failed (2,048 lines).
+        #expect(applied >= received && applied <= 2048, "\(applied) lines applied, \(received) received")
+        let reference = try CLI.run(["filter", "--state", dir + "/ref.json"], input: lines.prefix(applied).joined())
+        #expect(reference.status == 0)
+        #expect(try String(contentsOfFile: dir + "/ref.json", encoding: .utf8) == text)
+    }
+
     @Test func resumeRejectsAnotherInputFile() throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
