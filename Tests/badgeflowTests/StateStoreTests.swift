@@ -130,6 +130,7 @@ import Testing
     @Test(arguments: [(8, "0.001"), (64, "0.001"), (1000, "1")])
     func readAheadAndBackgroundCommitsGiveTheSameResultsAndState(_ resident: Int, _ checkpoint: String) throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let input = dir + "/in.ndjson"
         try Self.fleet(lines: 30000, accounts: 300, seed: 11).write(toFile: input, atomically: true, encoding: .utf8)
         let plain = try CLI.run(["filter", "--jobs", "1", "--state", dir + "/plain.json", input])
