@@ -226,3 +226,43 @@ extension FullDiskTests {
         #expect(try disk.names() == ["filler"])
     }
 }
+
+extension FullDiskTests {
+    @Test func stdoutToAFullDiskIsExit4AndTheSQLiteStateIsNeverAheadOfIt() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let disk = try TmpFS(in: dir, size: "2m")
+        defer { disk.unmount() }
+        let input = dir + "/in.ndjson", state = dir + "/s.sqlite", out = disk.path + "/out.ndjson"
+        try StateStoreTests.fleet(lines: 40_000, accounts: 2000, seed: 41).write(toFile: input, atomically: false, encoding: .utf8)
+        let reference = try CLI.run(["filter", input])
+        // Stdout is a file on the small disk: the results fill it well before the end.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.executable)
+        p.arguments = ["filter", "--state", state, "--checkpoint", "0.01", input]
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        let err = Pipe()
+        p.standardError = err
+        try p.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 4, "\(stderr)")
+        #expect(stderr == "badgeflow: error: stdout: cannot write: No space left on device\n")
+        // The results that reached the file, up to the last whole line.
+        let written = try String(contentsOfFile: out, encoding: .utf8)
+        let whole = String(written[..<(written.lastIndex(of: "\n").map { written.index(after: $0) } ?? written.startIndex)])
+        #expect(reference.stdout.hasPrefix(whole))
+        let committed = try #require(try Self.committedSeq(state))
+        // Every result up to the committed seq is in the file.
+        #expect(
+            whole.hasPrefix(
+                reference.stdout.split(separator: "\n").filter { line in
+                    (Int(line.dropFirst(7).prefix { $0.isNumber }) ?? 0) <= committed
+                }.map { $0 + "\n" }.joined()))
+        #expect(committed < 40_000)
+        let resumed = try CLI.run(["filter", "--state", state, "--resume", input])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout == Self.results(reference.stdout, after: committed))
+    }
+}
