@@ -10,14 +10,15 @@ MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 .PHONY: deps man-deps build test demo docs install install-check bench bench-deps bench-lib bench-fleet check leaks fuzz clean spark-test lint
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
-# allocator) come from Debian's packages.
+# allocator) come from Debian's packages; so do mount(8) and chattr(1), which the full-disk
+# and read-only-folder tests use on a tmpfs.
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists json-c || \
 	    ! pkg-config --exists sqlite3 || ! command -v sqlite3 >/dev/null 2>&1 || \
-	    [ ! -f /usr/include/mimalloc.h ]; then \
-	  echo "make: installing libjson-c-dev, libsqlite3-dev, sqlite3, libmimalloc-dev and pkg-config"; \
+	    [ ! -f /usr/include/mimalloc.h ] || [ ! -x /usr/bin/mount ] || [ ! -x /usr/bin/chattr ]; then \
+	  echo "make: installing libjson-c-dev, libsqlite3-dev, sqlite3, libmimalloc-dev, pkg-config, mount and e2fsprogs"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libjson-c-dev libsqlite3-dev sqlite3 libmimalloc-dev pkg-config >/dev/null; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libjson-c-dev libsqlite3-dev sqlite3 libmimalloc-dev pkg-config mount e2fsprogs >/dev/null; \
 	fi
 
 # man (man-db), to check that the installed man page renders.

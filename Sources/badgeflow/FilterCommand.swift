@@ -172,6 +172,12 @@ struct FilterCommand: TakesManyInputs {
         return "\(source) (dev \(st.st_dev), inode \(st.st_ino))"
     }
 
+    /// What a failed checkpoint commit (e.g. on a full disk) says after `state file `: the
+    /// transaction was rolled back, so the database holds the checkpoint before it.
+    static func checkpointFailure(_ error: StateFile.Failure) -> String {
+        "\(error.file): cannot commit a checkpoint: \(error.message); the state keeps its last checkpoint, which --resume goes on from"
+    }
+
     /// Monotonic seconds.
     static func now() -> Double {
         var ts = timespec()
@@ -271,8 +277,8 @@ struct FilterCommand: TakesManyInputs {
         func settleCheckpoint() {
             guard let checkpointer, checkpointer.isPending else { return }
             filter.withStream { stream in
-                do { try checkpointer.finish(&stream) } catch {
-                    if stateError == nil { stateError = "cannot commit a checkpoint: \(error)" }
+                do throws(StateFile.Failure) { try checkpointer.finish(&stream) } catch {
+                    if stateError == nil { stateError = Self.checkpointFailure(error) }
                 }
             }
         }
@@ -289,14 +295,14 @@ struct FilterCommand: TakesManyInputs {
             }
             let start = Self.now()
             filter.withStream { stream in
-                do {
+                do throws(StateFile.Failure) {
                     // Only committed accounts may leave memory: finish, evict, then begin.
                     try checkpointer.finish(&stream)
                     if let maxResident { stream.evict(keeping: maxResident - maxResident / 16) }
                     checkpointer.begin(&stream, seq: filter.seq, input: identity)
                     if wait { try checkpointer.finish(&stream) }
                 } catch {
-                    stateError = "cannot commit a checkpoint: \(error)"
+                    stateError = Self.checkpointFailure(error)
                 }
             }
             let end = Self.now()
@@ -324,6 +330,9 @@ struct FilterCommand: TakesManyInputs {
         }
         var writeError: String? = nil
         var brokenPipe = false
+        // A JSON state as it was when the output closed: the batch whose write failed is in
+        // it (its results may have partly gone out), the batches applied after it are not.
+        var streamWhenOutputClosed: BadgeStream? = nil
         var outputClosed = false
 
         // Each applied batch (2048 lines, or one line when flushing per line) goes out in
@@ -335,6 +344,7 @@ struct FilterCommand: TakesManyInputs {
             if !w.withUnsafeBytes({ Console.write($0, to: fd) }) {
                 outputClosed = true
                 if errno == EPIPE { brokenPipe = true } else { writeError = "\(name): cannot write: \(OutputFile.reason())" }
+                if store == nil && state != nil { streamWhenOutputClosed = filter.stream }
                 return
             }
             guard checkpointsOnTheWay else { return }
@@ -383,8 +393,10 @@ struct FilterCommand: TakesManyInputs {
             }
             bar?.end()
         }
-        // Every line read gets its answer, even when a signal cut the input short.
-        filter.finish(output: write)
+        // Every line read gets its answer, even when a signal cut the input short. Once the
+        // output is closed (the reader went away, a write failed), the batches still in
+        // flight are not applied: their results cannot be written.
+        if !outputClosed { filter.finish(output: write) }
         bar?.clear()
         if skip > 0 {
             Console.error(
@@ -421,11 +433,18 @@ struct FilterCommand: TakesManyInputs {
                 throw Exit.state
             }
         } else if let state {
+            if let writeError, out.replacesAtomically {
+                // -o FILE keeps its old content: no result of this run is delivered, so the
+                // state is not saved either (a second run answers the same lines again).
+                out.discard()
+                Console.error("badgeflow: error: \(writeError) (\(name) and the state file \(state) keep their previous content)")
+                throw Exit.io
+            }
             do {
-                try StateFile.save(filter.stream, to: state)
+                try StateFile.save(streamWhenOutputClosed ?? filter.stream, to: state)
             } catch {
                 out.discard()
-                Console.error("badgeflow: error: cannot save state: \(error.description)")
+                Console.error("badgeflow: error: state file \(state): cannot save (it keeps its previous content): \(error.description)")
                 throw Exit.state
             }
         }

@@ -57,6 +57,10 @@ final class OutputFile {
 
     deinit { discard() }
 
+    /// True until ``commit()`` or ``discard()`` when the results go to a temporary file
+    /// renamed over `path` at the end (a regular or new `-o FILE`): none is delivered before.
+    var replacesAtomically: Bool { temp != nil }
+
     /// `strerror(errno)`.
     static func reason() -> String { String(cString: strerror(errno)) }
 

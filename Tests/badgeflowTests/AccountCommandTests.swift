@@ -46,6 +46,7 @@ import Testing
 
     @Test func theTreeOfAnAccountByAccountOrByDevice() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/state.json"
         // Stop before the evening's reads, while the account still shows something.
         let lines = try String(contentsOfFile: day, encoding: .utf8).split(separator: "\n").prefix(14)
@@ -79,6 +80,7 @@ import Testing
 
     @Test func aVersionOneStateFileIsMigrated() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/state.json"
         try #"""
         {"format": "badgeflow-state", "version": 1, "clock": 1795341800,

@@ -5,9 +5,10 @@ import FoundationXML
 import Testing
 
 @Suite struct BatchCommandTests {
-    /// A folder with one passing, one failing, one new and one unreadable input.
-    private func makeFolder() throws -> String {
-        let dir = try CLI.temporaryDirectory()
+    /// Fills `dir` (a temporary folder) with one passing, one failing, one new and one
+    /// unreadable input; returns it.
+    @discardableResult
+    private func makeFolder(_ dir: String) throws -> String {
         let fm = FileManager.default
         try fm.createDirectory(atPath: dir + "/sub", withIntermediateDirectories: true)
         try "{\"op\":\"tick\"}\n".write(toFile: dir + "/pass.ndjson", atomically: true, encoding: .utf8)
@@ -23,7 +24,9 @@ import Testing
     }
 
     @Test func reportsPassFailAndNewWithADiffAndExitsOne() throws {
-        let dir = try makeFolder()
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        try makeFolder(dir)
         let r = try CLI.run(["batch", dir])
         #expect(r.status == 1)
         #expect(r.stdout.contains("PASS  \(dir)/pass.ndjson"))
@@ -38,12 +41,15 @@ import Testing
 
     @Test func newFilesAloneDoNotFail() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         try "{\"op\":\"tick\"}\n".write(toFile: dir + "/a.ndjson", atomically: true, encoding: .utf8)
         #expect(try CLI.run(["batch", dir]).status == 0)
     }
 
     @Test func updateWritesExpectationsThatThenPass() throws {
-        let dir = try makeFolder()
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        try makeFolder(dir)
         let u = try CLI.run(["batch", "--update", dir])
         #expect(u.status == 0)
         #expect(u.stdout.contains("UPDATED"))
@@ -58,6 +64,7 @@ import Testing
     @Test func batchOutputIsWhatFilterWrites() throws {
         let stream = CLI.fixture("scenarios/chat-read-elsewhere.ndjson")
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         try FileManager.default.copyItem(atPath: stream, toPath: dir + "/s.ndjson")
         _ = try CLI.run(["batch", "--update", dir])
         let filtered = try CLI.run(["filter", stream])
@@ -66,6 +73,7 @@ import Testing
 
     @Test func anUnreadableInputIsAnError() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         try "{}".write(toFile: dir + "/x.ndjson", atomically: true, encoding: .utf8)
         chmod(dir + "/x.ndjson", 0)
         defer { chmod(dir + "/x.ndjson", 0o644) }
@@ -80,7 +88,9 @@ import Testing
     }
 
     @Test func jsonReportHasEveryFileAndTheCounts() throws {
-        let r = try CLI.run(["batch", "--report", "json", try makeFolder()])
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let r = try CLI.run(["batch", "--report", "json", try makeFolder(dir)])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let files = try #require(object["files"] as? [[String: Any]])
         #expect(files.map { $0["status"] as? String } == ["pass", "fail", "new"])
@@ -91,7 +101,9 @@ import Testing
     }
 
     @Test func junitReportParsesAndHasTheRightCounts() throws {
-        let r = try CLI.run(["batch", "--report", "junit", try makeFolder()])
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let r = try CLI.run(["batch", "--report", "junit", try makeFolder(dir)])
         #expect(r.status == 1)
         let doc = try XMLDocument(data: Data(r.stdout.utf8))
         let suite = try #require(try doc.nodes(forXPath: "/testsuites/testsuite").first as? XMLElement)
@@ -105,14 +117,19 @@ import Testing
     }
 
     @Test func noProgressBarWhenStderrIsNotATerminal() throws {
-        let r = try CLI.run(["batch", try makeFolder()])
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let r = try CLI.run(["batch", try makeFolder(dir)])
         #expect(r.stderr.isEmpty)
         #expect(!r.stdout.contains("\r"))
     }
 
     @Test func outWritesEachActualOutput() throws {
-        let dir = try makeFolder()
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        try makeFolder(dir)
         let out = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(out) }
         _ = try CLI.run(["batch", "--out", out, dir])
         let actual = try String(contentsOfFile: out + dir + "/sub/fail.actual.ndjson", encoding: .utf8)
         #expect(actual.hasSuffix("\"icon\":0}\n"))
@@ -120,6 +137,7 @@ import Testing
 
     @Test func aFileOwnRulesApply() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         try "{\"aps\":{\"alert\":\"x\"},\"k\":\"v\"}\n".write(toFile: dir + "/s.ndjson", atomically: true, encoding: .utf8)
         try #"{"version":1,"rules":[{"name":"k","match":{"/k":"v"},"path":"root.k","action":"dot"}]}"#
             .write(toFile: dir + "/s.rules.json", atomically: true, encoding: .utf8)

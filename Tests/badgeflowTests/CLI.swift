@@ -124,11 +124,25 @@ enum CLI {
         return TerminalRun(status: process.terminationStatus, terminal: String(decoding: data, as: UTF8.self))
     }
 
-    /// A fresh temporary folder.
+    /// A fresh temporary folder; the caller removes it with ``removeTemporaryDirectory(_:)``
+    /// (in a `defer`), or uses ``withTemporaryDirectory(_:)``.
     static func temporaryDirectory() throws -> String {
         let path = NSTemporaryDirectory() + "badgeflow-tests-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
+    }
+
+    /// Removes a folder made by ``temporaryDirectory()`` with everything in it.
+    static func removeTemporaryDirectory(_ path: String) {
+        guard path.hasPrefix(NSTemporaryDirectory() + "badgeflow-tests-") else { return }
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// Runs `body` with a fresh temporary folder, removed afterwards whatever happens.
+    static func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
+        let path = try temporaryDirectory()
+        defer { removeTemporaryDirectory(path) }
+        return try body(path)
     }
 }
 

@@ -13,6 +13,7 @@ import Testing
 
     @Test func seqContinuesAcrossInputFiles() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         try "{\"op\":\"tick\"}\n{\"op\":\"tick\"}".write(toFile: dir + "/a.ndjson", atomically: true, encoding: .utf8)
         try "{\"op\":\"tick\"}\n".write(toFile: dir + "/b.ndjson", atomically: true, encoding: .utf8)
         let r = try CLI.run(["filter", dir + "/a.ndjson", dir + "/b.ndjson"])
@@ -29,6 +30,7 @@ import Testing
 
     @Test func aRulesFileFaultExitsTwoNamingFileAndPointer() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let rules = dir + "/rules.json"
         try #"{"version":1,"rules":[{"name":"a","path":"root.a","action":"bump"}]}"#.write(toFile: rules, atomically: true, encoding: .utf8)
         let r = try CLI.run(["filter", "--rules", rules], input: "")
@@ -38,6 +40,7 @@ import Testing
 
     @Test func aCorruptStateFileExitsThreeAndIsLeftUntouched() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/state.json"
         try "{not json".write(toFile: state, atomically: true, encoding: .utf8)
         let r = try CLI.run(["filter", "--state", state], input: "{\"op\":\"tick\"}\n")
@@ -67,6 +70,7 @@ import Testing
         let whole = try CLI.run(["filter"], input: input).lines
         for cut in [1, 5, 9, 17] {
             let dir = try CLI.temporaryDirectory()
+            defer { CLI.removeTemporaryDirectory(dir) }
             let state = dir + "/state.json"
             let first = try CLI.run(["filter", "--state", state], input: lines[..<cut].joined(separator: "\n") + "\n")
             let second = try CLI.run(["filter", "--state", state], input: lines[cut...].joined(separator: "\n"))

@@ -43,6 +43,7 @@ import Testing
         bytes[17] = 0xFF
         bytes.append(contentsOf: Array("\n{\"op\":\"tick\"}\n".utf8))
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         try bytes.write(to: URL(fileURLWithPath: dir + "/bad.ndjson"))
         let r = try CLI.run(["filter", dir + "/bad.ndjson"])
         #expect(r.lines.count == 2)
@@ -58,6 +59,7 @@ import Testing
 
     @Test func aTenMegabyteLineIsAnsweredWithoutHoldingIt() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let path = dir + "/huge.ndjson"
         var data = Data(#"{"aps":{"alert":""#.utf8)
         data.append(Data(repeating: UInt8(ascii: "x"), count: 10 << 20))

@@ -24,6 +24,7 @@ import Testing
 
     @Test func thousandsOfInputsAreReadInOrderWithOptionsAnywhere() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let paths = try files(5000, in: dir)
         let bad = dir + "/bad.ndjson"
         try "nope\n".write(toFile: bad, atomically: false, encoding: .utf8)
@@ -38,6 +39,7 @@ import Testing
 
     @Test func everythingAfterDoubleDashIsAnInput() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let odd = dir + "/--strict"
         try "nope\n".write(toFile: odd, atomically: false, encoding: .utf8)
         let r = try CLI.run(["filter", "--", odd], cwd: dir)
@@ -47,6 +49,7 @@ import Testing
 
     @Test func dashIsStdinAmongFiles() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let paths = try files(2, in: dir)
         let r = try CLI.run(["filter", paths[0], "-", paths[1]], input: "nope\n")
         #expect(seqs(r) == [1, 2, 3])
@@ -55,6 +58,7 @@ import Testing
 
     @Test func filesFromReadsOnePathALineAfterTheInputs() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let paths = try files(3, in: dir)
         let spaced = dir + "/with space.ndjson"
         try "nope\n".write(toFile: spaced, atomically: false, encoding: .utf8)
@@ -78,6 +82,7 @@ import Testing
 
     @Test func aMissingInputIsReportedAndTheRestIsRead() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let paths = try files(2, in: dir)
         let missing = dir + "/missing.ndjson"
         let r = try CLI.run(["filter", paths[0], missing, dir, paths[1]])
@@ -90,6 +95,7 @@ import Testing
 
     @Test func aMissingFileInTheListIsReportedToo() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let paths = try files(1, in: dir)
         let r = try CLI.run(["filter", "--files-from", "-"], input: "/nonexistent/a\n" + paths[0] + "\n")
         #expect(r.status == 4)
@@ -99,6 +105,7 @@ import Testing
 
     @Test func validateGoesOnAfterAMissingFileToo() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let bad = dir + "/p.ndjson"
         try "{\"aps\":{\"badge\":-1}}\n".write(toFile: bad, atomically: false, encoding: .utf8)
         let r = try CLI.run(["validate", "/nonexistent/x.ndjson", bad])
@@ -109,6 +116,7 @@ import Testing
 
     @Test func outputWritesTheFileAndNothingToStdout() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let out = dir + "/out.ndjson"
         let stdout = try CLI.run(["filter"], input: tick + tick)
         let r = try CLI.run(["filter", "-o", out], input: tick + tick)
@@ -120,6 +128,7 @@ import Testing
 
     @Test func outputReplacesAnExistingFileKeepingItsMode() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let out = dir + "/out.ndjson"
         try "old\n".write(toFile: out, atomically: false, encoding: .utf8)
         chmod(out, 0o600)
@@ -132,6 +141,7 @@ import Testing
 
     @Test func onAnErrorTheOldOutputIsLeftIntact() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let out = dir + "/out.ndjson"
         try "old\n".write(toFile: out, atomically: false, encoding: .utf8)
         // The state cannot be saved (its folder does not exist): exit 3, old output kept.
@@ -152,6 +162,7 @@ import Testing
 
     @Test func validateWritesItsReportToOutput() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let out = dir + "/report.txt"
         let r = try CLI.run(["validate", "-o", out], input: "{\"aps\":{\"badge\":-1}}\n")
         #expect(r.status == 1)

@@ -21,6 +21,7 @@ import Testing
             }
         }
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let path = dir + "/in.ndjson"
         try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
         let one = try CLI.run(["filter", "--jobs", "1", path])

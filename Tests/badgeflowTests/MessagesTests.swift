@@ -4,7 +4,9 @@ import Testing
 /// What the command line says when something is wrong, and how it ends.
 @Suite struct MessagesTests {
     @Test func aRulesSyntaxErrorGivesLineAndColumn() throws {
-        let rules = try CLI.temporaryDirectory() + "/rules.json"
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let rules = dir + "/rules.json"
         try "{\n  \"version\": 1,\n  \"rules\": [x]\n}\n".write(toFile: rules, atomically: false, encoding: .utf8)
         let r = try CLI.run(["filter", "--rules", rules], input: "")
         #expect(r.status == 2)
@@ -13,7 +15,9 @@ import Testing
     }
 
     @Test func aStateSyntaxErrorGivesLineAndColumn() throws {
-        let state = try CLI.temporaryDirectory() + "/s.json"
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let state = dir + "/s.json"
         try "{\n  \"format\": \"badgeflow-state\",\n  \"devices\": {,\n}".write(toFile: state, atomically: false, encoding: .utf8)
         let r = try CLI.run(["filter", "--state", state], input: "")
         #expect(r.status == 3)
@@ -41,6 +45,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLI.executable)
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let input = dir + "/in.ndjson"
         try String(repeating: "{\"op\":\"tick\"}\n", count: 200_000).write(toFile: input, atomically: false, encoding: .utf8)
         process.arguments = ["filter", "--state", dir + "/s.json", input]
@@ -59,7 +64,9 @@ import Testing
     }
 
     @Test func anEmptyStateFileIsAnEmptyState() throws {
-        let state = try CLI.temporaryDirectory() + "/s.json"
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let state = dir + "/s.json"
         #expect(FileManager.default.createFile(atPath: state, contents: Data()))
         let r = try CLI.run(["filter", "--state", state], input: "{\"aps\":{\"alert\":\"a\",\"thread-id\":\"x\"}}\n")
         #expect(r.status == 0, "\(r.stderr)")

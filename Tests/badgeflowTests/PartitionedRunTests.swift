@@ -56,6 +56,7 @@ import Testing
     @Test func resultsMergedBySeqAreOneRunByteForByte() throws {
         let lines = Self.stream()
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let whole = dir + "/whole.ndjson"
         try (lines.joined(separator: "\n") + "\n").write(toFile: whole, atomically: true, encoding: .utf8)
         let one = try CLI.run(["filter", "--max-line-bytes", "1024", whole])

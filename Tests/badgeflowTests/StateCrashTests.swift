@@ -22,6 +22,7 @@ import Testing
 
     @Test func sigkillNeverLeavesACorruptStateFile() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/state.json"
         let chunk = Data(stream(2000).utf8)
         var rng = SystemRandomNumberGenerator()
@@ -49,6 +50,7 @@ import Testing
     @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
     func aSignalSavesTheState(_ sig: Int32) throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/state.json"
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLI.executable)

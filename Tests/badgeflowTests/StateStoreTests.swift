@@ -57,6 +57,7 @@ import Testing
 
     @Test func killNineAtRandomMomentsThenResumeGivesTheOutputOfOneRun() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let input = dir + "/in.ndjson", more = dir + "/more.ndjson"
         try Self.fleet(lines: 80_000, accounts: 1500, seed: 7).write(toFile: input, atomically: true, encoding: .utf8)
         try Self.fleet(lines: 3000, accounts: 1500, seed: 8).write(toFile: more, atomically: true, encoding: .utf8)
@@ -105,6 +106,7 @@ import Testing
 
     @Test func maxResidentGivesTheSameResultsAndState() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let input = Self.fleet(lines: 8000, accounts: 700, seed: 3)
         let plain = try CLI.run(["filter", "--state", dir + "/plain.json"], input: input)
         let bounded = try CLI.run(["filter", "--state", dir + "/b.sqlite", "--max-resident", "16", "--checkpoint", "0.01"], input: input)
@@ -128,6 +130,7 @@ import Testing
     @Test(arguments: [(8, "0.001"), (64, "0.001"), (1000, "1")])
     func readAheadAndBackgroundCommitsGiveTheSameResultsAndState(_ resident: Int, _ checkpoint: String) throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let input = dir + "/in.ndjson"
         try Self.fleet(lines: 30000, accounts: 300, seed: 11).write(toFile: input, atomically: true, encoding: .utf8)
         let plain = try CLI.run(["filter", "--jobs", "1", "--state", dir + "/plain.json", input])
@@ -145,6 +148,7 @@ import Testing
     @Test(arguments: ["s.sqlite", "s.json"])
     func aSecondWriterExits3NamingTheFirst(_ name: String) throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/" + name
         let (first, stdin) = try start(["filter", "--state", state], stdout: "/dev/null")
         defer {
@@ -160,6 +164,7 @@ import Testing
 
     @Test func aLockLeftByADeadProcessIsTakenOver() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         try "99999999\n".write(toFile: dir + "/s.sqlite.lock", atomically: true, encoding: .utf8)
         let run = try CLI.run(["filter", "--state", dir + "/s.sqlite"], input: "{\"aps\":{\"alert\":\"x\"}}\n")
         #expect(run.status == 0, "\(run.stderr)")
@@ -177,6 +182,7 @@ import Testing
 
     @Test func jsonSavesKeepModeAndSymlink() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         try FileManager.default.createDirectory(atPath: dir + "/real", withIntermediateDirectories: true)
         let target = dir + "/real/state.json", link = dir + "/link.json"
         #expect(try CLI.run(["filter", "--state", target], input: "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"a\"}}\n").status == 0)
@@ -194,6 +200,7 @@ import Testing
 
     @Test func staleTemporaryFilesOfDeadProcessesAreRemoved() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/state.json"
         try "partial".write(toFile: state + ".tmp.99999999", atomically: true, encoding: .utf8)
         let live = state + ".tmp.\(getpid())"
@@ -205,6 +212,7 @@ import Testing
 
     @Test func headOneExitsPromptlyAndResumeContinues() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let input = dir + "/in.ndjson"
         try Self.fleet(lines: 30_000, accounts: 500, seed: 11).write(toFile: input, atomically: true, encoding: .utf8)
         let reference = try CLI.run(["filter", input])
@@ -230,8 +238,41 @@ import Testing
         #expect(resumed.stdout == tail)
     }
 
+    @Test func aBrokenPipeSavesAJSONStateAtMostOneBatchAheadOfTheResultsWritten() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let input = dir + "/in.ndjson", state = dir + "/s.json"
+        // Line i marks root.chat.t<i>: the saved marks tell which lines were applied.
+        let lines = (0..<100_000).map { "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"t\($0)\"}}\n" }
+        try lines.joined().write(toFile: input, atomically: false, encoding: .utf8)
+        // Four threads keep up to ten batches in flight when the reader goes away.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.executable)
+        p.arguments = ["filter", "--jobs", "4", "--state", state, input]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { read(pipe.fileHandleForReading.fileDescriptor, $0.baseAddress, $0.count) }
+        try pipe.fileHandleForReading.close()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 141)
+        let received = buffer.prefix(max(n, 0)).filter { $0 == UInt8(ascii: "\n") }.count
+        #expect(received > 0)
+        let text = try String(contentsOfFile: state, encoding: .utf8)
+        let applied = Set(text.components(separatedBy: "\"root.chat.t").dropFirst().map { $0.prefix { $0.isNumber } }).count
+        // The lines applied are the first ones: those whose results were written, and at
+        // most the rest of the batch whose write failed (2,048 lines).
+        #expect(applied >= received && applied <= 2048, "\(applied) lines applied, \(received) received")
+        let reference = try CLI.run(["filter", "--state", dir + "/ref.json"], input: lines.prefix(applied).joined())
+        #expect(reference.status == 0)
+        #expect(try String(contentsOfFile: dir + "/ref.json", encoding: .utf8) == text)
+    }
+
     @Test func resumeRejectsAnotherInputFile() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let a = dir + "/a.ndjson", b = dir + "/b.ndjson"
         try Self.fleet(lines: 100, accounts: 10, seed: 1).write(toFile: a, atomically: true, encoding: .utf8)
         try Self.fleet(lines: 100, accounts: 10, seed: 2).write(toFile: b, atomically: true, encoding: .utf8)
@@ -255,6 +296,7 @@ import Testing
 
     @Test func aCorruptOrForeignDatabaseIsExit3AndLeftUntouched() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let junk = dir + "/junk.sqlite"
         let bytes = String(repeating: "not a database at all\n", count: 300)
         try bytes.write(toFile: junk, atomically: true, encoding: .utf8)
@@ -277,6 +319,7 @@ import Testing
 
     @Test func anUnreadableAccountRowIsExit3AndNotOverwritten() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/s.sqlite"
         let push = "{\"op\":\"push\",\"account\":\"a1\",\"payload\":{\"aps\":{\"alert\":\"x\",\"thread-id\":\"t\"}}}\n"
         #expect(try CLI.run(["filter", "--state", state], input: push).status == 0)

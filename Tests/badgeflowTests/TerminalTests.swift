@@ -3,17 +3,19 @@ import Testing
 
 /// Behaviour that depends on a real terminal: the filter's progress bar and colour.
 @Suite struct TerminalTests {
-    /// A stream of `n` lines in a new folder.
-    private func stream(_ n: Int) throws -> String {
-        let path = try CLI.temporaryDirectory() + "/in.ndjson"
+    /// A stream of `n` lines in `dir` (a temporary folder).
+    private func stream(_ n: Int, in dir: String) throws -> String {
+        let path = dir + "/in.ndjson"
         let lines = (0..<n).map { i in "{\"aps\":{\"alert\":\"m\",\"thread-id\":\"t\(i % 40)\"}}" }
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }
 
     @Test func aProgressBarGoesToAStderrTerminalAndIsClearedAtTheEnd() throws {
-        let input = try stream(60_000)
-        let out = try CLI.temporaryDirectory() + "/out.ndjson"
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let input = try stream(60_000, in: dir)
+        let out = dir + "/out.ndjson"
         let r = try CLI.runOnTerminal(["filter", input], onTerminal: [2], stdoutFile: out)
         #expect(r.status == 0)
         #expect(r.terminal.hasPrefix("\r["))
@@ -30,34 +32,42 @@ import Testing
     }
 
     @Test func noProgressTurnsItOff() throws {
-        let input = try stream(2000)
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let input = try stream(2000, in: dir)
         let r = try CLI.runOnTerminal(
             ["filter", "--no-progress", input], onTerminal: [2],
-            stdoutFile: try CLI.temporaryDirectory() + "/out")
+            stdoutFile: dir + "/out")
         #expect(r.status == 0)
         #expect(r.terminal.isEmpty)
     }
 
     @Test func noProgressBarWhenStdoutIsATerminalToo() throws {
-        let r = try CLI.runOnTerminal(["filter", try stream(50)], onTerminal: [1, 2])
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let r = try CLI.runOnTerminal(["filter", try stream(50, in: dir)], onTerminal: [1, 2])
         #expect(r.status == 0)
         #expect(r.terminal.contains("{\"seq\":50,"))
         #expect(!r.terminal.contains("ETA"))
     }
 
     @Test func noProgressBarWhenStderrIsNotATerminal() throws {
-        let r = try CLI.run(["filter", "--progress", try stream(3000)])
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let r = try CLI.run(["filter", "--progress", try stream(3000, in: dir)])
         #expect(r.stderr.isEmpty)
     }
 
-    private func state() throws -> String {
-        let state = try CLI.temporaryDirectory() + "/s.json"
+    private func state(in dir: String) throws -> String {
+        let state = dir + "/s.json"
         _ = try CLI.run(["filter", "--state", state, CLI.fixture("scenarios/demo.ndjson")])
         return state
     }
 
     @Test func treeColoursATerminalUnlessNoColorIsSet() throws {
-        let s = try state()
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let s = try state(in: dir)
         // The environment the tests run in may set NO_COLOR itself.
         #expect(
             try CLI.runOnTerminal(["tree", "--state", s], onTerminal: [1], environment: ["NO_COLOR": nil]).terminal.contains("\u{1B}["))
@@ -74,6 +84,7 @@ import Testing
 
     @Test func batchHasColorAndNoColorAndHonoursNoColor() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         try "{\"op\":\"tick\"}\n".write(toFile: dir + "/a.ndjson", atomically: false, encoding: .utf8)
         _ = try CLI.run(["batch", "--update", dir])
         #expect(try CLI.runOnTerminal(["batch", dir], onTerminal: [1], environment: ["NO_COLOR": nil]).terminal.contains("\u{1B}[32mPASS"))

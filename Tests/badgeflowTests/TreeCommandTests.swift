@@ -2,15 +2,17 @@ import Foundation
 import Testing
 
 @Suite struct TreeCommandTests {
-    private func state() throws -> String {
-        let dir = try CLI.temporaryDirectory()
+    /// The state of the demo scenario, written into `dir` (a temporary folder).
+    private func state(in dir: String) throws -> String {
         let state = dir + "/s.json"
         _ = try CLI.run(["filter", "--state", state, CLI.fixture("scenarios/demo.ndjson")])
         return state
     }
 
     @Test func drawsTheTreeAsPlainTextOffATerminal() throws {
-        let r = try CLI.run(["tree", "--state", try state()])
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let r = try CLI.run(["tree", "--state", try state(in: dir)])
         #expect(r.status == 0)
         #expect(
             r.stdout == """
@@ -27,6 +29,7 @@ import Testing
 
     @Test func explainListsTheMarksBehindAPath() throws {
         let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/s.json"
         _ = try CLI.run([
             "filter", "--state", state, "--rules", CLI.fixture("scenarios/wechat-tab.rules.json"),
@@ -49,13 +52,17 @@ import Testing
     }
 
     @Test func colourIsOnlyUsedWhenAsked() throws {
-        let s = try state()
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let s = try state(in: dir)
         #expect(!(try CLI.run(["tree", "--state", s]).stdout.contains("\u{1B}[")))
         #expect(try CLI.run(["tree", "--state", s, "--color"]).stdout.contains("\u{1B}["))
     }
 
     @Test func jsonListsShownNodesWithTheirMarks() throws {
-        let r = try CLI.run(["tree", "--state", try state(), "--json"])
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let r = try CLI.run(["tree", "--state", try state(in: dir), "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let nodes = try #require(object["tree"] as? [[String: Any]])
         #expect(nodes.first?["path"] as? String == "root")
@@ -64,7 +71,9 @@ import Testing
     }
 
     @Test func anUnknownDeviceIsAUsageError() throws {
-        let r = try CLI.run(["tree", "--state", try state(), "--device", "nope"])
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let r = try CLI.run(["tree", "--state", try state(in: dir), "--device", "nope"])
         #expect(r.status == 2)
         #expect(r.stderr.contains("no device \"nope\""))
     }
@@ -75,8 +84,8 @@ import Testing
     private let rulesText =
         #"{"version":1,"root":"app","maxDisplay":9,"rules":[{"name":"t","match":{"/t":{"exists":true}},"path":"app.{/t}","action":"increment"}]}"#
 
-    private func setUp() throws -> (rules: String, state: String) {
-        let dir = try CLI.temporaryDirectory()
+    /// A rules file and a state written with it, in `dir` (a temporary folder).
+    private func setUp(in dir: String) throws -> (rules: String, state: String) {
         let rules = dir + "/rules.json", state = dir + "/s.json"
         try rulesText.write(toFile: rules, atomically: false, encoding: .utf8)
         let input = String(repeating: "{\"aps\":{\"alert\":\"x\"},\"t\":\"a\"}\n", count: 12)
@@ -85,16 +94,20 @@ import Testing
     }
 
     @Test func worksWithoutRules() throws {
-        let (_, state) = try setUp()
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let (_, state) = try setUp(in: dir)
         let r = try CLI.run(["tree", "--state", state])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == "device \"\"  icon 12\napp (9+)\n└── a (9+)\n")
     }
 
     @Test func theSameRulesAreFineAndOtherRulesAreNamed() throws {
-        let (rules, state) = try setUp()
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let (rules, state) = try setUp(in: dir)
         #expect(try CLI.run(["tree", "--state", state, "--rules", rules]).status == 0)
-        let builtIn = try CLI.temporaryDirectory() + "/default.json"
+        let builtIn = dir + "/default.json"
         try FileManager.default.copyItem(atPath: CLI.fixture("rules/default.json"), toPath: builtIn)
         let r = try CLI.run(["tree", "--state", state, "--rules", builtIn])
         #expect(r.status == 3)
@@ -103,7 +116,9 @@ import Testing
     }
 
     @Test func aStateWithoutRecordedRulesNeedsRulesAsBefore() throws {
-        let (rules, state) = try setUp()
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let (rules, state) = try setUp(in: dir)
         // Drop "rules", as a state written before they were recorded.
         var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any])
         #expect(object["rules"] != nil)

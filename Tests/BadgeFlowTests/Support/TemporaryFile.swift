@@ -35,8 +35,28 @@ final class TemporaryFolder {
     /// The names in the folder, sorted.
     func names() throws -> [String] { try FixtureFolder.list(path) }
 
-    deinit {
-        for name in (try? FixtureFolder.list(path)) ?? [] { unlink(path + "/" + name) }
+    deinit { Self.remove(path) }
+
+    /// Removes `path` with everything under it (hidden entries and subfolders too; a
+    /// symbolic link is removed, not followed).
+    static func remove(_ path: String) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else {
+            unlink(path)
+            return
+        }
+        if let dir = opendir(path) {
+            var names: [String] = []
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                if name != "." && name != ".." { names.append(name) }
+            }
+            closedir(dir)
+            for name in names { remove(path + "/" + name) }
+        }
         rmdir(path)
     }
 }

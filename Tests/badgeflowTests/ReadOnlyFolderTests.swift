@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+/// A state whose folder turns unwritable, on a real tmpfs (root: chmod would not stop it).
+///
+/// `mount -o remount,ro` cannot do it mid-run: Linux refuses it (EBUSY) while a file on the
+/// mount is open for writing, as the database and the lock file are for the whole run. The
+/// folder is made immutable instead (`chattr +i`), which stops root from creating or
+/// removing entries in it, as a read-only folder would.
+@Suite(.serialized) struct ReadOnlyFolderTests {
+    @Test func anSQLiteStateWhoseFolderTurnsUnwritableMidRunStillCommitsEveryCheckpoint() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let disk = try TmpFS(in: dir, size: "64m")
+        defer { disk.unmount() }
+        let folder = disk.path + "/state", state = folder + "/s.sqlite"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let lines = StateStoreTests.fleet(lines: 40_000, accounts: 5000, seed: 31)
+        let all = lines.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { $0 + "\n" }
+        let reference = try CLI.run(["filter", "--state", dir + "/ref.sqlite"], input: lines)
+        #expect(reference.status == 0, "\(reference.stderr)")
+
+        let run = try FullDiskTests.Running(["filter", "--state", state, "--checkpoint", "0.05"], in: dir)
+        run.feed(all.prefix(16_000).joined())
+        try FullDiskTests.waitForCheckpoint(state, atLeast: 2048)
+        try TmpFS.setImmutable(folder, true)
+        defer { try? TmpFS.setImmutable(folder, false) }
+        #expect(!FileManager.default.createFile(atPath: folder + "/probe", contents: nil), "the folder should take no new file")
+        run.feed(all.dropFirst(16_000).joined())
+        let done = try run.finish()
+        // The checkpoints write to the database and its WAL, open since the start: they
+        // all commit, up to the last line.
+        #expect(done.status == 0, "\(done.stderr)")
+        #expect(done.stdout == reference.stdout)
+        #expect(try FullDiskTests.committedSeq(state) == 40_000)
+        #expect(try FullDiskTests.asJSON(state, in: dir) == FullDiskTests.asJSON(dir + "/ref.sqlite", in: dir))
+
+        // The lock file could not be removed; the next writer takes it over.
+        try TmpFS.setImmutable(folder, false)
+        let next = try CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 100, accounts: 10, seed: 32))
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: state + ".lock"))
+        #expect(try FullDiskTests.committedSeq(state) == 100)
+    }
+
+    @Test func aJSONStateWhoseFolderTurnsUnwritableMidRunIsExit3AndKeepsTheOldFile() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let disk = try TmpFS(in: dir, size: "64m")
+        defer { disk.unmount() }
+        let folder = disk.path + "/state", state = folder + "/state.json"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let first = try CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1))
+        #expect(first.status == 0, "\(first.stderr)")
+        let before = try Data(contentsOf: URL(fileURLWithPath: state))
+
+        let second = StateStoreTests.fleet(lines: 3000, accounts: 300, seed: 2),
+            third = StateStoreTests.fleet(lines: 3000, accounts: 300, seed: 3)
+        let run = try FullDiskTests.Running(["filter", "--state", state], in: dir)
+        run.feed(second)
+        // The lock is taken, then the state loaded, before any line is read.
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: state + ".lock"), Date() < deadline { usleep(20_000) }
+        usleep(200_000)
+        try TmpFS.setImmutable(folder, true)
+        defer { try? TmpFS.setImmutable(folder, false) }
+        run.feed(third)
+        let done = try run.finish()
+        #expect(done.status == 3, "\(done.stderr)")
+        #expect(
+            done.stderr.hasPrefix("badgeflow: error: state file \(state): cannot save (it keeps its previous content): "), "\(done.stderr)")
+        #expect(done.stderr.contains("Operation not permitted"), "\(done.stderr)")
+        #expect(done.stderr.split(separator: "\n").count == 1, "one message line: \(done.stderr)")
+        // Every line was answered; only the save failed.
+        #expect(done.stdout.split(separator: "\n").count == (second + third).split(separator: "\n").count)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: state)) == before)
+        // No temporary file; the lock file could not be removed (the next writer takes it over).
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["state.json", "state.json.lock"])
+
+        try TmpFS.setImmutable(folder, false)
+        let next = try CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 10, accounts: 5, seed: 4))
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["state.json"])
+    }
+
+    @Test(arguments: ["s.sqlite", "s.json"])
+    func aStateOnAReadOnlyMountIsExit3BeforeAnyLine(_ name: String) throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let disk = try TmpFS(in: dir, size: "8m")
+        defer { disk.unmount() }
+        let state = disk.path + "/" + name
+        let input = StateStoreTests.fleet(lines: 300, accounts: 30, seed: 6)
+        #expect(try CLI.run(["filter", "--state", state], input: input).status == 0)
+        try disk.remount("ro")
+        let run = try CLI.run(["filter", "--state", state], input: input)
+        #expect(run.status == 3)
+        #expect(run.stdout.isEmpty)
+        #expect(run.stderr.contains("\(state).lock: cannot create the lock file: Read-only file system"), "\(run.stderr)")
+    }
+}
