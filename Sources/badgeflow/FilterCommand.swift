@@ -250,9 +250,13 @@ struct FilterCommand: TakesManyInputs {
             maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp,
             numbered: numbered)
         filter.skip(lines: skip)
+        var prefetcher: SQLitePrefetcher? = nil
         if let store, filter.jobs > 1 {
             // Accounts of the next batch are read and decoded while this one is applied.
-            do { filter.prefetcher = try SQLitePrefetcher(path: store.path, rules: ruleSet) } catch {
+            do {
+                prefetcher = try SQLitePrefetcher(path: store.path, rules: ruleSet)
+                filter.prefetcher = prefetcher
+            } catch {
                 Console.error("badgeflow: error: state file \(error.description)")
                 throw Exit.state
             }
@@ -318,8 +322,8 @@ struct FilterCommand: TakesManyInputs {
             let start = Self.now()
             defer { longestCheckpoint = max(longestCheckpoint, Self.now() - start) }
             return filter.withStream { stream in
-                do { try checkpointer.finish(&stream) } catch {
-                    stateError = "cannot commit a checkpoint: \(error)"
+                do throws(StateFile.Failure) { try checkpointer.finish(&stream) } catch {
+                    stateError = Self.checkpointFailure(error)
                     return true
                 }
                 let keep = maxResident - maxResident / 16
@@ -420,6 +424,8 @@ struct FilterCommand: TakesManyInputs {
                 commitCheckpoint(wait: true)
             }
             settleCheckpoint()
+            // The read-only connection first: the last one to close removes the WAL files.
+            prefetcher?.close()
             checkpointer?.close()
             store?.close()
             if checkpointStats {

@@ -140,6 +140,9 @@ import Testing
         ])
         #expect(plain.status == 0 && bounded.status == 0, "\(bounded.stderr)")
         #expect(bounded.stdout == plain.stdout)
+        // Every connection closed in order: the last one removed the WAL files.
+        #expect(!FileManager.default.fileExists(atPath: dir + "/b.sqlite-wal"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/b.sqlite-shm"))
         #expect(try CLI.run(["state", "convert", dir + "/b.sqlite", dir + "/back.json"]).status == 0)
         #expect(
             try String(contentsOfFile: dir + "/back.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8))

@@ -57,6 +57,18 @@ public final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
         return out
     }
 
+    /// Closes the reading connection (after waiting for a request under way). Close it
+    /// before the writing connections: the last connection to close removes the WAL files,
+    /// and a read-only one cannot.
+    public func close() {
+        if pending {
+            ready.wait()
+            pending = false
+            result = [:]
+        }
+        queue.sync { store.close() }
+    }
+
     deinit {
         if pending { ready.wait() }
     }
