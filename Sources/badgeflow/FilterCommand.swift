@@ -250,6 +250,8 @@ struct FilterCommand: TakesManyInputs {
             maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp,
             numbered: numbered)
         filter.skip(lines: skip)
+        // A JSON state saved after a failed write holds no line of the batch that failed.
+        filter.keepsUndo = store == nil && state != nil
         var prefetcher: SQLitePrefetcher? = nil
         if let store, filter.jobs > 1 {
             // Accounts of the next batch are read and decoded while this one is applied.
@@ -272,6 +274,9 @@ struct FilterCommand: TakesManyInputs {
         // Checkpoints commit on their own thread and connection (SQLiteCheckpointer).
         var checkpointer: SQLiteCheckpointer? = nil
         if let store {
+            // The writing connection gets the large page cache; this one only loads an
+            // account now and then (what the read-ahead did not).
+            store.setCacheSize(kib: 8 << 10)
             do { checkpointer = try SQLiteCheckpointer(path: store.path) } catch {
                 Console.error("badgeflow: error: state file \(error.description)")
                 throw Exit.state
@@ -334,9 +339,6 @@ struct FilterCommand: TakesManyInputs {
         }
         var writeError: String? = nil
         var brokenPipe = false
-        // A JSON state as it was when the output closed: the batch whose write failed is in
-        // it (its results may have partly gone out), the batches applied after it are not.
-        var streamWhenOutputClosed: BadgeStream? = nil
         var outputClosed = false
 
         // Each applied batch (2048 lines, or one line when flushing per line) goes out in
@@ -348,7 +350,10 @@ struct FilterCommand: TakesManyInputs {
             if !w.withUnsafeBytes({ Console.write($0, to: fd) }) {
                 outputClosed = true
                 if errno == EPIPE { brokenPipe = true } else { writeError = "\(name): cannot write: \(OutputFile.reason())" }
-                if store == nil && state != nil { streamWhenOutputClosed = filter.stream }
+                // A JSON state is saved as it was before this batch: only with the lines
+                // whose results were all written (of this batch, some may have gone out).
+                if store == nil && state != nil { filter.undoLastBatch() }
+                filter.stop()
                 return
             }
             guard checkpointsOnTheWay else { return }
@@ -447,7 +452,7 @@ struct FilterCommand: TakesManyInputs {
                 throw Exit.io
             }
             do {
-                try StateFile.save(streamWhenOutputClosed ?? filter.stream, to: state)
+                try StateFile.save(filter.stream, to: state)
             } catch {
                 out.discard()
                 Console.error("badgeflow: error: state file \(state): cannot save (it keeps its previous content): \(error.description)")

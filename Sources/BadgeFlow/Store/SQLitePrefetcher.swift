@@ -22,7 +22,7 @@ public final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
     /// - Throws: `StateFile.Failure` when the database cannot be opened.
     public init(path: String, rules: RuleSet) throws(StateFile.Failure) {
         store = try SQLiteStore(path: path, readOnly: true)
-        store.setCacheSize(kib: 32 << 10)
+        store.setCacheSize(kib: 16 << 10)
         // Its own copy: decoding on this thread touches no reference count of the rules the
         // applying thread uses.
         self.rules = rules.independentCopy()

@@ -175,8 +175,9 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         if began { _ = sqlite3_exec(db, "COMMIT", nil, nil, nil) }
     }
 
-    /// Sets the page cache of this connection to about `kib` KiB.
-    func setCacheSize(kib: Int) {
+    /// Sets the page cache of this connection to about `kib` KiB (128 MiB for a writing
+    /// connection, SQLite's 2 MiB default for a read-only one, unless set).
+    public func setCacheSize(kib: Int) {
         _ = sqlite3_exec(db, "PRAGMA cache_size = -\(max(kib, 64))", nil, nil, nil)
     }
 

@@ -66,6 +66,24 @@ public struct BadgeStream: Sendable {
     /// With a prefetcher: the ids ``evict(keeping:)`` dropped since the last request.
     var evictedSinceRequest: Set<String> = []
     var recordsEvictions = false
+    /// With `keepsUndo`: each account as it was before the batch being applied first touched
+    /// it (nil: the batch created it), so that ``undoBatch()`` can take the batch back.
+    private var undo: [String: Account?] = [:]
+    /// Whether ``beginBatch()`` and ``undoBatch()`` work (a JSON state: what is saved after a
+    /// failed write must not hold the batch whose results were not written).
+    package var keepsUndo = false {
+        didSet { undo.removeAll() }
+    }
+
+    /// Starts a batch: ``undoBatch()`` takes back what is applied from now on.
+    package mutating func beginBatch() { undo.removeAll(keepingCapacity: true) }
+
+    /// Puts back every account the batch since ``beginBatch()`` touched, as it was before.
+    package mutating func undoBatch() {
+        for (id, before) in undo { accounts[id] = before }
+        undo.removeAll()
+    }
+
     /// Accounts taken from ``source`` so far: read ahead by a prefetcher, or loaded on the
     /// applying thread when the line needed them (`--checkpoint-stats`).
     public private(set) var loads: (ahead: Int, inline: Int) = (0, 0)
@@ -191,7 +209,9 @@ public struct BadgeStream: Sendable {
         let index: Dictionary<String, Account>.Index
         if let found = accounts.index(forKey: id) {
             index = found
+            if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(accounts.values[found], forKey: id) }
         } else {
+            if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(nil, forKey: id) }
             var fresh = Account(rules: rules)
             if let ahead = prefetched.removeValue(forKey: id) {
                 loads.ahead += 1

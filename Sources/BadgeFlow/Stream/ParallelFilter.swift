@@ -53,6 +53,21 @@ public final class ParallelFilter {
     }
     /// The batch whose accounts the prefetcher is reading.
     private var requested: Batch?
+    /// Set by ``stop()``: batches are no longer applied.
+    private var stopped = false
+
+    /// Whether the batch last applied can be taken back (``undoLastBatch()``).
+    package var keepsUndo: Bool {
+        get { stream.keepsUndo }
+        set { stream.keepsUndo = newValue }
+    }
+
+    /// Takes back the batch last applied (with ``keepsUndo``): called from `output` when its
+    /// results could not be written.
+    package func undoLastBatch() { stream.undoBatch() }
+
+    /// Applies no further batch (the output is closed: their results could not be written).
+    package func stop() { stopped = true }
 
     /// Creates a filter over `stream` with `jobs` worker threads (1: everything on the caller's thread);
     /// with `stamp`, push results carry the stamped payload (`--stamp`).
@@ -176,7 +191,13 @@ public final class ParallelFilter {
     }
 
     private func apply(_ batch: Batch, output: (inout JSONWriter) -> Void) {
+        if stopped {
+            batch.recycle()
+            spare.append(batch)
+            return
+        }
         if let prefetcher { readAhead(prefetcher, before: batch) }
+        if stream.keepsUndo { stream.beginBatch() }
         // Work on locals: touching the class's stored properties once per line would cost a
         // dynamic exclusivity check each time. Swapping moves them without copying a tree.
         var local = BadgeStream(rules: stream.rules)
