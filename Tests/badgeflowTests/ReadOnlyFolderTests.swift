@@ -98,4 +98,30 @@ import Testing
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.contains("\(state).lock: cannot create the lock file: Read-only file system"), "\(run.stderr)")
     }
+
+    /// A state on read-only media (a backup, a read-only mount) can still be inspected:
+    /// without its `-shm` file (a clean close removes it) SQLite could not open it, so it
+    /// is read as an immutable file.
+    @Test func anSQLiteStateOnAReadOnlyMountCanBeInspected() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let disk = try TmpFS(in: dir, size: "8m")
+        defer { disk.unmount() }
+        let state = disk.path + "/s (1).sqlite"
+        let input = StateStoreTests.fleet(lines: 3000, accounts: 30, seed: 6)
+        #expect(try CLI.run(["filter", "--jobs", "2", "--state", state], input: input).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: state + "-shm"))
+        let before = try CLI.run(["tree", "--state", state, "--account", "a3", "--json"])
+        #expect(before.status == 0)
+        // A reading connection leaves `-shm` (and an empty `-wal`) behind, which it cannot
+        // remove; a copy of the database alone has neither.
+        for suffix in ["-shm", "-wal"] { unlink(state + suffix) }
+        try disk.remount("ro")
+        let info = try CLI.run(["state", "info", state])
+        #expect(info.status == 0, "\(info.stderr)")
+        #expect(info.stdout.contains("accounts: 30\n") && info.stdout.contains("last seq: 3000\n"), "\(info.stdout)")
+        let tree = try CLI.run(["tree", "--state", state, "--account", "a3", "--json"])
+        #expect(tree.status == 0 && tree.stdout == before.stdout, "\(tree.stderr)")
+        #expect(try CLI.run(["state", "convert", state, dir + "/copy.json"]).status == 0)
+    }
 }

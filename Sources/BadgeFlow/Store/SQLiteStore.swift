@@ -55,9 +55,23 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     ///   or of another version; the file is left as it is.
     public init(path: String, readOnly: Bool = false) throws(StateFile.Failure) {
         self.path = path
-        let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        do throws(StateFile.Failure) {
+            try open(path, readOnly: readOnly)
+        } catch {
+            // A WAL database read where its `-shm` file can be neither found nor made (a
+            // read-only mount, a copy without it): nobody can be writing it, so it is read
+            // as an immutable file. Anything else fails as it did.
+            guard readOnly, !FileIO.exists(path + "-shm"), !FileIO.exists(path + "-wal"), FileIO.exists(path) else { throw error }
+            meta = [:]
+            try open(Self.immutableURI(path), readOnly: true, uri: true)
+        }
+    }
+
+    private func open(_ name: String, readOnly: Bool, uri: Bool = false) throws(StateFile.Failure) {
+        var flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        if uri { flags |= SQLITE_OPEN_URI }
         var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX, nil)
+        let rc = sqlite3_open_v2(name, &handle, flags | SQLITE_OPEN_NOMUTEX, nil)
         db = handle
         guard rc == SQLITE_OK else {
             let f = failure("cannot open")
@@ -71,6 +85,22 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             close()
             throw error
         }
+    }
+
+    /// `file:PATH?immutable=1`, with the bytes a URI reserves percent-encoded.
+    static func immutableURI(_ path: String) -> String {
+        var out = "file:"
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
+            }
+        }
+        return out + "?immutable=1"
     }
 
     deinit { close() }
@@ -138,7 +168,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
         if !readOnly {
             try exec("PRAGMA synchronous = FULL")
-            try exec("PRAGMA cache_size = -131072")
+            try exec("PRAGMA cache_size = -98304")
         }
         guard sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &stmt, nil) == SQLITE_OK else {
             throw failure("cannot read meta")
@@ -175,7 +205,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         if began { _ = sqlite3_exec(db, "COMMIT", nil, nil, nil) }
     }
 
-    /// Sets the page cache of this connection to about `kib` KiB (128 MiB for a writing
+    /// Sets the page cache of this connection to about `kib` KiB (96 MiB for a writing
     /// connection, SQLite's 2 MiB default for a read-only one, unless set).
     public func setCacheSize(kib: Int) {
         _ = sqlite3_exec(db, "PRAGMA cache_size = -\(max(kib, 64))", nil, nil, nil)
