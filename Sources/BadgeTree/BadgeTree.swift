@@ -636,7 +636,7 @@ extension BadgeTree {
     /// - Throws: `BadgePathError` for a path that is not valid in this configuration; the
     ///   marks before it are then restored.
     /// - Complexity: O(n · depth) for n marks, plus O(nodes · depth) for the aggregates.
-    public mutating func restore(_ records: some Sequence<MarkRecord>) throws(BadgePathError) {
+    public mutating func restore(contentsOf records: some Sequence<MarkRecord>) throws(BadgePathError) {
         defer { recomputeAggregates() }
         for r in records {
             let i = try node(r.path)

@@ -432,7 +432,7 @@ private struct ReferenceModel {
             }
             // All at once (aggregates computed once at the end): the same tree.
             var bulk = BadgeTree(configuration: configuration)
-            try bulk.restore(tree.records)
+            try bulk.restore(contentsOf: tree.records)
             if bulk.snapshot() != snapshot || bulk.records != tree.records {
                 return "seed \(seed): restoring the records at once gives \(bulk.snapshot())"
             }

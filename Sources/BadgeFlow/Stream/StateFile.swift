@@ -203,7 +203,7 @@ public enum StateFile {
         let dismissed = try markFeatures(v, into: &list, fail: fail)
         var tree = BadgeTree(configuration: rules.tree)
         do {
-            try tree.restore(list)
+            try tree.restore(contentsOf: list)
             for (path, tokens) in dismissed { try tree.restoreDismissed(path, tokens: tokens) }
         } catch {
             throw fail("/marks/" + JSONPointer.escape(error.path), "\(error.description) (was the state made with other rules?)")
