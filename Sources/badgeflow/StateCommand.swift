@@ -61,7 +61,7 @@ struct StateCommand: ParsableCommand {
                     Console.out(
                         """
                         format: sqlite
-                        version: \(StateFile.version) (schema \(SQLiteStore.schema))
+                        version: \(StateFile.version) (schema \(store.meta["schema"] ?? "?"))
                         accounts: \(store.accountCount)
                         devices: \(store.deviceCount)
                         marks: \(store.markCount)

@@ -331,6 +331,16 @@ import Testing
         #expect(other.status == 3)
         #expect(other.stderr.contains("not a BadgeFlow state"))
         #expect(try CLI.run(["state", "info", foreign]).status == 3)
+        // An empty file (a filter killed while it created the database) is an empty state,
+        // as a missing file is, and a filter goes on from it.
+        let empty = dir + "/empty.sqlite"
+        _ = FileManager.default.createFile(atPath: empty, contents: nil)
+        let info = try CLI.run(["state", "info", empty])
+        #expect(info.status == 0 && info.stdout.contains("accounts: 0\n"), "\(info.stderr)")
+        #expect(try CLI.run(["tree", "--state", empty, "--account", "a"]).stderr.contains("no account \"a\""))
+        let first = try CLI.run(["filter", "--state", empty], input: "{\"aps\":{\"alert\":\"x\"}}\n")
+        #expect(first.status == 0 && !first.stdout.isEmpty)
+        #expect(try CLI.run(["state", "info", empty]).stdout.contains("accounts: 1\n"))
     }
 
     @Test func anUnreadableAccountRowIsExit3AndNotOverwritten() throws {

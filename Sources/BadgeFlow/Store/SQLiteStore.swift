@@ -4,7 +4,7 @@ import CSQLite
 ///
 /// This file owns every `sqlite3` pointer of BadgeFlow, as the JSON layer owns json-c's.
 ///
-/// Schema (schema 1):
+/// Schema (schema 2; schema 1 differs only in rows that spell out every device key):
 ///
 /// ```sql
 /// CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -13,7 +13,7 @@ import CSQLite
 /// ```
 ///
 /// `meta` holds `format` (`badgeflow-state`), `version` (of the per-account encoding,
-/// ``StateFile/version``), `schema` (1), `rules` (the rules' JSON text, when they have one),
+/// ``StateFile/version``), `schema` (2), `rules` (the rules' JSON text, when they have one),
 /// `seq` (the number of input lines whose results had been written when the last checkpoint
 /// committed), `input` (what those lines were read from), and the totals `accounts`,
 /// `devices` and `marks`. `accounts.data` is what ``StateFile/encodeAccount(_:compact:)``
@@ -24,14 +24,19 @@ import CSQLite
 public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// The database's path.
     public let path: String
-    /// The schema version written into `meta`.
-    public static let schema = 1
+    /// The schema version written into `meta`: 2, rows whose devices leave out their default
+    /// values (1: every key written).
+    public static let schema = 2
+    /// The schemas this build reads; a database opened for writing is marked ``schema``.
+    public static let readableSchemas = [1, 2]
     private var db: OpaquePointer?
     private var selectAccount: OpaquePointer?
     private var upsertAccount: OpaquePointer?
     private var upsertMeta: OpaquePointer?
     private var selectCounts: OpaquePointer?
     private var writer = JSONWriter()
+    /// Opened read-only on a database without tables: an empty state.
+    private var isEmptyDatabase = false
     /// The `meta` table as read at open time and updated by each commit.
     public private(set) var meta: [String: String] = [:]
 
@@ -89,7 +94,9 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// `file:PATH?immutable=1`, with the bytes a URI reserves percent-encoded.
     static func immutableURI(_ path: String) -> String {
-        var out = "file:"
+        // An absolute path gets an empty authority (`file:///…`): `file://x/…` would read
+        // the first folder of `//x/…` as a host.
+        var out = path.hasPrefix("/") ? "file://" : "file:"
         for byte in path.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
@@ -148,7 +155,16 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         while sqlite3_step(stmt) == SQLITE_ROW { tables.append(Self.text(stmt, 0)) }
         sqlite3_finalize(stmt)
         if tables.isEmpty {
-            guard !readOnly else { throw StateFile.Failure(file: path, at: "", message: "empty database, not a BadgeFlow state") }
+            if readOnly {
+                // An empty database (an empty file, or a filter killed while it created the
+                // tables) is an empty state, as a missing file is; a writer creates the tables.
+                meta = [
+                    "format": StateFile.format, "version": String(StateFile.version), "schema": String(Self.schema),
+                    "seq": "0", "input": "", "accounts": "0", "devices": "0", "marks": "0",
+                ]
+                isEmptyDatabase = true
+                return
+            }
             try exec("PRAGMA journal_mode = WAL")
             try exec(
                 """
@@ -179,11 +195,13 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             throw StateFile.Failure(
                 file: path, at: "meta.format", message: "not a BadgeFlow state database (no format \(StateFile.format))")
         }
-        guard meta["version"] == String(StateFile.version), meta["schema"] == String(Self.schema) else {
+        guard meta["version"] == String(StateFile.version), let schema = meta["schema"].flatMap({ Int($0) }),
+            Self.readableSchemas.contains(schema)
+        else {
             throw StateFile.Failure(
                 file: path, at: "meta.version",
                 message:
-                    "state version \(meta["version"] ?? "none") (schema \(meta["schema"] ?? "none")) is not supported; this BadgeFlow reads version \(StateFile.version), schema \(Self.schema)"
+                    "state version \(meta["version"] ?? "none") (schema \(meta["schema"] ?? "none")) is not supported; this BadgeFlow reads version \(StateFile.version), schema \(Self.readableSchemas.map(String.init).joined(separator: " or "))"
             )
         }
         selectAccount = try prepare("SELECT data FROM accounts WHERE id = ?1")
@@ -193,6 +211,18 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 "INSERT INTO accounts(id, data, devices, marks) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(id) DO UPDATE SET data = excluded.data, devices = excluded.devices, marks = excluded.marks"
             )
             upsertMeta = try prepare("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            // Rows written from now on are compact (schema 2): say so before writing one, so
+            // that a build that reads only schema 1 refuses the database at open.
+            if meta["schema"] != String(Self.schema) {
+                try exec("BEGIN IMMEDIATE")
+                do throws(StateFile.Failure) {
+                    try setMeta("schema", String(Self.schema))
+                    try exec("COMMIT")
+                } catch {
+                    _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+                    throw error
+                }
+            }
         }
     }
 
@@ -234,6 +264,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// The stored JSON of account `id` (``StateFile/encodeAccount(_:compact:)``); nil when absent.
     public func accountJSON(_ id: String) throws(StateFile.Failure) -> String? {
+        if isEmptyDatabase { return nil }
         sqlite3_reset(selectAccount)
         bind(selectAccount, 1, id)
         defer { sqlite3_reset(selectAccount) }
@@ -259,6 +290,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// Every stored account id with its JSON, in id order.
     public func forEachAccount(_ body: (String, String) throws(StateFile.Failure) -> Void) throws(StateFile.Failure) {
+        if isEmptyDatabase { return }
         var stmt: OpaquePointer?
         guard sqlite3_prepare_v2(db, "SELECT id, data FROM accounts ORDER BY id", -1, &stmt, nil) == SQLITE_OK else {
             throw failure("cannot read accounts")

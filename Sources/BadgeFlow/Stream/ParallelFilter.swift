@@ -227,6 +227,9 @@ extension ParallelFilter {
             requested = nil
             let ahead = prefetcher.collect()
             if r === batch { stream.installPrefetched(ahead) }
+        } else {
+            // Nothing was read for this batch: no copy read for an earlier one is used.
+            stream.installPrefetched([:])
         }
         // No request is outstanding now: evictions before the next one cannot matter.
         stream.evictedSinceRequest.removeAll(keepingCapacity: true)

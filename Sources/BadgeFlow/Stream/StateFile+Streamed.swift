@@ -117,25 +117,85 @@ extension StateFile {
         bytes.withUnsafeBytes { b in top(b).map { $0.root["rules"] } }
     }
 
-    /// Loads a version 2 file one account at a time; nil when the whole-document path must
-    /// decide (another version, a syntax error, a malformed account's JSON).
-    static func streamedLoad(_ bytes: [UInt8], file: String, rules: RuleSet) throws(Failure) -> BadgeStream? {
+    /// Calls `body` with each member of the object that starts at `start` (after
+    /// whitespace): the key's byte range and where its value starts; `body` reads the value
+    /// and returns where it ends (nil: stop). Returns the index after the object's `}`;
+    /// nil when the bytes are not a well-formed object there or `body` stopped.
+    ///
+    /// Unlike ``members(_:from:)``, nothing is scanned ahead of `body`: a large value is
+    /// read once, as `body` reads it.
+    static func forEachMember(
+        _ b: UnsafeRawBufferPointer, from start: Int, _ body: (Range<Int>, Int) -> Int?
+    ) -> Int? {
+        var i = start
+        skipSpace(b, &i)
+        guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
+        i += 1
+        skipSpace(b, &i)
+        if i < b.count, b[i] == UInt8(ascii: "}") { return i + 1 }
+        while true {
+            skipSpace(b, &i)
+            let keyStart = i
+            guard skipString(b, &i) else { return nil }
+            let key = keyStart..<i
+            skipSpace(b, &i)
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            skipSpace(b, &i)
+            guard let end = body(key, i) else { return nil }
+            i = end
+            skipSpace(b, &i)
+            guard i < b.count else { return nil }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            if b[i] == UInt8(ascii: "}") { return i + 1 }
+            return nil
+        }
+    }
+
+    /// Where the value that starts at `start` ends; nil when it is not well-formed.
+    private static func valueEnd(_ b: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var i = start
+        return skipValue(b, &i) ? i : nil
+    }
+
+    /// Loads a version 2 file one account at a time, reading the file once front to back
+    /// and giving its pages back as it goes (``MappedFile``): memory is the accounts loaded
+    /// plus a window of the file. Nil when the whole-document path must decide (another
+    /// version, a syntax error, `accounts` before `format` and `version`, a malformed
+    /// account's JSON).
+    static func streamedLoad(_ file: MappedFile, path: String, rules: RuleSet) throws(Failure) -> BadgeStream? {
         var stream = BadgeStream(rules: rules)
         var failure: Failure? = nil
-        let ok = bytes.withUnsafeBytes { (b: UnsafeRawBufferPointer) -> Bool in
-            guard let (_, range) = top(b), let (list, _) = members(b, from: range.lowerBound) else { return false }
-            for m in list {
-                guard case .string(let id)? = value(b, m.key), let v = value(b, m.value) else { return false }
+        let b = file.bytes
+        var others: [(String, JSONValue)] = []
+        var sawAccounts = false
+        let end = forEachMember(b, from: 0) { key, start in
+            guard case .string(let name)? = value(b, key) else { return nil }
+            guard name == "accounts" else {
+                guard let end = valueEnd(b, from: start), let v = value(b, start..<end) else { return nil }
+                others.append((name, v))
+                return end
+            }
+            let root = JSONValue.object(others)
+            guard !sawAccounts, root["format"] == .string(format), root["version"] == .int(version) else { return nil }
+            sawAccounts = true
+            return forEachMember(b, from: start) { idRange, accountStart in
+                guard case .string(let id)? = value(b, idRange), let end = valueEnd(b, from: accountStart),
+                    let v = value(b, accountStart..<end)
+                else { return nil }
                 do throws(Failure) {
-                    stream.accounts[id] = try account(v, at: "/accounts/" + JSONPointer.escape(id), file: file, rules: rules)
+                    stream.accounts[id] = try account(v, at: "/accounts/" + JSONPointer.escape(id), file: path, rules: rules)
                 } catch {
                     failure = error
-                    return false
+                    return nil
                 }
+                file.release(through: end)
+                return end
             }
-            return true
         }
         if let failure { throw failure }
-        return ok ? stream : nil
+        guard var rest = end, sawAccounts else { return nil }
+        skipSpace(b, &rest)
+        return rest == b.count ? stream : nil
     }
 }

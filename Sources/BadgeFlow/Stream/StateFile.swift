@@ -88,9 +88,7 @@ public enum StateFile {
     /// - Throws: `Failure` when the file is unreadable, not JSON, foreign, of another
     ///   version, or holds paths that do not fit `rules`.
     public static func load(_ file: String, rules: RuleSet) throws(Failure) -> BadgeStream {
-        if FileIO.exists(file), let bytes = try? FileIO.readBytes(file),
-            let streamed = try streamedLoad(bytes, file: file, rules: rules)
-        {
+        if FileIO.exists(file), let mapped = MappedFile(file), let streamed = try streamedLoad(mapped, path: file, rules: rules) {
             return streamed
         }
         var stream = BadgeStream(rules: rules)

@@ -1,6 +1,12 @@
 import BadgeFlow
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The SQLite store, its read-ahead reader and its background checkpoints, on real
 /// databases in a temporary folder.
 @Suite struct SQLiteStoreTests {
@@ -86,5 +92,42 @@ import Testing
             #expect(Self.json(loaded) == Self.json(try #require(stream.accounts[id])))
         }
         _ = store
+    }
+
+    @Test func aSchemaOneDatabaseIsReadAndMarkedSchemaTwoWhenOpenedForWriting() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.sqlite")
+        var stream = Self.stream(accounts: ["a"])
+        do {
+            let store = try SQLiteStore(path: path)
+            try store.checkpoint(&stream, seq: 4, input: "stdin")
+            #expect(store.meta["schema"] == "2")
+        }
+        // As an earlier build left it: schema 1, every device key spelled out.
+        let full = StateFile.encodeAccount(try #require(stream.accounts["a"])).serialized(pretty: false)
+        try Self.sql(path, "UPDATE meta SET value = '1' WHERE key = 'schema'; UPDATE accounts SET data = '\(full)'")
+        let reader = try SQLiteStore(path: path, readOnly: true)
+        #expect(reader.meta["schema"] == "1")
+        let loaded = try #require(try reader.loadAccount("a", rules: .builtIn))
+        #expect(Self.json(loaded) == full)
+        reader.close()
+        #expect(try SQLiteStore(path: path).meta["schema"] == "2")
+        // A schema this build does not know is refused at open.
+        try Self.sql(path, "UPDATE meta SET value = '3' WHERE key = 'schema'")
+        let failure = #expect(throws: StateFile.Failure.self) { _ = try SQLiteStore(path: path, readOnly: true) }
+        #expect(failure?.message.contains("schema 1 or 2") == true)
+    }
+
+    /// Runs `statements` with the `sqlite3` shell (installed by `make deps`).
+    private static func sql(_ path: String, _ statements: String) throws {
+        let shell = try #require(["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first { FileIO.exists($0) }, "no sqlite3 shell")
+        var pid: pid_t = 0
+        let args = [shell, path, statements]
+        var argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        #expect(posix_spawn(&pid, shell, nil, nil, &argv, environ) == 0)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        #expect(status == 0)
     }
 }

@@ -43,6 +43,31 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         #expect(after.device("ipad")?.sync.foreground == false)
     }
 
+    /// A file read front to back, account by account (mapped, its pages given back as it
+    /// goes), a file with its members in another order (the whole-document path), and
+    /// devices that leave out their default values (as SQLite rows do) load the same.
+    @Test func memberOrderAndLeftOutDefaultsLoadTheSame() throws {
+        let folder = try TemporaryFolder()
+        let account = #"{"clock": 5, "marks": {"root.x": 2}, "devices": {"d": {"delivered": 2}}}"#
+        let full =
+            #"{"clock": 5, "marks": {"root.x": 2}, "devices": {"d": {"icon": 0, "delivered": 2, "sync": {"loggedIn": false, "foreground": true, "visible": [], "appeared": [], "disappearedAt": {}, "intervalStart": 0}}}}"#
+        let usual = try folder.write(
+            "usual.json", Array(#"{"format": "badgeflow-state", "version": 2, "accounts": {"a": \#(account)}}"#.utf8))
+        let reordered = try folder.write(
+            "reordered.json", Array(#"{"accounts": {"a": \#(full)}, "version": 2, "format": "badgeflow-state"}"#.utf8))
+        let a = try StateFile.load(usual, rules: .builtIn), b = try StateFile.load(reordered, rules: .builtIn)
+        let encoded = try #require(a.accounts["a"].map { StateFile.encodeAccount($0).serialized(pretty: false) })
+        #expect(encoded == b.accounts["a"].map { StateFile.encodeAccount($0).serialized(pretty: false) })
+        #expect(a.device("d", account: "a")?.delivered == 2 && a.device("d", account: "a")?.sync.foreground == true)
+        // Many accounts, more than one step of pages given back.
+        var big = #"{"format": "badgeflow-state", "version": 2, "accounts": {"#
+        for i in 0..<60_000 { big += (i == 0 ? "" : ", ") + #""a\#(i)": \#(full)"# }
+        let many = try folder.write("many.json", Array((big + "}}\n").utf8))
+        let loaded = try StateFile.load(many, rules: .builtIn)
+        #expect(loaded.accounts.count == 60_000)
+        #expect(loaded.accounts["a59999"].map { StateFile.encodeAccount($0).serialized(pretty: false) } == encoded)
+    }
+
     @Test func aLoadedStateGoesOnAsIfNeverStopped() throws {
         let folder = try TemporaryFolder()
         let file = folder.file("state.json")
