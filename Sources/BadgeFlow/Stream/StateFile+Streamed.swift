@@ -9,31 +9,13 @@ extension StateFile {
     /// The members of the object that starts at `start` (after whitespace): each key's and
     /// value's byte range; nil when the bytes are not a well-formed object there.
     static func members(_ b: UnsafeRawBufferPointer, from start: Int) -> (members: [(key: Range<Int>, value: Range<Int>)], end: Int)? {
-        var i = start
-        skipSpace(b, &i)
-        guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
-        i += 1
         var out: [(key: Range<Int>, value: Range<Int>)] = []
-        skipSpace(b, &i)
-        if i < b.count, b[i] == UInt8(ascii: "}") { return (out, i + 1) }
-        while true {
-            skipSpace(b, &i)
-            let keyStart = i
-            guard skipString(b, &i) else { return nil }
-            let key = keyStart..<i
-            skipSpace(b, &i)
-            guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
-            i += 1
-            skipSpace(b, &i)
-            let valueStart = i
-            guard skipValue(b, &i) else { return nil }
-            out.append((key, valueStart..<i))
-            skipSpace(b, &i)
-            guard i < b.count else { return nil }
-            if b[i] == UInt8(ascii: ",") { i += 1; continue }
-            if b[i] == UInt8(ascii: "}") { return (out, i + 1) }
-            return nil
+        let end = forEachMember(b, from: start) { key, valueStart in
+            guard let valueEnd = valueEnd(b, from: valueStart) else { return nil }
+            out.append((key, valueStart..<valueEnd))
+            return valueEnd
         }
+        return end.map { (out, $0) }
     }
 
     private static func skipSpace(_ b: UnsafeRawBufferPointer, _ i: inout Int) {
