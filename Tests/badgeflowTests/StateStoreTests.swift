@@ -146,6 +146,10 @@ import Testing
         #expect(try CLI.run(["state", "convert", dir + "/b.sqlite", dir + "/back.json"]).status == 0)
         #expect(
             try String(contentsOfFile: dir + "/back.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8))
+        // Readers leave no WAL files behind either.
+        #expect(try CLI.run(["state", "info", dir + "/b.sqlite"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/b.sqlite-wal"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/b.sqlite-shm"))
     }
 
     @Test(arguments: ["s.sqlite", "s.json"])

@@ -60,20 +60,35 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     ///   or of another version; the file is left as it is.
     public init(path: String, readOnly: Bool = false) throws(StateFile.Failure) {
         self.path = path
+        guard readOnly else {
+            try open(path, readOnly: false)
+            return
+        }
+        // A reader opens the file for writing when it may, and only reads (`query_only`):
+        // the last connection to close removes the `-wal` and `-shm` files, which a read-only
+        // one cannot, so `state info` or `tree` would leave them behind.
+        if (try? open(path, readOnly: true, writableHandle: true)) != nil {
+            _ = sqlite3_exec(db, "PRAGMA query_only = 1", nil, nil, nil)
+            return
+        }
+        meta = [:]
         do throws(StateFile.Failure) {
-            try open(path, readOnly: readOnly)
+            try open(path, readOnly: true)
         } catch {
             // A WAL database read where its `-shm` file can be neither found nor made (a
             // read-only mount, a copy without it): nobody can be writing it, so it is read
             // as an immutable file. Anything else fails as it did.
-            guard readOnly, !FileIO.exists(path + "-shm"), !FileIO.exists(path + "-wal"), FileIO.exists(path) else { throw error }
+            guard !FileIO.exists(path + "-shm"), !FileIO.exists(path + "-wal"), FileIO.exists(path) else { throw error }
             meta = [:]
             try open(Self.immutableURI(path), readOnly: true, uri: true)
         }
     }
 
-    private func open(_ name: String, readOnly: Bool, uri: Bool = false) throws(StateFile.Failure) {
-        var flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+    /// Opens `name` and checks it; `readOnly`: nothing is written (with `writableHandle`,
+    /// through a read-write handle that creates nothing).
+    private func open(_ name: String, readOnly: Bool, uri: Bool = false, writableHandle: Bool = false) throws(StateFile.Failure) {
+        var flags =
+            writableHandle ? SQLITE_OPEN_READWRITE : readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         if uri { flags |= SQLITE_OPEN_URI }
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(name, &handle, flags | SQLITE_OPEN_NOMUTEX, nil)
