@@ -1,5 +1,6 @@
-import BadgeFlow
 import Testing
+
+@testable import BadgeFlow
 
 #if canImport(Glibc)
 import Glibc
@@ -116,6 +117,39 @@ import Darwin
         try Self.sql(path, "UPDATE meta SET value = '3' WHERE key = 'schema'")
         let failure = #expect(throws: StateFile.Failure.self) { _ = try SQLiteStore(path: path, readOnly: true) }
         #expect(failure?.message.contains("schema 1 or 2") == true)
+    }
+
+    /// A copy read ahead of an account that then came into memory, changed, was committed
+    /// and left again is older than the stored row: it must not be used.
+    @Test func aCopyReadAheadIsDroppedWhenTheAccountWasEvictedSinceTheRequest() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.sqlite")
+        let analyzer = LineAnalyzer(rules: .builtIn)
+        let push = #"{"op":"push","account":"x","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#
+        let store = try SQLiteStore(path: path)
+        var seed = BadgeStream(rules: .builtIn)
+        _ = seed.apply(analyzer.analyze(push), seq: 1)
+        seed.markAllChanged()
+        try store.checkpoint(&seed, seq: 1, input: "stdin")
+
+        var stream = BadgeStream(rules: .builtIn)
+        stream.source = store
+        stream.recordsEvictions = true
+        let prefetcher = try SQLitePrefetcher(path: path, rules: .builtIn)
+        prefetcher.request(["x"])
+        let ahead = prefetcher.collect()
+        #expect(ahead["x"] != nil)
+        // Meanwhile x comes into memory (count 2), is committed and evicted.
+        _ = stream.apply(analyzer.analyze(push), seq: 2)
+        try store.checkpoint(&stream, seq: 2, input: "stdin")
+        stream.evict(keeping: 0)
+        #expect(stream.accounts["x"] == nil)
+        stream.installPrefetched(ahead)
+        // The next push loads x from the store (count 2) and makes it 3; the stale copy
+        // read ahead (count 1) would make it 2.
+        let result = try #require(stream.apply(analyzer.analyze(push), seq: 3)?.applied)
+        #expect(result.outcome.changes.first { $0.path == "root.chat.t" }?.count == 3)
+        #expect(stream.loads.inline == 2 && stream.loads.ahead == 0)
     }
 
     /// Runs `statements` with the `sqlite3` shell (installed by `make deps`).
