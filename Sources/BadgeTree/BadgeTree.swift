@@ -639,18 +639,17 @@ extension BadgeTree {
     public mutating func restore(contentsOf records: some Sequence<MarkRecord>) throws(BadgePathError) {
         defer { recomputeAggregates() }
         for r in records {
+            if case .count(let n) = r.mark, n <= 0 {
+                // A clear (auto-clears included, no node made) needs the aggregates as they are.
+                recomputeAggregates()
+                try set(r.path, count: n, expires: r.expires, once: r.once, source: r.source)
+                continue
+            }
             let i = try node(r.path)
             if r.once != nil, isDismissed(i, r.once) { continue }
             switch r.mark {
             case .dot: if nodes[i].own < 0 { nodes[i].own = 0 }
-            case .count(let n):
-                if n <= 0 {
-                    // A clear (auto-clears included) needs the aggregates as they are now.
-                    recomputeAggregates()
-                    try set(r.path, count: n, expires: r.expires, once: r.once, source: r.source)
-                    continue
-                }
-                nodes[i].own = min(n, Self.maxCount)
+            case .count(let n): nodes[i].own = min(n, Self.maxCount)
             }
             stamp(i, expires: r.expires, once: r.once, source: r.source)
         }

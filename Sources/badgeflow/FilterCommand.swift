@@ -283,6 +283,15 @@ struct FilterCommand: TakesManyInputs {
             }
         }
         // Waits for the commit under way, if any (it holds results already written).
+        // Evictions keep 15N/16 of --max-resident N, so the next ones wait a while.
+        let keepAfterEviction = maxResident.map { $0 - $0 / 16 }
+        // A pause of the applying thread for a checkpoint or an eviction, for the stats.
+        func notePause(since start: Double) -> Double {
+            let end = Self.now()
+            longestCheckpoint = max(longestCheckpoint, end - start)
+            checkpointTime += end - start
+            return end
+        }
         func settleCheckpoint() {
             guard let checkpointer, checkpointer.isPending else { return }
             filter.withStream { stream in
@@ -307,33 +316,30 @@ struct FilterCommand: TakesManyInputs {
                 do throws(StateFile.Failure) {
                     // Only committed accounts may leave memory: finish, evict, then begin.
                     try checkpointer.finish(&stream)
-                    if let maxResident { stream.evict(keeping: maxResident - maxResident / 16) }
+                    if let keepAfterEviction { stream.evict(keeping: keepAfterEviction) }
                     checkpointer.begin(&stream, seq: filter.seq, input: identity)
                     if wait { try checkpointer.finish(&stream) }
                 } catch {
                     stateError = Self.checkpointFailure(error)
                 }
             }
-            let end = Self.now()
             checkpoints += 1
-            longestCheckpoint = max(longestCheckpoint, end - start)
-            checkpointTime += end - start
-            lastCheckpoint = end
+            lastCheckpoint = notePause(since: start)
         }
         // Over --max-resident: drops committed accounts when that is enough (no commit, so
         // checkpoints stay large and few); false when a checkpoint is needed.
         func evictCommitted() -> Bool {
-            guard let checkpointer, let maxResident, stateError == nil else { return false }
+            guard let checkpointer, let keepAfterEviction, stateError == nil else { return false }
             let start = Self.now()
-            defer { longestCheckpoint = max(longestCheckpoint, Self.now() - start) }
+            defer { _ = notePause(since: start) }
             return filter.withStream { stream in
                 do throws(StateFile.Failure) { try checkpointer.finish(&stream) } catch {
                     stateError = Self.checkpointFailure(error)
                     return true
                 }
-                let keep = maxResident - maxResident / 16
-                guard stream.accounts.count - stream.changedCount >= stream.accounts.count - keep else { return false }
-                stream.evict(keeping: keep)
+                // Enough committed accounts to drop: the changed ones fit in what is kept.
+                guard stream.changedCount <= keepAfterEviction else { return false }
+                stream.evict(keeping: keepAfterEviction)
                 return true
             }
         }

@@ -14,6 +14,7 @@ final class MappedFile {
     private var released = 0
     /// Pages are given back in steps of at least this many bytes.
     private static let step = 8 << 20
+    private static let pageSize = max(Int(sysconf(Int32(_SC_PAGESIZE))), 4096)
 
     /// Maps `path`; nil when it cannot be opened, is not a regular file, or cannot be mapped.
     init?(_ path: String) {
@@ -38,8 +39,7 @@ final class MappedFile {
     /// if touched later); a no-op until a few MiB have been read since the last call.
     func release(through offset: Int) {
         guard let base else { return }
-        let page = max(Int(sysconf(Int32(_SC_PAGESIZE))), 4096)
-        let end = min(offset, bytes.count) / page * page
+        let end = min(offset, bytes.count) / Self.pageSize * Self.pageSize
         guard end - released >= Self.step else { return }
         _ = madvise(base + released, end - released, MADV_DONTNEED)
         released = end

@@ -13,39 +13,31 @@ import Dispatch
 /// What a commit records (`seq`) is never ahead of the results written, as with
 /// ``SQLiteStore/checkpoint(_:seq:input:)``: it only commits later.
 public final class SQLiteCheckpointer: @unchecked Sendable {
-    // The store is used only on `queue`; `outcome` is written there and read by `finish`
-    // after `done` is signalled, which orders the two.
-    private let store: SQLiteStore
-    private let queue = DispatchQueue(label: "badgeflow.sqlite.checkpoint")
-    private let done = DispatchSemaphore(value: 0)
-    private var pending = false
-    private var outcome: Result<[(String, (Int, Int))], StateFile.Failure> = .success([])
+    private let worker: StoreWorker<Result<[(String, (Int, Int))], StateFile.Failure>>
 
     /// Opens its own read-write connection to the state at `path`.
     ///
     /// - Throws: `StateFile.Failure` when the database cannot be opened.
     public init(path: String) throws(StateFile.Failure) {
-        store = try SQLiteStore(path: path)
+        worker = StoreWorker(try SQLiteStore(path: path), label: "badgeflow.sqlite.checkpoint")
     }
 
     /// Whether a commit was begun and not yet finished.
-    public var isPending: Bool { pending }
+    public var isPending: Bool { worker.isPending }
 
     /// Takes the accounts of `stream` changed since the last checkpoint (they then count
     /// as unchanged) and starts committing them with `seq`, read from `input`.
     ///
     /// Call ``finish(_:)`` for the previous commit first.
     public func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
-        precondition(!pending, "SQLiteCheckpointer: finish() the previous commit first")
+        precondition(!isPending, "SQLiteCheckpointer: finish() the previous commit first")
         let changed = stream.takeChanged()
-        pending = true
-        queue.async { [self] in
+        worker.start { store in
             do throws(StateFile.Failure) {
-                outcome = .success(try store.commit(changed, seq: seq, input: input))
+                return .success(try store.commit(changed, seq: seq, input: input))
             } catch {
-                outcome = .failure(error)
+                return .failure(error)
             }
-            done.signal()
         }
     }
 
@@ -55,28 +47,15 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     /// - Throws: `StateFile.Failure` when the commit failed; the database then holds the
     ///   previous checkpoint.
     public func finish(_ stream: inout BadgeStream) throws(StateFile.Failure) {
-        guard pending else { return }
-        done.wait()
-        pending = false
+        guard let outcome = worker.wait() else { return }
         switch outcome {
         case .success(let stored):
             for (id, counts) in stored { stream.accounts[id]?.storedCounts = counts }
-            outcome = .success([])
         case .failure(let failure):
             throw failure
         }
     }
 
     /// Closes the connection (after waiting for a pending commit, whose outcome is dropped).
-    public func close() {
-        if pending {
-            done.wait()
-            pending = false
-        }
-        queue.sync { store.close() }
-    }
-
-    deinit {
-        if pending { done.wait() }
-    }
+    public func close() { worker.close() }
 }

@@ -8,21 +8,16 @@ import Dispatch
 /// account (JSON text to a tree) is the larger part of loading one, and it happens here
 /// too.
 public final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
-    // The store is used only on `queue`; `result` is written there and read by `collect()`
-    // after `ready` is signalled, which orders the two.
-    private let store: SQLiteStore
+    private let worker: StoreWorker<[String: Account?]>
     private let rules: RuleSet
-    private let queue = DispatchQueue(label: "badgeflow.sqlite.prefetch")
-    private let ready = DispatchSemaphore(value: 0)
-    private var pending = false
-    private var result: [String: Account?] = [:]
 
     /// Opens a second, read-only connection to the state at `path`.
     ///
     /// - Throws: `StateFile.Failure` when the database cannot be opened.
     public init(path: String, rules: RuleSet) throws(StateFile.Failure) {
-        store = try SQLiteStore(path: path, readOnly: true)
+        let store = try SQLiteStore(path: path, readOnly: true)
         store.setCacheSize(kib: 16 << 10)
+        worker = StoreWorker(store, label: "badgeflow.sqlite.prefetch")
         // Its own copy: decoding on this thread touches no reference count of the rules the
         // applying thread uses.
         self.rules = rules.independentCopy()
@@ -30,9 +25,8 @@ public final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
 
     /// Starts reading `ids`; at most one request is outstanding (call ``collect()`` first).
     public func request(_ ids: [String]) {
-        precondition(!pending, "SQLitePrefetcher: collect() the previous request first")
-        pending = true
-        queue.async { [self] in
+        let rules = rules
+        worker.start { store in
             var found: [String: Account?] = [:]
             found.reserveCapacity(ids.count)
             store.read {
@@ -42,34 +36,15 @@ public final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
                     do throws(StateFile.Failure) { found[id] = .some(try store.loadAccount(id, rules: rules)) } catch {}
                 }
             }
-            result = found
-            ready.signal()
+            return found
         }
     }
 
     /// Waits for the last request's accounts (empty when there was none).
-    public func collect() -> [String: Account?] {
-        guard pending else { return [:] }
-        ready.wait()
-        pending = false
-        let out = result
-        result = [:]
-        return out
-    }
+    public func collect() -> [String: Account?] { worker.wait() ?? [:] }
 
     /// Closes the reading connection (after waiting for a request under way). Close it
     /// before the writing connections: the last connection to close removes the WAL files,
     /// and a read-only one cannot.
-    public func close() {
-        if pending {
-            ready.wait()
-            pending = false
-            result = [:]
-        }
-        queue.sync { store.close() }
-    }
-
-    deinit {
-        if pending { ready.wait() }
-    }
+    public func close() { worker.close() }
 }

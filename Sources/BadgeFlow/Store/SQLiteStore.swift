@@ -293,9 +293,14 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// Loads account `id` (``AccountSource``).
     public func loadAccount(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
         guard let text = try accountJSON(id) else { return nil }
+        return try decodeRow(id, text, rules: rules)
+    }
+
+    /// The account stored as `text` under `id`, with its stored counts.
+    private func decodeRow(_ id: String, _ text: String, rules: RuleSet) throws(StateFile.Failure) -> Account {
         let at = "accounts[\"\(id)\"]"
         let value: JSONValue
-        do { value = try JSONValue.parse(text) } catch {
+        do throws(JSONParseError) { value = try JSONValue.parse(text) } catch {
             throw StateFile.Failure(file: path, at: at, message: "not valid JSON: \(error.located(in: text))")
         }
         var account = try StateFile.decodeAccount(value, at: at, file: path, rules: rules)
@@ -332,14 +337,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             return stream
         }
         try forEachAccount { (id, text) throws(StateFile.Failure) in
-            let at = "accounts[\"\(id)\"]"
-            let value: JSONValue
-            do throws(JSONParseError) { value = try JSONValue.parse(text) } catch {
-                throw StateFile.Failure(file: path, at: at, message: "not valid JSON: \(error.located(in: text))")
-            }
-            var a = try StateFile.decodeAccount(value, at: at, file: path, rules: rules)
-            a.storedCounts = (a.devices.count, a.tree.markCount)
-            stream.accounts[id] = a
+            stream.accounts[id] = try decodeRow(id, text, rules: rules)
         }
         return stream
     }
