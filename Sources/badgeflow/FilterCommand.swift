@@ -457,11 +457,26 @@ struct FilterCommand: TakesManyInputs {
                 Console.error("badgeflow: error: \(writeError) (\(name) and the state file \(state) keep their previous content)")
                 throw Exit.io
             }
-            do {
-                try StateFile.save(filter.stream, to: state)
-            } catch {
+            // The state is written and synced, then -o FILE put in place, then the state:
+            // a state is never ahead of the results the reader has, and a full disk keeps
+            // both files as they were.
+            let pending: FileIO.AtomicWriter
+            do { pending = try StateFile.prepareSave(filter.stream, to: state) } catch {
                 out.discard()
                 Console.error("badgeflow: error: state file \(state): cannot save (it keeps its previous content): \(error.description)")
+                throw Exit.state
+            }
+            if writeError == nil && out.replacesAtomically {
+                outputCommitted = true
+                do { try out.commit() } catch {
+                    Console.error("badgeflow: error: \(error.description) (the state file \(state) keeps its previous content)")
+                    throw Exit.io
+                }
+            }
+            do { try pending.commit() } catch {
+                let kept = outputCommitted ? "; \(name) holds this run's results" : ""
+                Console.error(
+                    "badgeflow: error: state file \(state): cannot save (it keeps its previous content\(kept)): \(error.description)")
                 throw Exit.state
             }
         }

@@ -29,6 +29,11 @@ enum CLI {
 
     static func fixture(_ relative: String) -> String { packageRoot + "/Fixtures/" + relative }
 
+    /// SIGPIPE ignored in the test process, once: a command that exits before reading all
+    /// of its input (an error at start) makes the write fail with EPIPE instead of killing
+    /// the whole test run.
+    static let pipeSignalIgnored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
     /// Runs `badgeflow ARGS` with `input` on stdin.
     @discardableResult
     static func run(
@@ -44,9 +49,11 @@ enum CLI {
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
+        CLI.pipeSignalIgnored
         try process.run()
         let writer = Thread {
-            stdin.fileHandleForWriting.write(Data(input.utf8))
+            // Throwing: the non-throwing write traps on EPIPE.
+            try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
             try? stdin.fileHandleForWriting.close()
         }
         writer.start()

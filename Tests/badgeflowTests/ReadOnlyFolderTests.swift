@@ -125,3 +125,34 @@ import Testing
         #expect(try CLI.run(["state", "convert", state, dir + "/copy.json"]).status == 0)
     }
 }
+
+extension ReadOnlyFolderTests {
+    /// `-o FILE` is put in place before a JSON state is: when FILE cannot be (its folder
+    /// turned unwritable), the state keeps its previous content and is not ahead of it.
+    @Test func aJSONStateIsNotSavedWhenOutputFileCannotBePutInPlace() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let disk = try TmpFS(in: dir, size: "16m")
+        defer { disk.unmount() }
+        let folder = disk.path + "/out", out = folder + "/out.ndjson", state = dir + "/state.json"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        try "old\n".write(toFile: out, atomically: false, encoding: .utf8)
+        #expect(try CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1)).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: state))
+
+        let run = try FullDiskTests.Running(["filter", "--state", state, "-o", out], in: dir)
+        // The temporary FILE is made at start; once it exists, the folder turns unwritable,
+        // so that the rename at the end fails.
+        let deadline = Date().addingTimeInterval(60)
+        while (try FileManager.default.contentsOfDirectory(atPath: folder)).count < 2, Date() < deadline { usleep(20_000) }
+        try TmpFS.setImmutable(folder, true)
+        defer { try? TmpFS.setImmutable(folder, false) }
+        run.feed(StateStoreTests.fleet(lines: 2000, accounts: 200, seed: 2))
+        let done = try run.finish()
+        #expect(done.status == 4, "\(done.stderr)")
+        #expect(done.stderr.contains("(the state file \(state) keeps its previous content)"), "\(done.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: state)) == before)
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "old\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("state.json.tmp") }.isEmpty)
+    }
+}

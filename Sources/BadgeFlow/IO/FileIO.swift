@@ -118,6 +118,7 @@ public enum FileIO {
         private let temp: String
         private var fd: Int32
         private var buffer: [UInt8] = []
+        private var prepared = false
 
         /// Starts replacing `given` (through a symbolic link, keeping mode and owner).
         ///
@@ -172,12 +173,24 @@ public enum FileIO {
             buffer.removeAll(keepingCapacity: true)
         }
 
-        /// Writes what is buffered, fsyncs, renames over the target and fsyncs the folder.
+        /// Writes what is buffered and fsyncs: the steps that fail on a full disk. Only the
+        /// rename of ``commit()`` is left, so another file can be put in place in between
+        /// (the filter's `-o FILE` before its state).
+        ///
+        /// - Throws: `Failure` when a step fails; the target keeps its old content.
+        public func prepare() throws(Failure) {
+            guard !prepared else { return }
+            try flush()
+            if fsync(fd) != 0 { throw FileIO.failure(temp, "cannot fsync") }
+            prepared = true
+        }
+
+        /// Writes what is buffered, fsyncs (unless ``prepare()`` did), renames over the
+        /// target and fsyncs the folder.
         ///
         /// - Throws: `Failure` when a step fails; the target then keeps its old content.
         public func commit() throws(Failure) {
-            try flush()
-            if fsync(fd) != 0 { throw FileIO.failure(temp, "cannot fsync") }
+            try prepare()
             close(fd)
             fd = -1
             if rename(temp, path) != 0 {

@@ -181,6 +181,15 @@ struct JSONRef {
         return n
     }
 
+    /// This value written by json-c as ``JSONValue/serialized(pretty:)`` writes it (numbers
+    /// as their source text).
+    func serialized(pretty: Bool) -> String {
+        var flags = JSON_C_TO_STRING_NOSLASHESCAPE
+        flags |= pretty ? (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED) : JSON_C_TO_STRING_PLAIN
+        guard let text = json_object_to_json_string_ext(raw, flags) else { return "null" }
+        return String(cString: text)
+    }
+
     /// Converts this value, recursively, into an owned Swift `JSONValue`.
     ///
     /// Used for configuration and state files only; the per-line path reads fields in place.

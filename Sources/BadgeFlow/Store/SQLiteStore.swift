@@ -35,6 +35,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     private var upsertMeta: OpaquePointer?
     private var selectCounts: OpaquePointer?
     private var writer = JSONWriter()
+    /// Reads the accounts' JSON (a connection is used by one thread at a time, as is this).
+    private let parser = JSONParser()
     /// Opened read-only on a database without tables: an empty state.
     private var isEmptyDatabase = false
     /// The `meta` table as read at open time and updated by each commit.
@@ -77,8 +79,10 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         } catch {
             // A WAL database read where its `-shm` file can be neither found nor made (a
             // read-only mount, a copy without it): nobody can be writing it, so it is read
-            // as an immutable file. Anything else fails as it did.
-            guard !FileIO.exists(path + "-shm"), !FileIO.exists(path + "-wal"), FileIO.exists(path) else { throw error }
+            // as an immutable file. Anything else fails as it did, and so does a database
+            // with a rollback journal beside it (immutable reads would not roll it back).
+            guard !FileIO.exists(path + "-shm"), !FileIO.exists(path + "-wal"), !FileIO.exists(path + "-journal"), FileIO.exists(path)
+            else { throw error }
             meta = [:]
             try open(Self.immutableURI(path), readOnly: true, uri: true)
         }
@@ -153,6 +157,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     private static func text(_ stmt: OpaquePointer?, _ column: Int32) -> String {
         guard let p = sqlite3_column_text(stmt, column) else { return "" }
         return String(cString: p)
+    }
+
+    /// The bytes of a text column, valid until the statement steps or is reset.
+    private static func bytes(_ stmt: OpaquePointer?, _ column: Int32) -> UnsafeRawBufferPointer {
+        guard let p = sqlite3_column_text(stmt, column) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, column)))
     }
 
     private func bind(_ stmt: OpaquePointer?, _ index: Int32, _ text: String) {
@@ -292,18 +302,23 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// Loads account `id` (``AccountSource``).
     public func loadAccount(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
-        guard let text = try accountJSON(id) else { return nil }
-        return try decodeRow(id, text, rules: rules)
+        if isEmptyDatabase { return nil }
+        sqlite3_reset(selectAccount)
+        bind(selectAccount, 1, id)
+        defer { sqlite3_reset(selectAccount) }
+        switch sqlite3_step(selectAccount) {
+        case SQLITE_ROW:
+            // Parsed where SQLite holds the text (valid until the reset): no String is made.
+            return try decodeRow(id, Self.bytes(selectAccount, 0), rules: rules)
+        case SQLITE_DONE: return nil
+        default: throw failure("cannot read account \"\(id)\"")
+        }
     }
 
     /// The account stored as `text` under `id`, with its stored counts.
-    private func decodeRow(_ id: String, _ text: String, rules: RuleSet) throws(StateFile.Failure) -> Account {
-        let at = "accounts[\"\(id)\"]"
-        let value: JSONValue
-        do throws(JSONParseError) { value = try JSONValue.parse(text) } catch {
-            throw StateFile.Failure(file: path, at: at, message: "not valid JSON: \(error.located(in: text))")
-        }
-        var account = try StateFile.decodeAccount(value, at: at, file: path, rules: rules)
+    private func decodeRow(_ id: String, _ text: UnsafeRawBufferPointer, rules: RuleSet) throws(StateFile.Failure) -> Account {
+        var account = try StateFile.decodeAccount(
+            text: text, with: parser, at: "accounts[\"\(id)\"]", file: path, rules: rules)
         account.storedCounts = (account.devices.count, account.tree.markCount)
         return account
     }
@@ -337,7 +352,13 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             return stream
         }
         try forEachAccount { (id, text) throws(StateFile.Failure) in
-            stream.accounts[id] = try decodeRow(id, text, rules: rules)
+            var text = text
+            let account = text.withUTF8 { utf8 -> Result<Account, StateFile.Failure> in
+                do throws(StateFile.Failure) { return .success(try decodeRow(id, UnsafeRawBufferPointer(utf8), rules: rules)) } catch {
+                    return .failure(error)
+                }
+            }
+            stream.accounts[id] = try account.get()
         }
         return stream
     }
@@ -426,7 +447,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 // Compact JSON of the account's encoding, written by JSONWriter (no json-c
                 // objects in between); json-c reads it back.
                 writer.removeAll()
-                writer.value(StateFile.encodeAccount(a, compact: true))
+                StateFile.writeAccount(a, compact: true, into: &writer)
                 sqlite3_reset(upsertAccount)
                 bind(upsertAccount, 1, id)
                 writer.withUnsafeBytes { bytes in

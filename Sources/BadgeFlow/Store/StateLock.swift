@@ -50,6 +50,9 @@ public final class StateLock {
             // locked an unlinked file, and must try again with the one at the path.
             var mine = stat(), there = stat()
             if fstat(fd, &mine) == 0, stat(path, &there) == 0, mine.st_ino == there.st_ino, mine.st_dev == there.st_dev {
+                // The pid only names the holder in a second writer's message: when it cannot
+                // be written (a full disk), the lock still holds and that writer is refused
+                // as "another process".
                 let text = Array("\(getpid())\n".utf8)
                 _ = ftruncate(fd, 0)
                 _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }

@@ -110,7 +110,7 @@ public enum StateFile {
     private static func migrate(_ root: JSONValue, file: String, rules: RuleSet, into stream: inout BadgeStream) throws(Failure) {
         var clock = 0.0
         if let value = root["clock"] {
-            guard let c = number(value) else { throw Failure(file: file, at: "/clock", message: "clock must be a number") }
+            guard let c = value.stateNumber else { throw Failure(file: file, at: "/clock", message: "clock must be a number") }
             clock = c
         }
         guard case .object(let devices)? = root["devices"] else {
@@ -122,7 +122,7 @@ public enum StateFile {
             account.tree = try tree(value, at: at, file: file, rules: rules)
             account.clock = clock
             if let c = value["clock"] {
-                guard let t = number(c) else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
+                guard let t = c.stateNumber else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
                 account.clock = t
             }
             var d = try device(value, at: at, file: file, rules: rules)
@@ -130,207 +130,6 @@ public enum StateFile {
             account.devices[id] = d
             stream.accounts[id] = account
         }
-    }
-
-    /// Reads one account as ``encodeAccount(_:compact:)`` writes it (the value of `accounts/ID` in a
-    /// version 2 file, the `data` column of an SQLite store's `accounts` table).
-    ///
-    /// - Parameters:
-    ///   - value: the account's JSON object.
-    ///   - at: RFC 6901 pointer of `value`, for error messages.
-    ///   - file: the state file's path, for error messages.
-    ///   - rules: the rules the account's paths must fit.
-    /// - Throws: `Failure` when a field is missing or malformed.
-    public static func decodeAccount(_ value: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
-        try account(value, at: at, file: file, rules: rules)
-    }
-
-    static func account(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
-        var account = Account(rules: rules)
-        account.tree = try tree(v, at: at, file: file, rules: rules)
-        if let c = v["clock"] {
-            guard let t = number(c) else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
-            account.clock = t
-        }
-        guard case .object(let devices)? = v["devices"] else {
-            throw Failure(file: file, at: at + "/devices", message: "devices must be an object")
-        }
-        for (id, value) in devices {
-            let dat = at + "/devices/" + JSONPointer.escape(id)
-            var d = try device(value, at: dat, file: file, rules: rules)
-            if let n = value["delivered"] {
-                guard case .int(let k) = n, k >= 0, k <= Int64(Int32.max) else {
-                    throw Failure(file: file, at: dat + "/delivered", message: "delivered must be a non-negative integer")
-                }
-                d.delivered = Int(k)
-            }
-            account.devices[id] = d
-        }
-        return account
-    }
-
-    private static func number(_ v: JSONValue) -> Double? {
-        switch v {
-        case .int(let i): return Double(i)
-        case .double(let d): return d
-        default: return nil
-        }
-    }
-
-    private static func strings(_ v: JSONValue?) -> Set<String>? {
-        guard case .array(let items)? = v else { return nil }
-        var out: Set<String> = []
-        for item in items {
-            guard case .string(let s) = item else { return nil }
-            out.insert(s)
-        }
-        return out
-    }
-
-    private static func tree(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> BadgeTree {
-        func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
-        guard case .object(let marks)? = v["marks"] else { throw fail("/marks", "marks must be an object") }
-        var list: [MarkRecord] = []
-        for (path, mark) in marks {
-            switch mark {
-            case .string("dot"): list.append(MarkRecord(path: path, mark: .dot))
-            case .int(let n) where n >= 1 && n <= Int64(Int.max): list.append(MarkRecord(path: path, mark: .count(Int(n))))
-            default: throw fail("/marks/" + JSONPointer.escape(path), "a mark must be \"dot\" or a count of 1 or more")
-            }
-        }
-        let dismissed = try markFeatures(v, into: &list, fail: fail)
-        var tree = BadgeTree(configuration: rules.tree)
-        do {
-            try tree.restore(contentsOf: list)
-            for (path, tokens) in dismissed { try tree.restoreDismissed(path, tokens: tokens) }
-        } catch {
-            throw fail("/marks/" + JSONPointer.escape(error.path), "\(error.description) (was the state made with other rules?)")
-        }
-        return tree
-    }
-
-    /// Reads the account's `sources`, `expires` and `once` (each only present when not empty)
-    /// into its marks; returns the dismissed once tokens by path.
-    private static func markFeatures(
-        _ v: JSONValue, into list: inout [MarkRecord],
-        fail: (String, String) -> Failure
-    ) throws(Failure) -> [(String, [String])] {
-        var at: [String: Int] = [:]
-        for (i, r) in list.enumerated() { at[r.path] = i }
-        if let sources = v["sources"] {
-            guard case .object(let members) = sources else { throw fail("/sources", "sources must be an object") }
-            for (path, s) in members {
-                guard let i = at[path], case .int(let seq)? = s["seq"], case .string(let rule)? = s["rule"],
-                    let t = s["at"].flatMap(number)
-                else {
-                    throw fail("/sources/" + JSONPointer.escape(path), "a source is {seq, rule, at} for a path in marks")
-                }
-                list[i].source = MarkSource(seq: Int(seq), origin: rule, at: t)
-            }
-        }
-        if let expires = v["expires"] {
-            guard case .object(let members) = expires else { throw fail("/expires", "expires must be an object") }
-            for (path, t) in members {
-                guard let i = at[path], let time = number(t) else {
-                    throw fail("/expires/" + JSONPointer.escape(path), "an expiry is a time for a path in marks")
-                }
-                list[i].expires = time
-            }
-        }
-        var dismissed: [(String, [String])] = []
-        if let once = v["once"] {
-            guard case .object(let members) = once else { throw fail("/once", "once must be an object") }
-            for (path, o) in members {
-                let pat = "/once/" + JSONPointer.escape(path)
-                if let held = o["held"] {
-                    guard case .string(let token) = held, let i = at[path] else {
-                        throw fail(pat + "/held", "a held token is a string, for a path in marks")
-                    }
-                    list[i].once = token
-                }
-                if let d = o["dismissed"] {
-                    guard case .array(let items) = d else { throw fail(pat + "/dismissed", "dismissed tokens are an array of strings") }
-                    var tokens: [String] = []
-                    for item in items {
-                        guard case .string(let token) = item else {
-                            throw fail(pat + "/dismissed", "dismissed tokens are an array of strings")
-                        }
-                        tokens.append(token)
-                    }
-                    dismissed.append((path, tokens))
-                }
-            }
-        }
-        return dismissed
-    }
-
-    /// The account's `sources`, `expires` and `once` objects, each only when not empty.
-    private static func markFeatures(_ tree: BadgeTree) -> [(String, JSONValue)] {
-        var sources: [(String, JSONValue)] = [], expires: [(String, JSONValue)] = []
-        var once: [String: [(String, JSONValue)]] = [:]
-        for r in tree.records {
-            if let s = r.source {
-                sources.append((r.path, .object([("seq", .int(Int64(s.seq))), ("rule", .string(s.origin)), ("at", time(s.at))])))
-            }
-            if let e = r.expires { expires.append((r.path, time(e))) }
-            if let token = r.once { once[r.path] = [("held", .string(token))] }
-        }
-        for (path, tokens) in tree.dismissedTokens {
-            once[path, default: []].append(("dismissed", .array(tokens.map(JSONValue.string))))
-        }
-        var out: [(String, JSONValue)] = []
-        if !sources.isEmpty { out.append(("sources", .object(sources))) }
-        if !expires.isEmpty { out.append(("expires", .object(expires))) }
-        if !once.isEmpty {
-            let paths = once.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            out.append(("once", .object(paths.map { ($0, .object(once[$0] ?? [])) })))
-        }
-        return out
-    }
-
-    private static func device(_ v: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Device {
-        func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
-        var device = Device(rules: rules)
-        if let icon = v["icon"] {
-            guard case .int(let n) = icon, n >= 0 else { throw fail("/icon", "icon must be a non-negative integer") }
-            device.payloadIcon = Int(n)
-        }
-        if let s = v["sync"] {
-            // A key left out has the value of a new device (the compact rows of an SQLite state).
-            func bool(_ key: String, _ fallback: Bool) throws(Failure) -> Bool {
-                guard let value = s[key] else { return fallback }
-                guard case .bool(let b) = value else { throw fail("/sync/" + key, "\(key) must be true or false") }
-                return b
-            }
-            func pages(_ key: String) throws(Failure) -> Set<String> {
-                guard let value = s[key] else { return [] }
-                guard let set = strings(value) else { throw fail("/sync/" + key, "\(key) must be an array of page names") }
-                return set
-            }
-            guard case .object = s else { throw fail("/sync", "sync must be an object") }
-            let loggedIn = try bool("loggedIn", false), foreground = try bool("foreground", true)
-            let visible = try pages("visible"), appeared = try pages("appeared")
-            var start = 0.0
-            if let t = s["intervalStart"] {
-                guard let n = number(t) else { throw fail("/sync/intervalStart", "intervalStart must be a number") }
-                start = n
-            }
-            var gone: [(String, JSONValue)] = []
-            if let value = s["disappearedAt"] {
-                guard case .object(let members) = value else { throw fail("/sync/disappearedAt", "disappearedAt must be an object") }
-                gone = members
-            }
-            var disappeared: [String: Double] = [:]
-            for (page, t) in gone {
-                guard let t = number(t) else { throw fail("/sync/disappearedAt/" + JSONPointer.escape(page), "must be a number") }
-                disappeared[page] = t
-            }
-            device.sync = SyncPolicy(
-                configuration: rules.sync, loggedIn: loggedIn, foreground: foreground,
-                visible: visible, appearedSinceLogin: appeared, disappearedAt: disappeared,
-                intervalStart: start)
-        }
-        return device
     }
 
     /// The state of `stream` as a JSON value (accounts, devices and pages in byte order).
@@ -350,53 +149,6 @@ public enum StateFile {
         return .object(top)
     }
 
-    /// One account as JSON: `{"clock": …, "marks": {…}, "devices": {…}}` (with `sources`,
-    /// `expires` and `once` after `marks` when not empty), devices and pages in
-    /// byte order. Both stores write accounts this way: the JSON file under `accounts`, the
-    /// SQLite store in its `accounts.data` column.
-    ///
-    /// With `compact` (SQLite rows), a device leaves out each key whose value is that of a
-    /// new device (`icon` and `delivered` 0, `loggedIn` false, `foreground` true, no pages,
-    /// `intervalStart` 0, and `sync` when all of them are); ``decodeAccount(_:at:file:rules:)``
-    /// reads both forms.
-    public static func encodeAccount(_ a: Account, compact: Bool = false) -> JSONValue {
-        func sorted(_ s: some Sequence<String>) -> [String] { s.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
-        let marks: [(String, JSONValue)] = a.tree.marks.map { m in
-            switch m.mark {
-            case .dot: return (m.path, .string("dot"))
-            case .count(let n): return (m.path, .int(Int64(n)))
-            }
-        }
-        var devices: [(String, JSONValue)] = []
-        for did in sorted(a.devices.keys) {
-            guard let d = a.devices[did] else { continue }
-            var sync: [(String, JSONValue)] = []
-            var device: [(String, JSONValue)] = []
-            let p = d.sync
-            if !compact || p.loggedIn { sync.append(("loggedIn", .bool(p.loggedIn))) }
-            if !compact || !p.foreground { sync.append(("foreground", .bool(p.foreground))) }
-            if !compact || !p.visible.isEmpty { sync.append(("visible", .array(sorted(p.visible).map(JSONValue.string)))) }
-            if !compact || !p.appearedSinceLogin.isEmpty {
-                sync.append(("appeared", .array(sorted(p.appearedSinceLogin).map(JSONValue.string))))
-            }
-            if !compact || !p.disappearedAt.isEmpty {
-                sync.append(("disappearedAt", .object(sorted(p.disappearedAt.keys).map { ($0, time(p.disappearedAt[$0] ?? 0)) })))
-            }
-            if !compact || p.intervalStart != 0 { sync.append(("intervalStart", time(p.intervalStart))) }
-            if !compact || d.payloadIcon != 0 { device.append(("icon", .int(Int64(d.payloadIcon)))) }
-            if !compact || d.delivered != 0 { device.append(("delivered", .int(Int64(d.delivered)))) }
-            if !compact || !sync.isEmpty { device.append(("sync", .object(sync))) }
-            devices.append((did, .object(device)))
-        }
-        return .object(
-            [("clock", time(a.clock)), ("marks", .object(marks))] + markFeatures(a.tree)
-                + [("devices", .object(devices))])
-    }
-
-    private static func time(_ t: Double) -> JSONValue {
-        t == t.rounded() && abs(t) < 1e15 ? .int(Int64(t)) : .double(t)
-    }
-
     /// Removes temporary files a killed save left beside `file` (`FILE.tmp.PID` of a process
     /// that is gone).
     public static func removeStaleTemporaryFiles(of file: String) {
@@ -409,17 +161,31 @@ public enum StateFile {
     /// at a time: memory beyond the accounts themselves stays at one account's JSON and a
     /// 1 MiB buffer, however many accounts there are.
     public static func save(_ stream: BadgeStream, to file: String) throws(FileIO.Failure) {
+        try prepareSave(stream, to: file).commit()
+    }
+
+    /// Writes the state of `stream` as ``save(_:to:)`` does, up to the rename: the returned
+    /// writer's `commit()` puts it in place; dropping the writer leaves `file` as it was.
+    ///
+    /// - Throws: `FileIO.Failure` when writing or syncing the temporary file fails.
+    public static func prepareSave(_ stream: BadgeStream, to file: String) throws(FileIO.Failure) -> FileIO.AtomicWriter {
         var empty = stream
         empty.accounts = [:]
         let head = encode(empty).serialized(pretty: true)
         // The pretty text ends with the empty accounts object: `"accounts": {\n  }\n}`.
         let tail = "{\n  }\n}"
         guard !stream.accounts.isEmpty, head.hasSuffix(tail) else {
-            try FileIO.writeAtomically(Array((encode(stream).serialized(pretty: true) + "\n").utf8), to: file)
-            return
+            let w = try FileIO.AtomicWriter(file)
+            try w.write((encode(stream).serialized(pretty: true) + "\n").utf8)
+            try w.prepare()
+            return w
         }
         let ids = stream.accounts.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         let w = try FileIO.AtomicWriter(file)
+        // Each account is written compactly, then laid out by json-c as the whole document
+        // would be (no JSONValue in between).
+        let parser = JSONParser()
+        var compact = JSONWriter(capacity: 1024)
         try w.write(head.utf8.dropLast(tail.utf8.count))
         try w.write("{\n".utf8)
         for (i, id) in ids.enumerated() {
@@ -430,7 +196,12 @@ public enum StateFile {
             // Nested two levels deep: every line of the account's text after the first gets
             // four more spaces, as json-c indents it inside the whole document.
             var indented: [UInt8] = []
-            for byte in encodeAccount(a).serialized(pretty: true).utf8 {
+            compact.removeAll()
+            writeAccount(a, compact: false, into: &compact)
+            let text = compact.withUnsafeBytes { bytes in
+                parser.withDocument(bytes) { (try? $0.get())?.serialized(pretty: true) ?? "{}" }
+            }
+            for byte in text.utf8 {
                 indented.append(byte)
                 if byte == 0x0A { indented.append(contentsOf: [0x20, 0x20, 0x20, 0x20]) }
             }
@@ -438,6 +209,7 @@ public enum StateFile {
             try w.write((i == ids.count - 1 ? "\n" : ",\n").utf8)
         }
         try w.write("  }\n}\n".utf8)
-        try w.commit()
+        try w.prepare()
+        return w
     }
 }

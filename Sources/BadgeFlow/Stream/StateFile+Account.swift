@@ -1,0 +1,449 @@
+import BadgeTree
+
+/// A JSON value the state decoders read: an owned ``JSONValue`` (a whole state file, a
+/// version 1 file's devices) or a borrowed json-c value (`JSONRef`: an account's own text,
+/// as the streamed load and the SQLite rows parse it). One decoder serves both, and the
+/// rows of a store, read millions of times, never become Swift trees of values.
+protocol StateJSONReadable {
+    /// The member named `key` of an object; nil when absent or not an object.
+    subscript(key: String) -> Self? { get }
+    /// The value of a JSON integer.
+    var stateInt: Int64? { get }
+    /// The value of any JSON number.
+    var stateNumber: Double? { get }
+    /// The value of `true` or `false`.
+    var stateBool: Bool? { get }
+    /// The value of a string.
+    var stateString: String? { get }
+    /// Whether this is an object.
+    var isStateObject: Bool { get }
+    /// Calls `body` with each member of an object (nothing for anything else).
+    func forEachStateMember<E: Error>(_ body: (String, Self) throws(E) -> Void) throws(E)
+    /// The elements of an array; nil for anything else.
+    var stateElements: [Self]? { get }
+}
+
+extension JSONValue: StateJSONReadable {
+    var stateInt: Int64? {
+        if case .int(let i) = self { return i }
+        return nil
+    }
+    var stateNumber: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+    var stateBool: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+    var stateString: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+    var isStateObject: Bool {
+        if case .object = self { return true }
+        return false
+    }
+    func forEachStateMember<E: Error>(_ body: (String, JSONValue) throws(E) -> Void) throws(E) {
+        guard case .object(let members) = self else { return }
+        for (key, value) in members { try body(key, value) }
+    }
+    var stateElements: [JSONValue]? {
+        if case .array(let items) = self { return items }
+        return nil
+    }
+}
+
+extension JSONRef: StateJSONReadable {
+    var stateInt: Int64? { int }
+    var stateNumber: Double? { number }
+    var stateBool: Bool? { bool }
+    var stateString: String? { string }
+    var isStateObject: Bool { kind == .object }
+    func forEachStateMember<E: Error>(_ body: (String, JSONRef) throws(E) -> Void) throws(E) {
+        var failure: E? = nil
+        forEachMember { key, value in
+            guard failure == nil else { return }
+            do throws(E) { try body(String(decoding: key, as: UTF8.self), value) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+    var stateElements: [JSONRef]? {
+        guard kind == .array else { return nil }
+        var out: [JSONRef] = []
+        out.reserveCapacity(count)
+        for i in 0..<count { if let e = self[i] { out.append(e) } }
+        return out
+    }
+}
+
+extension StateFile {
+    /// Reads one account as ``encodeAccount(_:compact:)`` writes it (the value of `accounts/ID` in a
+    /// version 2 file, the `data` column of an SQLite store's `accounts` table).
+    ///
+    /// - Parameters:
+    ///   - value: the account's JSON object.
+    ///   - at: RFC 6901 pointer of `value`, for error messages.
+    ///   - file: the state file's path, for error messages.
+    ///   - rules: the rules the account's paths must fit.
+    /// - Throws: `Failure` when a field is missing or malformed.
+    public static func decodeAccount(_ value: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
+        try account(value, at: at, file: file, rules: rules)
+    }
+
+    /// Reads one account from its JSON text (a row of an SQLite store), parsed with
+    /// `parser` and read in place: no ``JSONValue`` is built.
+    static func decodeAccount(
+        text bytes: UnsafeRawBufferPointer, with parser: JSONParser, at: String, file: String, rules: RuleSet
+    ) throws(Failure) -> Account {
+        let outcome: Result<Account, Failure> = parser.withDocument(bytes) { document in
+            switch document {
+            case .failure(let error):
+                let text = String(decoding: bytes, as: UTF8.self)
+                return .failure(Failure(file: file, at: at, message: "not valid JSON: \(error.located(in: text))"))
+            case .success(let root):
+                do throws(Failure) {
+                    return .success(try account(root, at: at, file: file, rules: rules))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    static func account<V: StateJSONReadable>(_ v: V, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
+        var account = Account(rules: rules)
+        account.tree = try tree(v, at: at, file: file, rules: rules)
+        if let c = v["clock"] {
+            guard let t = c.stateNumber else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
+            account.clock = t
+        }
+        guard let devices = v["devices"], devices.isStateObject else {
+            throw Failure(file: file, at: at + "/devices", message: "devices must be an object")
+        }
+        try devices.forEachStateMember { (id, value) throws(Failure) in
+            let dat = at + "/devices/" + JSONPointer.escape(id)
+            var d = try device(value, at: dat, file: file, rules: rules)
+            if let n = value["delivered"] {
+                guard let k = n.stateInt, k >= 0, k <= Int64(Int32.max) else {
+                    throw Failure(file: file, at: dat + "/delivered", message: "delivered must be a non-negative integer")
+                }
+                d.delivered = Int(k)
+            }
+            account.devices[id] = d
+        }
+        return account
+    }
+
+    private static func strings<V: StateJSONReadable>(_ v: V?) -> Set<String>? {
+        guard let items = v?.stateElements else { return nil }
+        var out: Set<String> = []
+        for item in items {
+            guard let s = item.stateString else { return nil }
+            out.insert(s)
+        }
+        return out
+    }
+
+    static func tree<V: StateJSONReadable>(_ v: V, at: String, file: String, rules: RuleSet) throws(Failure) -> BadgeTree {
+        func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
+        guard let marks = v["marks"], marks.isStateObject else { throw fail("/marks", "marks must be an object") }
+        var list: [MarkRecord] = []
+        try marks.forEachStateMember { (path, mark) throws(Failure) in
+            if let n = mark.stateInt, n >= 1 {
+                list.append(MarkRecord(path: path, mark: .count(Int(n))))
+            } else if mark.stateString == "dot" {
+                list.append(MarkRecord(path: path, mark: .dot))
+            } else {
+                throw fail("/marks/" + JSONPointer.escape(path), "a mark must be \"dot\" or a count of 1 or more")
+            }
+        }
+        let dismissed = try markFeatures(v, into: &list, fail: fail)
+        var tree = BadgeTree(configuration: rules.tree)
+        do {
+            try tree.restore(contentsOf: list)
+            for (path, tokens) in dismissed { try tree.restoreDismissed(path, tokens: tokens) }
+        } catch {
+            throw fail("/marks/" + JSONPointer.escape(error.path), "\(error.description) (was the state made with other rules?)")
+        }
+        return tree
+    }
+
+    /// Reads the account's `sources`, `expires` and `once` (each only present when not empty)
+    /// into its marks; returns the dismissed once tokens by path.
+    private static func markFeatures<V: StateJSONReadable>(
+        _ v: V, into list: inout [MarkRecord],
+        fail: (String, String) -> Failure
+    ) throws(Failure) -> [(String, [String])] {
+        let sources = v["sources"], expires = v["expires"], once = v["once"]
+        if sources == nil && expires == nil && once == nil { return [] }
+        // A path's record: most accounts hold a few marks, searched faster than hashed.
+        var table: [String: Int] = [:]
+        if list.count > 8 { for (i, r) in list.enumerated() { table[r.path] = i } }
+        func at(_ path: String) -> Int? {
+            list.count > 8 ? table[path] : list.firstIndex { $0.path == path }
+        }
+        if let sources {
+            guard sources.isStateObject else { throw fail("/sources", "sources must be an object") }
+            try sources.forEachStateMember { (path, s) throws(Failure) in
+                guard let i = at(path), let seq = s["seq"]?.stateInt, let rule = s["rule"]?.stateString,
+                    let t = s["at"]?.stateNumber
+                else {
+                    throw fail("/sources/" + JSONPointer.escape(path), "a source is {seq, rule, at} for a path in marks")
+                }
+                list[i].source = MarkSource(seq: Int(seq), origin: rule, at: t)
+            }
+        }
+        if let expires {
+            guard expires.isStateObject else { throw fail("/expires", "expires must be an object") }
+            try expires.forEachStateMember { (path, t) throws(Failure) in
+                guard let i = at(path), let time = t.stateNumber else {
+                    throw fail("/expires/" + JSONPointer.escape(path), "an expiry is a time for a path in marks")
+                }
+                list[i].expires = time
+            }
+        }
+        var dismissed: [(String, [String])] = []
+        if let once {
+            guard once.isStateObject else { throw fail("/once", "once must be an object") }
+            try once.forEachStateMember { (path, o) throws(Failure) in
+                let pat = "/once/" + JSONPointer.escape(path)
+                if let held = o["held"] {
+                    guard let token = held.stateString, let i = at(path) else {
+                        throw fail(pat + "/held", "a held token is a string, for a path in marks")
+                    }
+                    list[i].once = token
+                }
+                if let d = o["dismissed"] {
+                    guard let items = d.stateElements else { throw fail(pat + "/dismissed", "dismissed tokens are an array of strings") }
+                    var tokens: [String] = []
+                    for item in items {
+                        guard let token = item.stateString else {
+                            throw fail(pat + "/dismissed", "dismissed tokens are an array of strings")
+                        }
+                        tokens.append(token)
+                    }
+                    dismissed.append((path, tokens))
+                }
+            }
+        }
+        return dismissed
+    }
+
+    static func device<V: StateJSONReadable>(_ v: V, at: String, file: String, rules: RuleSet) throws(Failure) -> Device {
+        func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
+        var device = Device(rules: rules)
+        if let icon = v["icon"] {
+            guard let n = icon.stateInt, n >= 0 else { throw fail("/icon", "icon must be a non-negative integer") }
+            device.payloadIcon = Int(n)
+        }
+        if let s = v["sync"] {
+            // A key left out has the value of a new device (the compact rows of an SQLite state).
+            func bool(_ key: String, _ fallback: Bool) throws(Failure) -> Bool {
+                guard let value = s[key] else { return fallback }
+                guard let b = value.stateBool else { throw fail("/sync/" + key, "\(key) must be true or false") }
+                return b
+            }
+            func pages(_ key: String) throws(Failure) -> Set<String> {
+                guard let value = s[key] else { return [] }
+                guard let set = strings(value) else { throw fail("/sync/" + key, "\(key) must be an array of page names") }
+                return set
+            }
+            guard s.isStateObject else { throw fail("/sync", "sync must be an object") }
+            let loggedIn = try bool("loggedIn", false), foreground = try bool("foreground", true)
+            let visible = try pages("visible"), appeared = try pages("appeared")
+            var start = 0.0
+            if let t = s["intervalStart"] {
+                guard let n = t.stateNumber else { throw fail("/sync/intervalStart", "intervalStart must be a number") }
+                start = n
+            }
+            var disappeared: [String: Double] = [:]
+            if let value = s["disappearedAt"] {
+                guard value.isStateObject else { throw fail("/sync/disappearedAt", "disappearedAt must be an object") }
+                try value.forEachStateMember { (page, t) throws(Failure) in
+                    guard let t = t.stateNumber else { throw fail("/sync/disappearedAt/" + JSONPointer.escape(page), "must be a number") }
+                    disappeared[page] = t
+                }
+            }
+            device.sync = SyncPolicy(
+                configuration: rules.sync, loggedIn: loggedIn, foreground: foreground,
+                visible: visible, appearedSinceLogin: appeared, disappearedAt: disappeared,
+                intervalStart: start)
+        }
+        return device
+    }
+
+    /// One account as JSON: `{"clock": …, "marks": {…}, "devices": {…}}` (with `sources`,
+    /// `expires` and `once` after `marks` when not empty), devices and pages in
+    /// byte order. Both stores write accounts this way: the JSON file under `accounts`, the
+    /// SQLite store in its `accounts.data` column.
+    ///
+    /// With `compact` (SQLite rows), a device leaves out each key whose value is that of a
+    /// new device (`icon` and `delivered` 0, `loggedIn` false, `foreground` true, no pages,
+    /// `intervalStart` 0, and `sync` when all of them are); ``decodeAccount(_:at:file:rules:)``
+    /// reads both forms.
+    public static func encodeAccount(_ a: Account, compact: Bool = false) -> JSONValue {
+        var w = JSONWriter(capacity: 512)
+        writeAccount(a, compact: compact, into: &w)
+        let parsed: JSONValue? = w.withUnsafeBytes { bytes in
+            JSONParser().withDocument(bytes) { try? $0.get().toValue() }
+        }
+        // What the writer wrote is valid JSON; an object is returned whatever happens.
+        return parsed ?? .object([])
+    }
+
+    /// Writes account `a` as ``encodeAccount(_:compact:)`` describes, in compact JSON,
+    /// straight from the account: no ``JSONValue`` in between (the checkpoint path).
+    static func writeAccount(_ a: Account, compact: Bool, into w: inout JSONWriter) {
+        let records = a.tree.records
+        w.beginObject()
+        w.key("clock")
+        w.double(a.clock)
+        w.key("marks")
+        w.beginObject()
+        var sources = 0, expires = 0, held = 0
+        for r in records {
+            w.key(r.path)
+            switch r.mark {
+            case .dot: w.string("dot")
+            case .count(let n): w.int(n)
+            }
+            if r.source != nil { sources += 1 }
+            if r.expires != nil { expires += 1 }
+            if r.once != nil { held += 1 }
+        }
+        w.endObject()
+        if sources > 0 {
+            w.key("sources")
+            w.beginObject()
+            for r in records {
+                guard let s = r.source else { continue }
+                w.key(r.path)
+                w.beginObject()
+                w.key("seq")
+                w.int(s.seq)
+                w.key("rule")
+                w.string(s.origin)
+                w.key("at")
+                w.double(s.at)
+                w.endObject()
+            }
+            w.endObject()
+        }
+        if expires > 0 {
+            w.key("expires")
+            w.beginObject()
+            for r in records {
+                guard let e = r.expires else { continue }
+                w.key(r.path)
+                w.double(e)
+            }
+            w.endObject()
+        }
+        let dismissed = a.tree.dismissedTokens
+        if held > 0 || !dismissed.isEmpty {
+            // Paths in byte order, each with its held token and then its dismissed ones;
+            // both lists are sorted by path already.
+            w.key("once")
+            w.beginObject()
+            var h = records.startIndex, d = dismissed.startIndex
+            while true {
+                while h < records.endIndex && records[h].once == nil { h += 1 }
+                let heldPath = h < records.endIndex ? records[h].path : nil
+                let dismissedPath = d < dismissed.endIndex ? dismissed[d].path : nil
+                guard heldPath != nil || dismissedPath != nil else { break }
+                let path: String
+                if let hp = heldPath, let dp = dismissedPath {
+                    path = dp.utf8.lexicographicallyPrecedes(hp.utf8) ? dp : hp
+                } else {
+                    path = heldPath ?? dismissedPath ?? ""
+                }
+                w.key(path)
+                w.beginObject()
+                if heldPath == path, let token = records[h].once {
+                    w.key("held")
+                    w.string(token)
+                    h += 1
+                }
+                if dismissedPath == path {
+                    w.key("dismissed")
+                    w.beginArray()
+                    for token in dismissed[d].tokens { w.string(token) }
+                    w.endArray()
+                    d += 1
+                }
+                w.endObject()
+            }
+            w.endObject()
+        }
+        w.key("devices")
+        w.beginObject()
+        for did in sorted(a.devices.keys) {
+            guard let d = a.devices[did] else { continue }
+            w.key(did)
+            w.beginObject()
+            let p = d.sync
+            if !compact || d.payloadIcon != 0 {
+                w.key("icon")
+                w.int(d.payloadIcon)
+            }
+            if !compact || d.delivered != 0 {
+                w.key("delivered")
+                w.int(d.delivered)
+            }
+            let syncIsNew =
+                !p.loggedIn && p.foreground && p.visible.isEmpty && p.appearedSinceLogin.isEmpty
+                && p.disappearedAt.isEmpty && p.intervalStart == 0
+            if !compact || !syncIsNew {
+                w.key("sync")
+                w.beginObject()
+                if !compact || p.loggedIn {
+                    w.key("loggedIn")
+                    w.bool(p.loggedIn)
+                }
+                if !compact || !p.foreground {
+                    w.key("foreground")
+                    w.bool(p.foreground)
+                }
+                if !compact || !p.visible.isEmpty {
+                    w.key("visible")
+                    w.beginArray()
+                    for page in sorted(p.visible) { w.string(page) }
+                    w.endArray()
+                }
+                if !compact || !p.appearedSinceLogin.isEmpty {
+                    w.key("appeared")
+                    w.beginArray()
+                    for page in sorted(p.appearedSinceLogin) { w.string(page) }
+                    w.endArray()
+                }
+                if !compact || !p.disappearedAt.isEmpty {
+                    w.key("disappearedAt")
+                    w.beginObject()
+                    for page in sorted(p.disappearedAt.keys) {
+                        w.key(page)
+                        w.double(p.disappearedAt[page] ?? 0)
+                    }
+                    w.endObject()
+                }
+                if !compact || p.intervalStart != 0 {
+                    w.key("intervalStart")
+                    w.double(p.intervalStart)
+                }
+                w.endObject()
+            }
+            w.endObject()
+        }
+        w.endObject()
+        w.endObject()
+    }
+
+    /// Strings in byte (UTF-8) order, as every list and object of a state is written.
+    private static func sorted(_ s: some Sequence<String>) -> [String] {
+        s.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+}
