@@ -161,15 +161,26 @@ extension StateFile {
             let root = JSONValue.object(others)
             guard !sawAccounts, root["format"] == .string(format), root["version"] == .int(version) else { return nil }
             sawAccounts = true
+            // Each account is parsed by json-c and read in place (no JSONValue tree).
+            let parser = JSONParser()
             return forEachMember(b, from: start) { idRange, accountStart in
-                guard case .string(let id)? = value(b, idRange), let end = valueEnd(b, from: accountStart),
-                    let v = value(b, accountStart..<end)
-                else { return nil }
-                do throws(Failure) {
-                    stream.accounts[id] = try account(v, at: "/accounts/" + JSONPointer.escape(id), file: path, rules: rules)
-                } catch {
+                guard case .string(let id)? = value(b, idRange), let end = valueEnd(b, from: accountStart) else { return nil }
+                let decoded: Result<Account, Failure>? = parser.withDocument(UnsafeRawBufferPointer(rebasing: b[accountStart..<end])) {
+                    document in
+                    guard case .success(let root) = document else { return nil }
+                    do throws(Failure) {
+                        return .success(try account(root, at: "/accounts/" + JSONPointer.escape(id), file: path, rules: rules))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                switch decoded {
+                case nil: return nil
+                case .failure(let error)?:
                     failure = error
                     return nil
+                case .success(let a)?:
+                    stream.accounts[id] = a
                 }
                 file.release(through: end)
                 return end
