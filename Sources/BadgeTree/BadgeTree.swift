@@ -638,9 +638,10 @@ extension BadgeTree {
     /// - Complexity: O(n · depth) for n marks, plus O(nodes · depth) for the aggregates.
     public mutating func restore(contentsOf records: some Sequence<MarkRecord>) throws(BadgePathError) {
         defer { recomputeAggregates() }
-        // A mark and, at most, one new ancestor each (most paths have three segments): one
-        // allocation instead of growing the nodes array mark by mark.
-        nodes.reserveCapacity(nodes.count + 2 * records.underestimatedCount)
+        // A node per mark and a few shared ancestors (`root.chat.a`, `root.chat.b`, `root.mail`
+        // make five nodes with the root): one allocation of about the size the tree ends up
+        // with, instead of growing the array mark by mark to twice that.
+        nodes.reserveCapacity(nodes.count + records.underestimatedCount + 2)
         for r in records {
             if case .count(let n) = r.mark, n <= 0 {
                 // A clear (auto-clears included, no node made) needs the aggregates as they are.

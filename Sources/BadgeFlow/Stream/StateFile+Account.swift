@@ -17,6 +17,8 @@ protocol StateJSONReadable {
     var stateString: String? { get }
     /// Whether this is an object.
     var isStateObject: Bool { get }
+    /// The number of members of an object or elements of an array; 0 otherwise.
+    var stateCount: Int { get }
     /// Calls `body` with each member of an object (nothing for anything else).
     func forEachStateMember<E: Error>(_ body: (String, Self) throws(E) -> Void) throws(E)
     /// The elements of an array; nil for anything else.
@@ -47,6 +49,13 @@ extension JSONValue: StateJSONReadable {
         if case .object = self { return true }
         return false
     }
+    var stateCount: Int {
+        switch self {
+        case .object(let members): return members.count
+        case .array(let items): return items.count
+        default: return 0
+        }
+    }
     func forEachStateMember<E: Error>(_ body: (String, JSONValue) throws(E) -> Void) throws(E) {
         guard case .object(let members) = self else { return }
         for (key, value) in members { try body(key, value) }
@@ -63,6 +72,7 @@ extension JSONRef: StateJSONReadable {
     var stateBool: Bool? { bool }
     var stateString: String? { string }
     var isStateObject: Bool { kind == .object }
+    var stateCount: Int { count }
     func forEachStateMember<E: Error>(_ body: (String, JSONRef) throws(E) -> Void) throws(E) {
         var failure: E? = nil
         forEachMember { key, value in
@@ -125,6 +135,8 @@ extension StateFile {
         guard let devices = v["devices"], devices.isStateObject else {
             throw Failure(file: file, at: at + "/devices", message: "devices must be an object")
         }
+        // Sized once: no table grown and dropped on the way (3 devices would take two).
+        account.devices.reserveCapacity(devices.stateCount)
         try devices.forEachStateMember { (id, value) throws(Failure) in
             let dat = at + "/devices/" + JSONPointer.escape(id)
             var d = try device(value, at: dat, file: file, rules: rules)

@@ -95,8 +95,8 @@ extension StateFile {
 
     /// The recorded rules' JSON of a version 2 file, read without parsing its accounts;
     /// `.some(nil)` when it records none; nil when the whole document must be read.
-    static func streamedRules(_ bytes: [UInt8]) -> JSONValue?? {
-        bytes.withUnsafeBytes { b in top(b).map { $0.root["rules"] } }
+    static func streamedRules(_ b: UnsafeRawBufferPointer) -> JSONValue?? {
+        top(b).map { $0.root["rules"] }
     }
 
     /// Calls `body` with each member of the object that starts at `start` (after

@@ -69,7 +69,8 @@ public enum StateFile {
     ///   version, or its recorded rules do not compile.
     public static func recordedRules(_ file: String) throws(Failure) -> RuleSet? {
         let recorded: JSONValue
-        if FileIO.exists(file), let bytes = try? FileIO.readBytes(file), let streamed = streamedRules(bytes) {
+        // Scanned through a mapping: no copy of a fleet's file in memory to find its rules.
+        if FileIO.exists(file), let mapped = MappedFile(file), let streamed = streamedRules(mapped.bytes) {
             guard let r = streamed else { return nil }
             recorded = r
         } else {
