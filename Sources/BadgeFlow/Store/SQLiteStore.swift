@@ -369,9 +369,10 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// - Throws: `StateFile.Failure` when the transaction fails.
     public func store(_ stream: BadgeStream) throws(StateFile.Failure) {
         try recordRules(stream.rules)
-        var copy = stream
-        copy.markAllChanged()
-        try checkpoint(&copy, seq: seq, input: input)
+        // Straight from the stream's table: no copy of it (marking every account changed
+        // would make one) and no list of a million accounts on the side.
+        let all = stream.accounts.lazy.map { (id: $0.key, account: $0.value) }
+        _ = try commit(all, seq: seq, input: input, returningCounts: false)
     }
 
     private func setMeta(_ key: String, _ value: String) throws(StateFile.Failure) {
@@ -425,8 +426,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// ``checkpoint(_:seq:input:)``); returns each account's stored device and mark counts.
     ///
     /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
-    func commit(
-        _ changed: [(id: String, account: Account)], seq: Int, input: String
+    func commit<Changed: Sequence<(id: String, account: Account)>>(
+        _ changed: Changed, seq: Int, input: String, returningCounts: Bool = true
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         var accounts = accountCount, devices = deviceCount, marks = markCount
         let before = meta
@@ -471,6 +472,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             meta = before
             throw error
         }
+        guard returningCounts else { return [] }
         return changed.map { ($0.id, ($0.account.devices.count, $0.account.tree.markCount)) }
     }
 }
