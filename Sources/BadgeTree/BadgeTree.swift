@@ -639,8 +639,8 @@ extension BadgeTree {
     public mutating func restore(contentsOf records: some Sequence<MarkRecord>) throws(BadgePathError) {
         defer { recomputeAggregates() }
         // A node per mark and a few shared ancestors (`root.chat.a`, `root.chat.b`, `root.mail`
-        // make five nodes with the root): one allocation of about the size the tree ends up
-        // with, instead of growing the array mark by mark to twice that.
+        // make five nodes with the root): for such trees, one allocation of the size they end
+        // up with instead of growing the array to twice that; deeper ones still grow.
         nodes.reserveCapacity(nodes.count + records.underestimatedCount + 2)
         for r in records {
             if case .count(let n) = r.mark, n <= 0 {

@@ -29,11 +29,6 @@ enum CLI {
 
     static func fixture(_ relative: String) -> String { packageRoot + "/Fixtures/" + relative }
 
-    /// SIGPIPE ignored in the test process, once: a command that exits before reading all
-    /// of its input (an error at start) makes the write fail with EPIPE instead of killing
-    /// the whole test run.
-    static let pipeSignalIgnored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
-
     /// Runs `badgeflow ARGS` with `input` on stdin.
     @discardableResult
     static func run(
@@ -49,10 +44,16 @@ enum CLI {
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
-        CLI.pipeSignalIgnored
         try process.run()
         let writer = Thread {
-            // Throwing: the non-throwing write traps on EPIPE.
+            // A command that exits before reading all of its input (an error at start) makes
+            // this write fail: SIGPIPE is blocked on this thread only (children are spawned
+            // from others, with their usual signals), so it fails with EPIPE, and the
+            // throwing write reports it instead of trapping.
+            var pipe = sigset_t()
+            sigemptyset(&pipe)
+            sigaddset(&pipe, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &pipe, nil)
             try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
             try? stdin.fileHandleForWriting.close()
         }

@@ -139,6 +139,19 @@ import Testing
         #expect(mode == 0o600)
     }
 
+    /// The test runner's own guard: a command that exits before reading its input (here
+    /// exit 3 at start) leaves the runner's write to a closed pipe, which must fail with
+    /// EPIPE, not kill the test process with SIGPIPE.
+    @Test func aCommandThatExitsBeforeReadingItsInputLeavesTheTestsRunning() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        // About 1.2 MB: far more than a pipe holds.
+        let input = String(repeating: #"{"aps":{"alert":"hi","thread-id":"alice"}}"# + "\n", count: 30_000)
+        let r = try CLI.run(["filter", "--state", dir + "/no/such/folder/s.json"], input: input)
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stdout.isEmpty)
+    }
+
     @Test func onAnErrorTheOldOutputIsLeftIntact() throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }

@@ -119,6 +119,8 @@ public enum FileIO {
         private var fd: Int32
         private var buffer: [UInt8] = []
         private var prepared = false
+        /// The first write or fsync that failed; the file is then never committed.
+        private var failed: Failure?
 
         /// Starts replacing `given` (through a symbolic link, keeping mode and owner).
         ///
@@ -153,11 +155,15 @@ public enum FileIO {
         ///
         /// - Throws: `Failure` when writing fails.
         public func write(_ bytes: some Sequence<UInt8>) throws(Failure) {
+            // More text after prepare(): commit() writes and syncs again.
+            prepared = false
             buffer.append(contentsOf: bytes)
             if buffer.count >= 1 << 20 { try flush() }
         }
 
         private func flush() throws(Failure) {
+            // A write that failed part-way leaves the temporary file unknown: never commit it.
+            if let failed { throw failed }
             var written = 0
             while written < buffer.count {
                 let n = buffer.withUnsafeBytes { buf -> Int in
@@ -166,7 +172,9 @@ public enum FileIO {
                 }
                 if n < 0 {
                     if errno == EINTR { continue }
-                    throw FileIO.failure(temp, "cannot write")
+                    let f = FileIO.failure(temp, "cannot write")
+                    failed = f
+                    throw f
                 }
                 written += n
             }
@@ -181,7 +189,11 @@ public enum FileIO {
         public func prepare() throws(Failure) {
             guard !prepared else { return }
             try flush()
-            if fsync(fd) != 0 { throw FileIO.failure(temp, "cannot fsync") }
+            if fsync(fd) != 0 {
+                let f = FileIO.failure(temp, "cannot fsync")
+                failed = f
+                throw f
+            }
             prepared = true
         }
 

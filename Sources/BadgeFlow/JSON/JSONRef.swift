@@ -181,8 +181,8 @@ struct JSONRef {
         return n
     }
 
-    /// This value written by json-c as ``JSONValue/serialized(pretty:)`` writes it (numbers
-    /// as their source text).
+    /// This value written by json-c with ``JSONValue/serialized(pretty:)``'s layout (a number
+    /// parsed from text is written as that text).
     func serialized(pretty: Bool) -> String {
         var flags = JSON_C_TO_STRING_NOSLASHESCAPE
         flags |= pretty ? (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED) : JSON_C_TO_STRING_PLAIN
@@ -213,6 +213,28 @@ struct JSONRef {
             }
             return .object(members)
         }
+    }
+}
+
+extension JSONWriter {
+    /// Writes a time of a state: a whole number below 10^15 as an integer, any other as
+    /// json-c writes a double (`%.17g`), as state files have always held them; the text
+    /// reads back as the same `Double`.
+    mutating func stateTime(_ t: Double) {
+        if t == t.rounded() && abs(t) < 1e15 {
+            int(Int64(t))
+            return
+        }
+        guard let object = json_object_new_double(t) else {
+            double(t)
+            return
+        }
+        defer { json_object_put(object) }
+        guard let text = json_object_to_json_string_ext(object, JSON_C_TO_STRING_PLAIN) else {
+            double(t)
+            return
+        }
+        raw(Array(String(cString: text).utf8))
     }
 }
 

@@ -289,27 +289,25 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// The stored JSON of account `id` (``StateFile/encodeAccount(_:compact:)``); nil when absent.
     public func accountJSON(_ id: String) throws(StateFile.Failure) -> String? {
-        if isEmptyDatabase { return nil }
-        sqlite3_reset(selectAccount)
-        bind(selectAccount, 1, id)
-        defer { sqlite3_reset(selectAccount) }
-        switch sqlite3_step(selectAccount) {
-        case SQLITE_ROW: return Self.text(selectAccount, 0)
-        case SQLITE_DONE: return nil
-        default: throw failure("cannot read account \"\(id)\"")
-        }
+        try withAccountRow(id) { bytes in String(decoding: bytes, as: UTF8.self) }
     }
 
     /// Loads account `id` (``AccountSource``).
     public func loadAccount(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
+        try withAccountRow(id) { (bytes) throws(StateFile.Failure) in try decodeRow(id, bytes, rules: rules) }
+    }
+
+    /// Calls `body` with the bytes of account `id`'s row where SQLite holds them (valid only
+    /// during the call: no String is made); nil when there is no such row.
+    private func withAccountRow<R>(
+        _ id: String, _ body: (UnsafeRawBufferPointer) throws(StateFile.Failure) -> R
+    ) throws(StateFile.Failure) -> R? {
         if isEmptyDatabase { return nil }
         sqlite3_reset(selectAccount)
         bind(selectAccount, 1, id)
         defer { sqlite3_reset(selectAccount) }
         switch sqlite3_step(selectAccount) {
-        case SQLITE_ROW:
-            // Parsed where SQLite holds the text (valid until the reset): no String is made.
-            return try decodeRow(id, Self.bytes(selectAccount, 0), rules: rules)
+        case SQLITE_ROW: return try body(Self.bytes(selectAccount, 0))
         case SQLITE_DONE: return nil
         default: throw failure("cannot read account \"\(id)\"")
         }
@@ -325,6 +323,11 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// Every stored account id with its JSON, in id order.
     public func forEachAccount(_ body: (String, String) throws(StateFile.Failure) -> Void) throws(StateFile.Failure) {
+        try forEachRow { (id, bytes) throws(StateFile.Failure) in try body(id, String(decoding: bytes, as: UTF8.self)) }
+    }
+
+    /// Every stored account id with the bytes of its JSON where SQLite holds them, in id order.
+    private func forEachRow(_ body: (String, UnsafeRawBufferPointer) throws(StateFile.Failure) -> Void) throws(StateFile.Failure) {
         if isEmptyDatabase { return }
         var stmt: OpaquePointer?
         guard sqlite3_prepare_v2(db, "SELECT id, data FROM accounts ORDER BY id", -1, &stmt, nil) == SQLITE_OK else {
@@ -335,7 +338,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             let rc = sqlite3_step(stmt)
             if rc == SQLITE_DONE { break }
             guard rc == SQLITE_ROW else { throw failure("cannot read accounts") }
-            try body(Self.text(stmt, 0), Self.text(stmt, 1))
+            try body(Self.text(stmt, 0), Self.bytes(stmt, 1))
         }
     }
 
@@ -351,15 +354,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             }
             return stream
         }
-        try forEachAccount { (id, text) throws(StateFile.Failure) in
-            var text = text
-            let account = text.withUTF8 { utf8 -> Result<Account, StateFile.Failure> in
-                do throws(StateFile.Failure) { return .success(try decodeRow(id, UnsafeRawBufferPointer(utf8), rules: rules)) } catch {
-                    return .failure(error)
-                }
-            }
-            stream.accounts[id] = try account.get()
-        }
+        try forEachRow { (id, bytes) throws(StateFile.Failure) in stream.accounts[id] = try decodeRow(id, bytes, rules: rules) }
         return stream
     }
 
@@ -426,7 +421,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// ``checkpoint(_:seq:input:)``); returns each account's stored device and mark counts.
     ///
     /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
-    func commit<Changed: Sequence<(id: String, account: Account)>>(
+    func commit<Changed: Collection<(id: String, account: Account)>>(
         _ changed: Changed, seq: Int, input: String, returningCounts: Bool = true
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         var accounts = accountCount, devices = deviceCount, marks = markCount

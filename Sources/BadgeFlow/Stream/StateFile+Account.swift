@@ -166,7 +166,7 @@ extension StateFile {
         guard let marks = v["marks"], marks.isStateObject else { throw fail("/marks", "marks must be an object") }
         var list: [MarkRecord] = []
         try marks.forEachStateMember { (path, mark) throws(Failure) in
-            if let n = mark.stateInt, n >= 1 {
+            if let n = mark.stateInt, n >= 1, n <= Int64(Int.max) {
                 list.append(MarkRecord(path: path, mark: .count(Int(n))))
             } else if mark.stateString == "dot" {
                 list.append(MarkRecord(path: path, mark: .dot))
@@ -309,12 +309,13 @@ extension StateFile {
     }
 
     /// Writes account `a` as ``encodeAccount(_:compact:)`` describes, in compact JSON,
-    /// straight from the account: no ``JSONValue`` in between (the checkpoint path).
+    /// straight from the account: no ``JSONValue`` in between (the checkpoint path). Times
+    /// are written as state files have always held them (`JSONWriter.stateTime`).
     static func writeAccount(_ a: Account, compact: Bool, into w: inout JSONWriter) {
         let records = a.tree.records
         w.beginObject()
         w.key("clock")
-        w.double(a.clock)
+        w.stateTime(a.clock)
         w.key("marks")
         w.beginObject()
         var sources = 0, expires = 0, held = 0
@@ -341,7 +342,7 @@ extension StateFile {
                 w.key("rule")
                 w.string(s.origin)
                 w.key("at")
-                w.double(s.at)
+                w.stateTime(s.at)
                 w.endObject()
             }
             w.endObject()
@@ -352,7 +353,7 @@ extension StateFile {
             for r in records {
                 guard let e = r.expires else { continue }
                 w.key(r.path)
-                w.double(e)
+                w.stateTime(e)
             }
             w.endObject()
         }
@@ -438,13 +439,13 @@ extension StateFile {
                     w.beginObject()
                     for page in sorted(p.disappearedAt.keys) {
                         w.key(page)
-                        w.double(p.disappearedAt[page] ?? 0)
+                        w.stateTime(p.disappearedAt[page] ?? 0)
                     }
                     w.endObject()
                 }
                 if !compact || p.intervalStart != 0 {
                     w.key("intervalStart")
-                    w.double(p.intervalStart)
+                    w.stateTime(p.intervalStart)
                 }
                 w.endObject()
             }

@@ -70,7 +70,9 @@ public enum StateFile {
     public static func recordedRules(_ file: String) throws(Failure) -> RuleSet? {
         let recorded: JSONValue
         // Scanned through a mapping: no copy of a fleet's file in memory to find its rules.
-        if FileIO.exists(file), let mapped = MappedFile(file), let streamed = streamedRules(mapped.bytes) {
+        if FileIO.exists(file), let mapped = MappedFile(file),
+            let streamed = withExtendedLifetime(mapped, { streamedRules(mapped.bytes) })
+        {
             guard let r = streamed else { return nil }
             recorded = r
         } else {
@@ -186,7 +188,7 @@ public enum StateFile {
         // Each account is written compactly, then laid out by json-c as the whole document
         // would be (no JSONValue in between).
         let parser = JSONParser()
-        var compact = JSONWriter(capacity: 1024)
+        var accountText = JSONWriter(capacity: 1024)
         try w.write(head.utf8.dropLast(tail.utf8.count))
         try w.write("{\n".utf8)
         for (i, id) in ids.enumerated() {
@@ -197,10 +199,14 @@ public enum StateFile {
             // Nested two levels deep: every line of the account's text after the first gets
             // four more spaces, as json-c indents it inside the whole document.
             var indented: [UInt8] = []
-            compact.removeAll()
-            writeAccount(a, compact: false, into: &compact)
-            let text = compact.withUnsafeBytes { bytes in
-                parser.withDocument(bytes) { (try? $0.get())?.serialized(pretty: true) ?? "{}" }
+            accountText.removeAll()
+            writeAccount(a, compact: false, into: &accountText)
+            let laidOut = accountText.withUnsafeBytes { bytes in
+                parser.withDocument(bytes) { (try? $0.get())?.serialized(pretty: true) }
+            }
+            // The writer's JSON always parses; were it not to, nothing half-written is saved.
+            guard let text = laidOut else {
+                throw FileIO.Failure(path: file, message: "account \"\(id)\" could not be laid out as JSON (an internal error)")
             }
             for byte in text.utf8 {
                 indented.append(byte)

@@ -43,6 +43,28 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         #expect(after.device("ipad")?.sync.foreground == false)
     }
 
+    /// A saved file is byte for byte `encode(stream).serialized(pretty: true)`, times with a
+    /// fraction included: json-c's `%.17g`, as state files have always held them (the file is
+    /// written account by account, each laid out by json-c from the account's own JSON).
+    @Test func aSavedFileIsTheEncodedStreamWithFractionalTimes() throws {
+        let folder = try TemporaryFolder()
+        let file = folder.file("state.json")
+        let lines =
+            events + [
+                #"{"op":"push","device":"ipad","at":"2026-11-23T09:12:00.123Z","payload":{"aps":{"alert":"y","thread-id":"t"}}}"#,
+                #"{"op":"tick","device":"ipad","at":1795425200.1}"#,
+            ]
+        let stream = session(lines).stream
+        try StateFile.save(stream, to: file)
+        let saved = String(decoding: try FileIO.readBytes(file), as: UTF8.self)
+        #expect(saved == StateFile.encode(stream).serialized(pretty: true) + "\n")
+        #expect(saved.contains(#""at": 1795425120.1229999"#), "\(saved)")
+        #expect(saved.contains(#""clock": 1795425200.0999999"#), "\(saved)")
+        let loaded = try StateFile.load(file, rules: .builtIn)
+        #expect(loaded.accounts["ipad"]?.clock == 1_795_425_200.1)
+        #expect(StateFile.encode(loaded) == StateFile.encode(stream))
+    }
+
     /// A file read front to back, account by account (mapped, its pages given back as it
     /// goes), a file with its members in another order (the whole-document path), and
     /// devices that leave out their default values (as SQLite rows do) load the same.
