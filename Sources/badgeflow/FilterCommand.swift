@@ -330,15 +330,21 @@ struct FilterCommand: TakesManyInputs {
             lastCheckpoint = notePause(since: start)
         }
         // Over --max-resident: drops committed accounts when that is enough (no commit, so
-        // checkpoints stay large and few); false when a checkpoint is needed.
+        // checkpoints stay large and few); false when a checkpoint is needed. Accounts of
+        // the commit under way stay until it ends: it is waited for only when too few
+        // others can leave.
         func evictCommitted() -> Bool {
             guard let checkpointer, let keepAfterEviction, stateError == nil else { return false }
             let start = Self.now()
             defer { _ = notePause(since: start) }
             return filter.withStream { stream in
-                do throws(StateFile.Failure) { try checkpointer.finish(&stream) } catch {
-                    stateError = Self.checkpointFailure(error)
-                    return true
+                let excess = stream.accounts.count - keepAfterEviction
+                let free = stream.accounts.count - stream.changedCount - stream.inFlightCount
+                if checkpointer.isPending && free < excess {
+                    do throws(StateFile.Failure) { try checkpointer.finish(&stream) } catch {
+                        stateError = Self.checkpointFailure(error)
+                        return true
+                    }
                 }
                 // Enough committed accounts to drop: the changed ones fit in what is kept.
                 guard stream.changedCount <= keepAfterEviction else { return false }
@@ -367,7 +373,13 @@ struct FilterCommand: TakesManyInputs {
             }
             guard checkpointsOnTheWay else { return }
             let crowded = maxResident.map { n in filter.withStream { $0.accounts.count > n } } ?? false
-            if Self.now() - lastCheckpoint >= checkpoint || (crowded && !evictCommitted()) { commitCheckpoint() }
+            // Changed accounts past half of --max-resident are committed early, while the
+            // committed half still gives evictions room: a commit runs beside the batches
+            // that follow instead of holding them up.
+            let halfChanged = maxResident.map { n in filter.withStream { $0.changedCount > n / 2 } } ?? false
+            if Self.now() - lastCheckpoint >= checkpoint || halfChanged || (crowded && !evictCommitted()) {
+                commitCheckpoint()
+            }
         }
 
         let showProgress = progress ?? (Console.isTerminal(2) && !outputIsTerminal)

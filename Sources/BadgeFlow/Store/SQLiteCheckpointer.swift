@@ -5,10 +5,11 @@ import Dispatch
 ///
 /// ``begin(_:seq:input:)`` takes the changed accounts from the stream (copies that share
 /// storage with the stream's until it changes them) and returns at once; ``finish(_:)``
-/// waits for that commit. Call `finish` before evicting accounts: an account may leave
-/// memory only once its last change is committed, or loading it again would read an older
-/// row. The order at each checkpoint is therefore: finish the previous commit, evict,
-/// begin the next.
+/// waits for that commit. An account may leave memory only once its last change is
+/// committed, or loading it again would read an older row: the accounts of the commit under
+/// way are marked in the stream, and ``BadgeStream/evict(keeping:)`` passes them over until
+/// `finish` records the commit, so evicting others need not wait for it. Each checkpoint
+/// finishes the previous commit before it begins the next.
 ///
 /// What a commit records (`seq`) is never ahead of the results written, as with
 /// ``SQLiteStore/checkpoint(_:seq:input:)``: it only commits later.
@@ -31,7 +32,7 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     /// Call ``finish(_:)`` for the previous commit first.
     public func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
         precondition(!isPending, "SQLiteCheckpointer: finish() the previous commit first")
-        let changed = stream.takeChanged()
+        let changed = stream.beginCommit()
         worker.start { store in
             do throws(StateFile.Failure) {
                 return .success(try store.commit(changed, seq: seq, input: input))
@@ -50,7 +51,7 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
         guard let outcome = worker.wait() else { return }
         switch outcome {
         case .success(let stored):
-            for (id, counts) in stored { stream.accounts[id]?.storedCounts = counts }
+            stream.endCommit(stored)
         case .failure(let failure):
             throw failure
         }

@@ -15,6 +15,9 @@ public struct Account: Sendable {
     var lastUse: UInt64 = 0
     /// Changed since the stream's last ``BadgeStream/takeChanged()``.
     var dirty = false
+    /// Taken by a commit that has not finished (``BadgeStream/beginCommit()``): the account
+    /// stays in memory until it has, or a reload could read the row before it.
+    var inFlight = false
     /// Devices and marks as last stored in an SQLite state (its totals), when loaded from one.
     var storedCounts: (Int, Int)?
 

@@ -107,6 +107,34 @@ public struct BadgeStream: Sendable {
         return out
     }
 
+    /// ``takeChanged()`` for a commit that runs while the stream goes on: the accounts taken
+    /// stay in memory (``evict(keeping:)`` passes them over) until ``endCommit(_:)``.
+    package mutating func beginCommit() -> [(id: String, account: Account)] {
+        let taken = takeChanged()
+        for (id, _) in taken {
+            guard let i = accounts.index(forKey: id), !accounts.values[i].inFlight else { continue }
+            accounts.values[i].inFlight = true
+            inFlightCount += 1
+        }
+        return taken
+    }
+
+    /// Records what the commit begun by ``beginCommit()`` stored (each account's devices and
+    /// marks); its accounts may leave memory again.
+    package mutating func endCommit(_ stored: [(String, (Int, Int))]) {
+        for (id, counts) in stored {
+            guard let i = accounts.index(forKey: id) else { continue }
+            accounts.values[i].storedCounts = counts
+            if accounts.values[i].inFlight {
+                accounts.values[i].inFlight = false
+                inFlightCount -= 1
+            }
+        }
+    }
+
+    /// The number of accounts of a commit under way (``beginCommit()``).
+    package private(set) var inFlightCount = 0
+
     /// Counts every account as changed (to write them all to a store).
     mutating func markAllChanged() {
         tracksChanges = true
@@ -120,13 +148,16 @@ public struct BadgeStream: Sendable {
     public var changedCount: Int { changed.count }
 
     /// Drops the least recently used unchanged accounts until at most `n` are in memory
-    /// (changed ones stay until ``takeChanged()``); ``source`` loads them again when needed.
+    /// (changed ones stay until ``takeChanged()``, and those of a commit under way until it
+    /// ends); ``source`` loads them again when needed.
     public mutating func evict(keeping n: Int) {
         guard accounts.count > n else { return }
         // Every resident account was used at a different count, so the cut-off is exact.
         var uses: [UInt64] = []
         uses.reserveCapacity(accounts.count)
-        for i in accounts.indices where !accounts.values[i].dirty { uses.append(accounts.values[i].lastUse) }
+        for i in accounts.indices where !accounts.values[i].dirty && !accounts.values[i].inFlight {
+            uses.append(accounts.values[i].lastUse)
+        }
         let excess = min(accounts.count - n, uses.count)
         guard excess > 0 else { return }
         uses.sort()
@@ -134,7 +165,8 @@ public struct BadgeStream: Sendable {
         // Removed one by one: the accounts kept are neither copied nor rehashed.
         var gone: [String] = []
         gone.reserveCapacity(excess)
-        for i in accounts.indices where !accounts.values[i].dirty && accounts.values[i].lastUse <= cutoff {
+        for i in accounts.indices
+        where !accounts.values[i].dirty && !accounts.values[i].inFlight && accounts.values[i].lastUse <= cutoff {
             gone.append(accounts.keys[i])
         }
         for id in gone { accounts.removeValue(forKey: id) }

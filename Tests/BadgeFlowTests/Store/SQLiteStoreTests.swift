@@ -152,6 +152,37 @@ import Darwin
         #expect(stream.loads.inline == 2 && stream.loads.ahead == 0)
     }
 
+    /// An account taken by a commit under way (the checkpointer's) stays in memory until
+    /// that commit is recorded, so that evicting others need not wait for it: were it
+    /// dropped, a reload before the commit lands would read the older row.
+    @Test func anAccountOfACommitUnderWayIsNotEvictedUntilTheCommitEnds() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.sqlite")
+        let analyzer = LineAnalyzer(rules: .builtIn)
+        func push(_ account: String) -> LineResult {
+            analyzer.analyze(
+                #"{"op":"push","account":"\#(account)","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#)
+        }
+        var stream = BadgeStream(rules: .builtIn)
+        stream.source = try SQLiteStore(path: path)
+        _ = stream.apply(push("old"), seq: 1)
+        let checkpointer = try SQLiteCheckpointer(path: path)
+        checkpointer.begin(&stream, seq: 1, input: "stdin")
+        try checkpointer.finish(&stream)
+        // "old" is committed; "busy" is taken by a commit that has not been recorded.
+        _ = stream.apply(push("busy"), seq: 2)
+        checkpointer.begin(&stream, seq: 2, input: "stdin")
+        #expect(stream.inFlightCount == 1 && stream.changedCount == 0)
+        stream.evict(keeping: 0)
+        #expect(stream.accounts["old"] == nil)
+        #expect(stream.accounts["busy"] != nil)
+        try checkpointer.finish(&stream)
+        #expect(stream.inFlightCount == 0)
+        stream.evict(keeping: 0)
+        #expect(stream.accounts.isEmpty)
+        checkpointer.close()
+    }
+
     /// Runs `statements` with the `sqlite3` shell (installed by `make deps`).
     private static func sql(_ path: String, _ statements: String) throws {
         let shell = try #require(["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first { FileIO.exists($0) }, "no sqlite3 shell")
