@@ -24,7 +24,7 @@ struct FilterCommand: TakesManyInputs {
     static let optionsWithValues = [
         "--rules": "rules", "--state": "state", "--max-line-bytes": "max-line-bytes", "--jobs": "jobs",
         "--files-from": "files-from", "-o": "output", "--output": "output",
-        "--checkpoint": "checkpoint", "--max-resident": "max-resident",
+        "--checkpoint": "checkpoint", "--max-resident": "max-resident", "--expanded-accounts": "expanded-accounts",
     ]
 
     @OptionGroup var rules: RulesOption
@@ -54,6 +54,13 @@ struct FilterCommand: TakesManyInputs {
             "SQLite state: keep at most N accounts in memory (least recently used ones are dropped after their checkpoint; they load again on use).",
             valueName: "N"))
     var maxResident: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Without an SQLite state: keep the N most recently used accounts expanded and the others in a compact form (about 100 bytes for one device and three marks instead of ~1.5 KB), expanded again on their next event.",
+            valueName: "N"))
+    var expandedAccounts = 16384
 
     @Flag(name: .long, help: "SQLite state: print the number of checkpoints and the longest one to stderr at the end.")
     var checkpointStats = false
@@ -117,6 +124,7 @@ struct FilterCommand: TakesManyInputs {
             throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)")
         }
         if resume && !sqlite { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db)") }
+        guard expandedAccounts >= 1 else { throw ValidationError("--expanded-accounts must be at least 1, got \(expandedAccounts)") }
         if let maxResident {
             guard sqlite else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db)") }
             guard maxResident >= 1 else { throw ValidationError("--max-resident must be at least 1, got \(maxResident)") }
@@ -211,7 +219,7 @@ struct FilterCommand: TakesManyInputs {
                     store = s
                 } else {
                     StateFile.removeStaleTemporaryFiles(of: state)
-                    stream = try StateFile.load(state, rules: ruleSet)
+                    stream = try StateFile.load(state, rules: ruleSet, compact: true)
                 }
             } catch let error as StateFile.Failure {
                 Console.error("badgeflow: error: state file \(error.description)")
@@ -370,6 +378,12 @@ struct FilterCommand: TakesManyInputs {
                 if store == nil && state != nil { filter.undoLastBatch() }
                 filter.stop()
                 return
+            }
+            if store == nil {
+                // Past a quarter over the limit, the least recently used go compact: a sort of
+                // the expanded accounts' use counts every few thousand lines.
+                let keep = expandedAccounts
+                filter.withStream { stream in if stream.accounts.count > keep + keep / 4 { stream.compact(keeping: keep) } }
             }
             guard checkpointsOnTheWay else { return }
             let crowded = maxResident.map { n in filter.withStream { $0.accounts.count > n } } ?? false

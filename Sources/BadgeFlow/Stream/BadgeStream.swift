@@ -43,7 +43,14 @@ public struct BadgeStream: Sendable {
     public let rules: RuleSet
     /// Accounts by id, created on first use. An event without `account` uses the account
     /// whose id is its device id.
+    ///
+    /// These are the accounts in memory in expanded form: with compaction on
+    /// (``compact(keeping:)``) idle accounts are held compactly instead, and with a
+    /// ``source`` some are not in memory at all. ``account(_:)``, ``accountCount`` and
+    /// ``accountIDs`` see the compact ones too.
     public internal(set) var accounts: [String: Account] = [:]
+    /// Idle accounts in compact form (``compact(keeping:)``).
+    var compacted = CompactAccounts()
     /// Lines rejected so far.
     public private(set) var rejected = 0
     /// The `seq` of the first line rejected, if any.
@@ -57,6 +64,9 @@ public struct BadgeStream: Sendable {
     /// Whether the stream records which accounts changed (``takeChanged()``) and when each
     /// was last used (``evict(keeping:)``).
     public var tracksChanges = false
+    /// Whether the stream records when each account was last used, for
+    /// ``compact(keeping:)`` (on with ``tracksChanges``).
+    public var tracksUse = false
     /// Ids of accounts changed since the last ``takeChanged()``.
     private var changed: [String] = []
     private var useCounter: UInt64 = 0
@@ -173,6 +183,55 @@ public struct BadgeStream: Sendable {
         if recordsEvictions { evictedSinceRequest.formUnion(gone) }
     }
 
+    /// Holds all but the `n` most recently used expanded accounts in compact form (about
+    /// 100 bytes for an account with one device and three marks instead of ~1.5 KB); each
+    /// is expanded again by its next event, with the same results as if it had stayed.
+    ///
+    /// For a stream without ``source`` (a store's accounts leave memory through
+    /// ``evict(keeping:)``); turns ``tracksUse`` on. An account too large for the compact
+    /// form (over 1 MiB of it) stays expanded.
+    public mutating func compact(keeping n: Int) {
+        tracksUse = true
+        guard source == nil, accounts.count > n else { return }
+        var uses: [UInt64] = []
+        uses.reserveCapacity(accounts.count)
+        for i in accounts.indices { uses.append(accounts.values[i].lastUse) }
+        let excess = accounts.count - n
+        uses.sort()
+        let cutoff = uses[excess - 1]
+        var gone: [String] = []
+        gone.reserveCapacity(excess)
+        for i in accounts.indices where accounts.values[i].lastUse <= cutoff { gone.append(accounts.keys[i]) }
+        for id in gone {
+            guard let i = accounts.index(forKey: id), compacted.insert(accounts.values[i], as: id) else { continue }
+            accounts.remove(at: i)
+        }
+    }
+
+    /// Adds a loaded account: compact when `compact`, else expanded.
+    mutating func addLoaded(_ account: Account, as id: String, compact: Bool) {
+        if compact {
+            tracksUse = true
+            if compacted.insert(account, as: id) { return }
+        }
+        accounts[id] = account
+    }
+
+    /// The number of accounts, expanded and compact (not those only in ``source``).
+    public var accountCount: Int { accounts.count + compacted.count }
+
+    /// The ids of the accounts, expanded and compact, in no particular order.
+    public var accountIDs: [String] { Array(accounts.keys) + Array(compacted.ids) }
+
+    /// Account `id`, expanded or a copy of its compact form; nil when the stream holds none
+    /// (a ``source`` is not asked).
+    ///
+    /// - Throws: `StateFile.Failure` when a compact account does not decode (an internal error).
+    public func account(_ id: String) throws(StateFile.Failure) -> Account? {
+        if let a = accounts[id] { return a }
+        return try compacted.account(id, rules: rules)
+    }
+
     /// Takes accounts read ahead for the next batch (``AccountPrefetcher/collect()``),
     /// without those that came into memory or were evicted since they were requested.
     mutating func installPrefetched(_ ahead: [String: Account?]) {
@@ -185,7 +244,7 @@ public struct BadgeStream: Sendable {
     /// The state of `device` in `account` (by default the device's own account), if it has
     /// joined it.
     public func device(_ device: String, account: String? = nil) -> Device? {
-        accounts[account ?? device]?.devices[device]
+        (try? self.account(account ?? device))??.devices[device]
     }
 
     /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
@@ -243,9 +302,19 @@ public struct BadgeStream: Sendable {
             index = found
             if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(accounts.values[found], forKey: id) }
         } else {
-            if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(nil, forKey: id) }
+            var thawed: Account? = nil
+            if !compacted.isEmpty {
+                do { thawed = try compacted.take(id, rules: rules) } catch {
+                    sourceFailure = error
+                    return .rejected(.error(.invalidPath, "account \"\(id)\" could not be expanded: \(error.description)", at: ""))
+                }
+            }
+            // Undoing the batch puts an expanded account back as it was (nil: it is dropped).
+            if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(thawed, forKey: id) }
             var fresh = Account(rules: rules)
-            if let ahead = prefetched.removeValue(forKey: id) {
+            if let thawed {
+                fresh = thawed
+            } else if let ahead = prefetched.removeValue(forKey: id) {
                 loads.ahead += 1
                 if let ahead { fresh = ahead }
             } else if let source {
@@ -265,9 +334,11 @@ public struct BadgeStream: Sendable {
             }
             index = made
         }
-        if tracksChanges {
+        if tracksChanges || tracksUse {
             useCounter &+= 1
             accounts.values[index].lastUse = useCounter
+        }
+        if tracksChanges {
             if !accounts.values[index].dirty {
                 accounts.values[index].dirty = true
                 changed.append(id)

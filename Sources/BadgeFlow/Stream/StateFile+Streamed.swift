@@ -145,7 +145,7 @@ extension StateFile {
     /// plus a window of the file. Nil when the whole-document path must decide (another
     /// version, a syntax error, `accounts` before `format` and `version`, a malformed
     /// account's JSON).
-    static func streamedLoad(_ file: MappedFile, path: String, rules: RuleSet) throws(Failure) -> BadgeStream? {
+    static func streamedLoad(_ file: MappedFile, path: String, rules: RuleSet, compact: Bool) throws(Failure) -> BadgeStream? {
         var stream = BadgeStream(rules: rules)
         var failure: Failure? = nil
         let b = file.bytes
@@ -180,7 +180,7 @@ extension StateFile {
                     failure = error
                     return nil
                 case .success(let a)?:
-                    stream.accounts[id] = a
+                    stream.addLoaded(a, as: id, compact: compact)
                 }
                 file.release(through: end)
                 return end
