@@ -1,0 +1,207 @@
+import Testing
+@testable import BadgeFlow
+
+/// Rules with an expiring rule and a once token, so that every part of an account is used.
+private let rulesText = #"""
+    {
+      "rules": [
+        { "name": "chat", "match": { "/aps/thread-id": { "exists": true } }, "path": "root.chat.{/aps/thread-id}", "action": { "increment": 1 } },
+        { "name": "flash", "match": { "/type": "flash" }, "path": "root.flash", "action": { "increment": 1 }, "ttl": 10 },
+        { "name": "feature", "match": { "/type": "feature" }, "path": "root.me.new", "action": "dot", "once": "v{/version}" }
+      ],
+      "sync": { "pages": ["home", "mine"] }
+    }
+    """#
+
+private func rules() throws -> RuleSet { try RuleSet.parse(rulesText) }
+
+/// Events over three accounts and several devices: counts, dots, fractional and negative
+/// times, expiries, held and dismissed once tokens, pages shown and hidden, a logout.
+private let events: [String] = [
+    #"{"op":"login","account":"acc","device":"phone","at":1795341600}"#,
+    #"{"op":"appear","account":"acc","device":"phone","page":"home","at":1795341601.25}"#,
+    #"{"op":"push","account":"acc","device":"phone","payload":{"aps":{"alert":"hi","thread-id":"alice"}}}"#,
+    #"{"op":"push","account":"acc","device":"tablet","payload":{"aps":{"alert":"hi","thread-id":"alice.smith"}}}"#,
+    #"{"op":"push","account":"acc","device":"tablet","payload":{"aps":{"alert":"hi","thread-id":"bob"}}}"#,
+    #"{"op":"push","account":"acc","device":"phone","payload":{"aps":{"content-available":1},"type":"feature","version":"3.2"}}"#,
+    #"{"op":"clear","account":"acc","device":"phone","path":"root.me.new"}"#,
+    #"{"op":"push","account":"acc","device":"phone","payload":{"aps":{"content-available":1},"type":"feature","version":"3.3"}}"#,
+    #"{"op":"disappear","account":"acc","device":"phone","page":"home","at":1795341800}"#,
+    #"{"op":"background","account":"acc","device":"tablet"}"#,
+    #"{"op":"set","device":"solo","path":"root.news","count":7,"ttl":0.5,"at":-12.75}"#,
+    #"{"op":"set","device":"solo","path":"root.deep.a.b.c.d","at":-12}"#,
+    #"{"op":"login","account":"acc","device":"watch","at":1795341900}"#,
+    #"{"op":"logout","account":"acc","device":"watch"}"#,
+    #"{"op":"set","account":"e","device":"x","path":"root.\u00e9t\u00e9","at":0.1}"#,
+    #"{"op":"push","account":"acc","device":"phone","at":1795341950.5,"payload":{"aps":{"content-available":1},"type":"flash"}}"#,
+]
+
+/// The rest of the stream, applied after a compaction to see the same results.
+private let later: [String] = [
+    #"{"op":"tick","account":"acc","device":"phone","at":1795341960.5}"#,
+    #"{"op":"push","account":"acc","device":"phone","payload":{"aps":{"content-available":1},"type":"feature","version":"3.2"}}"#,
+    #"{"op":"appear","account":"acc","device":"phone","page":"home","at":1795341850}"#,
+    #"{"op":"clear","account":"acc","device":"tablet","path":"root.chat","force":true}"#,
+    #"{"op":"tick","device":"solo","at":1}"#,
+    #"{"op":"snapshot","account":"e","device":"x"}"#,
+    #"{"op":"explain","account":"acc","device":"phone","path":"root"}"#,
+]
+
+/// The account's state-file JSON, every field written (what "the same account" means).
+private func json(_ a: Account) -> String {
+    var w = JSONWriter()
+    StateFile.writeAccount(a, compact: false, into: &w)
+    return w.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+}
+
+private func run(_ lines: [String], on stream: inout BadgeStream, compactingTo keep: Int? = nil) -> [String] {
+    let analyzer = LineAnalyzer(rules: stream.rules)
+    var out: [String] = []
+    for line in lines {
+        var w = JSONWriter()
+        stream.apply(analyzer.analyze(line), seq: out.count + 1, into: &w)
+        out.append(w.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+        if let keep { stream.compact(keeping: keep) }
+    }
+    return out
+}
+
+@Suite struct CompactAccountsTests {
+    @Test func everyAccountComesBackAsItWent() throws {
+        var stream = BadgeStream(rules: try rules())
+        let results = run(events, on: &stream)
+        #expect(!results.contains { $0.contains("\"error\"") }, "\(results)")
+        #expect(stream.accounts.count == 3)
+        var compact = CompactAccounts()
+        for (id, a) in stream.accounts {
+            let stored = compact.insert(a, as: id)
+            #expect(stored)
+        }
+        #expect(compact.count == 3)
+        for (id, a) in stream.accounts {
+            let copy = try compact.account(id, rules: stream.rules)
+            #expect(copy.map(json) == json(a), "\(id)")
+            let taken = try compact.take(id, rules: stream.rules)
+            #expect(taken.map(json) == json(a), "\(id)")
+            #expect(!compact.contains(id))
+        }
+        #expect(compact.isEmpty)
+        // The account with expiries, tokens and two devices with sync state has them all.
+        let acc = try #require(stream.accounts["acc"])
+        #expect(json(acc).contains("\"expires\""))
+        #expect(json(acc).contains("\"dismissed\""))
+        #expect(json(acc).contains("\"disappearedAt\""))
+    }
+
+    @Test func aStreamCompactedAfterEveryLineGivesTheSameResults() throws {
+        var expanded = BadgeStream(rules: try rules())
+        var compacted = BadgeStream(rules: try rules())
+        let a = run(events + later, on: &expanded)
+        let b = run(events + later, on: &compacted, compactingTo: 1)
+        #expect(a == b)
+        // The compact forms kept an expiry, a dismissed token and a forced clear's marks.
+        #expect(b.contains { $0.contains(#""expired":["root.flash"]"#) })
+        #expect(
+            b.contains {
+                $0.contains(#""device":"phone","account":"acc","kind":"background","rule":"feature","path":"root.me.new","changes":[]"#)
+            })
+        #expect(b.contains { $0.contains(#""decrement":{"by":3,"paths":["root.chat.alice","root.chat.alice%2Esmith","root.chat.bob"]}"#) })
+        #expect(compacted.accounts.count == 1)
+        #expect(compacted.accountCount == 3)
+        #expect(Set(compacted.accountIDs) == ["acc", "solo", "e"])
+        #expect(StateFile.encode(compacted) == StateFile.encode(expanded))
+        #expect(compacted.device("tablet", account: "acc")?.sync.foreground == false)
+        #expect(compacted.device("watch", account: "acc") == nil)
+    }
+
+    @Test func theLeastRecentlyUsedGoCompactFirst() throws {
+        var stream = BadgeStream(rules: try rules())
+        stream.compact(keeping: 10)
+        _ = run(
+            (0..<5).map { #"{"op":"set","device":"d\#($0)","path":"root.a","at":1}"# } + [#"{"op":"tick","device":"d0","at":2}"#],
+            on: &stream)
+        stream.compact(keeping: 2)
+        #expect(Set(stream.accounts.keys) == ["d0", "d4"])
+        #expect(stream.accountCount == 5)
+    }
+
+    @Test func aBatchUndoneKeepsAnAccountThatWasCompact() throws {
+        var stream = BadgeStream(rules: try rules())
+        _ = run([#"{"op":"set","device":"d","path":"root.a","count":2,"at":1}"#], on: &stream)
+        stream.compact(keeping: 0)
+        #expect(stream.accounts.isEmpty)
+        stream.keepsUndo = true
+        stream.beginBatch()
+        _ = run([#"{"op":"set","device":"d","path":"root.a","count":5,"at":2}"#], on: &stream)
+        stream.undoBatch()
+        let d = try #require(try stream.account("d"))
+        #expect(d.tree.mark(of: "root.a") == .count(2))
+        #expect(d.clock == 1)
+    }
+
+    @Test func timesKeepEveryBit() {
+        let times: [Double] = [
+            0, -0.0, 1, -1, 0.5, -12.75, 1_795_341_700.5, 0x1p52, -0x1p52, 0x1p52 - 1, 0x1p53, 1e300, -1e-300,
+            .infinity, -.infinity, .greatestFiniteMagnitude, .leastNonzeroMagnitude,
+        ]
+        for t in times {
+            var bytes: [UInt8] = []
+            AccountCodec.time(t, &bytes)
+            let back = bytes.withUnsafeBytes { b in
+                var r = AccountCodec.Reader(bytes: b)
+                return (r.time(), r.at == b.count && !r.failed)
+            }
+            #expect(back.0.bitPattern == t.bitPattern && back.1, "\(t)")
+        }
+    }
+
+    @Test func aTruncatedOrDamagedEncodingIsRefusedNotRead() throws {
+        var stream = BadgeStream(rules: try rules())
+        _ = run(events, on: &stream)
+        let a = try #require(stream.accounts["acc"])
+        var bytes: [UInt8] = []
+        AccountCodec.encode(a, into: &bytes)
+        #expect(bytes.count < 400)
+        for n in 0..<bytes.count {
+            let decoded = bytes.withUnsafeBytes { AccountCodec.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n]), rules: stream.rules) }
+            #expect(decoded == nil, "prefix of \(n) bytes")
+        }
+        // Trailing bytes, and a count larger than the bytes left, are refused too.
+        let longer = bytes + [0]
+        let withTrailing = longer.withUnsafeBytes { AccountCodec.decode($0, rules: stream.rules) }
+        #expect(withTrailing == nil)
+        var huge: [UInt8] = []
+        AccountCodec.time(0, &huge)
+        AccountCodec.varint(1 << 40, &huge)
+        let tooMany = huge.withUnsafeBytes { AccountCodec.decode($0, rules: stream.rules) }
+        #expect(tooMany == nil)
+    }
+
+    @Test func anAccountWithOneDeviceAndThreeMarksTakesAboutAHundredBytes() throws {
+        var stream = BadgeStream(rules: .builtIn)
+        _ = run(
+            [
+                #"{"op":"push","account":"acct-000123","device":"dev-000123","at":1795341600,"payload":{"aps":{"alert":"hi","thread-id":"alice"}}}"#,
+                #"{"op":"push","account":"acct-000123","device":"dev-000123","at":1795341601,"payload":{"aps":{"alert":"hi","thread-id":"bob"}}}"#,
+                #"{"op":"push","account":"acct-000123","device":"dev-000123","at":1795341602,"payload":{"aps":{"alert":"mail","category":"mail"}}}"#,
+            ], on: &stream)
+        let a = try #require(stream.accounts["acct-000123"])
+        #expect(a.tree.markCount == 3)
+        var bytes: [UInt8] = []
+        AccountCodec.encode(a, into: &bytes)
+        #expect(bytes.count <= 120, "\(bytes.count) bytes")
+    }
+
+    @Test func aCompactJSONLoadSavesTheSameFile() throws {
+        let folder = try TemporaryFolder()
+        let file = folder.file("state.json"), again = folder.file("again.json")
+        var stream = BadgeStream(rules: try rules())
+        _ = run(events, on: &stream)
+        try StateFile.save(stream, to: file)
+        let loaded = try StateFile.load(file, rules: try rules(), compact: true)
+        #expect(loaded.accounts.isEmpty)
+        #expect(loaded.accountCount == 3)
+        try StateFile.save(loaded, to: again)
+        #expect(try FileIO.readBytes(again) == FileIO.readBytes(file))
+    }
+}
