@@ -113,6 +113,12 @@ public struct BadgeTree: Sendable {
                 mode: configuration.display[root] ?? .number))
     }
 
+    /// An empty tree with room for `count` nodes (a tree about to be restored).
+    package init(configuration: Configuration, reservingNodes count: Int) {
+        self.init(configuration: configuration)
+        nodes.reserveCapacity(count)
+    }
+
     /// The largest own count a node keeps; larger counts are lowered to it.
     ///
     /// APNs badges stop at 2^31 − 1. The cap also keeps summary counts from overflowing:
@@ -611,6 +617,16 @@ extension BadgeTree {
         return out
     }
 
+    /// Calls `body` with each own mark as ``records`` gives it, in the order the tree made
+    /// their nodes (parents before children): what ``restore(contentsOf:)`` needs to make
+    /// the same nodes in the same order, without sorting.
+    package func forEachRecord(_ body: (MarkRecord) -> Void) {
+        for i in nodes.indices where nodes[i].own >= 0 { body(record(i)) }
+    }
+
+    /// Whether any node holds or dismissed a once token (else ``dismissedTokens`` is empty).
+    package var hasDismissedTokens: Bool { !tokens.isEmpty }
+
     /// The once tokens dismissed on each path (oldest first), in byte order of the paths.
     public var dismissedTokens: [(path: String, tokens: [String])] {
         var out: [(path: String, tokens: [String])] = []
@@ -637,6 +653,18 @@ extension BadgeTree {
     ///   marks before it are then restored.
     /// - Complexity: O(n · depth) for n marks, plus O(nodes · depth) for the aggregates.
     public mutating func restore(contentsOf records: some Sequence<MarkRecord>) throws(BadgePathError) {
+        try restore(contentsOf: records, checked: true)
+    }
+
+    /// ``restore(contentsOf:)`` for records this module's own trees gave (``forEachRecord(_:)``):
+    /// their paths were checked when they were first set, and are not checked again.
+    package mutating func restoreUnchecked(contentsOf records: [MarkRecord]) {
+        // Records of a tree made with this configuration hold only valid paths; were one
+        // not, it is left out rather than stopping the rest.
+        try? restore(contentsOf: records, checked: false)
+    }
+
+    private mutating func restore(contentsOf records: some Sequence<MarkRecord>, checked: Bool) throws(BadgePathError) {
         defer { recomputeAggregates() }
         // A node per mark and a few shared ancestors (`root.chat.a`, `root.chat.b`, `root.mail`
         // make five nodes with the root): for such trees, one allocation of the size they end
@@ -649,7 +677,7 @@ extension BadgeTree {
                 try set(r.path, count: n, expires: r.expires, once: r.once, source: r.source)
                 continue
             }
-            let i = try node(r.path)
+            let i = checked ? try node(r.path) : create(r.path)
             if r.once != nil, isDismissed(i, r.once) { continue }
             switch r.mark {
             case .dot: if nodes[i].own < 0 { nodes[i].own = 0 }

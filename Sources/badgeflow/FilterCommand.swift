@@ -60,7 +60,7 @@ struct FilterCommand: TakesManyInputs {
         help: ArgumentHelp(
             "Without an SQLite state: keep the N most recently used accounts expanded and the others in a compact form (about 100 bytes for one device and three marks instead of ~1.5 KB), expanded again on their next event.",
             valueName: "N"))
-    var expandedAccounts = 16384
+    var expandedAccounts = 65536
 
     @Flag(name: .long, help: "SQLite state: print the number of checkpoints and the longest one to stderr at the end.")
     var checkpointStats = false

@@ -26,6 +26,9 @@ public struct Account: Sendable {
         tree = BadgeTree(configuration: rules.tree)
     }
 
+    /// An account with `tree` and no devices.
+    init(tree: BadgeTree) { self.tree = tree }
+
     /// The number `device`'s icon should show under `policy`: the tree's total, or under the
     /// `payload` policy the device's own number.
     public func icon(_ policy: RuleSet.IconPolicy, device: Device) -> Int {

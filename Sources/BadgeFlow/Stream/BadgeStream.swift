@@ -203,8 +203,10 @@ public struct BadgeStream: Sendable {
         gone.reserveCapacity(excess)
         for i in accounts.indices where accounts.values[i].lastUse <= cutoff { gone.append(accounts.keys[i]) }
         for id in gone {
-            guard let i = accounts.index(forKey: id), compacted.insert(accounts.values[i], as: id) else { continue }
-            accounts.remove(at: i)
+            // Moved out, not copied (a copy retains every part of the account once more).
+            guard let i = accounts.index(forKey: id) else { continue }
+            let account = accounts.remove(at: i).value
+            if !compacted.insert(account, as: id) { accounts[id] = account }
         }
     }
 

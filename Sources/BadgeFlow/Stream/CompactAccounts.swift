@@ -17,8 +17,11 @@ import BadgeTree
 struct CompactAccounts: Sendable {
     /// The encodings, one after another, with holes.
     private var arena: [UInt8] = []
-    /// Each account's encoding: offset in `arena` << 20 | length.
+    /// Each account's encoding: offset in `arena` << 20 | length; -1 for an account taken
+    /// out (kept, so that taking it out and putting it back moves no other entry).
     private var slots: [String: Int] = [:]
+    /// Accounts held (slots not -1).
+    private(set) var count = 0
     /// Bytes of `arena` no account uses.
     private var holes = 0
     /// Reused for each encoding.
@@ -27,17 +30,15 @@ struct CompactAccounts: Sendable {
     /// The longest encoding kept; an account that needs more stays expanded.
     static let maxEncoded = (1 << 20) - 1
 
-    /// The number of accounts held.
-    var count: Int { slots.count }
     /// Whether no account is held.
-    var isEmpty: Bool { slots.isEmpty }
+    var isEmpty: Bool { count == 0 }
     /// The ids of the accounts held.
-    var ids: Dictionary<String, Int>.Keys { slots.keys }
+    var ids: [String] { slots.compactMap { $0.value >= 0 ? $0.key : nil } }
     /// Bytes of the encodings (holes left out).
     var liveBytes: Int { arena.count - holes }
 
     /// Whether account `id` is held.
-    func contains(_ id: String) -> Bool { slots.index(forKey: id) != nil }
+    func contains(_ id: String) -> Bool { (slots[id] ?? -1) >= 0 }
 
     /// Stores `account` as `id` (there must be none held); false, with nothing stored,
     /// when its encoding is longer than ``maxEncoded``.
@@ -47,7 +48,11 @@ struct CompactAccounts: Sendable {
         guard scratch.count <= Self.maxEncoded else { return false }
         let offset = arena.count
         arena.append(contentsOf: scratch)
-        if let old = slots.updateValue(offset << 20 | scratch.count, forKey: id) { holes += old & Self.maxEncoded }
+        if let old = slots.updateValue(offset << 20 | scratch.count, forKey: id), old >= 0 {
+            holes += old & Self.maxEncoded
+        } else {
+            count += 1
+        }
         return true
     }
 
@@ -55,7 +60,7 @@ struct CompactAccounts: Sendable {
     ///
     /// - Throws: `StateFile.Failure` when its bytes do not decode (an internal error).
     func account(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
-        guard let slot = slots[id] else { return nil }
+        guard let slot = slots[id], slot >= 0 else { return nil }
         return try decode(slot, id: id, rules: rules)
     }
 
@@ -64,10 +69,11 @@ struct CompactAccounts: Sendable {
     /// - Throws: `StateFile.Failure` when its bytes do not decode (an internal error);
     ///   the account then stays held.
     mutating func take(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
-        guard let i = slots.index(forKey: id) else { return nil }
+        guard let i = slots.index(forKey: id), slots.values[i] >= 0 else { return nil }
         let slot = slots.values[i]
         let account = try decode(slot, id: id, rules: rules)
-        slots.remove(at: i)
+        slots.values[i] = -1
+        count -= 1
         holes += slot & Self.maxEncoded
         if holes > 1 << 20 && holes > liveBytes / 4 { closeHoles() }
         return account
@@ -91,7 +97,7 @@ struct CompactAccounts: Sendable {
         var packed: [UInt8] = []
         packed.reserveCapacity(liveBytes + liveBytes / 4)
         arena.withUnsafeBufferPointer { old in
-            for i in slots.indices {
+            for i in slots.indices where slots.values[i] >= 0 {
                 let slot = slots.values[i], offset = slot >> 20, length = slot & Self.maxEncoded
                 slots.values[i] = packed.count << 20 | length
                 packed.append(contentsOf: UnsafeBufferPointer(rebasing: old[offset..<offset + length]))
@@ -108,7 +114,7 @@ struct CompactAccounts: Sendable {
 /// Integers are LEB128 varints (signed ones zigzagged); a string is its UTF-8 length and
 /// bytes; a time is a varint of its value times two when it is a whole number of seconds
 /// within ±2^52 (and not -0), else the varint 1 and its 8 bytes. In order: the clock; the
-/// marks in byte order of their paths, each path as the bytes it shares with the one before
+/// tree's number of nodes; the marks in the order of the tree's nodes, each path as the bytes it shares with the one before
 /// and the rest, the mark (0 a dot, 1 + n a count n), a flag byte (source, expiry, held
 /// token) and those present (a source's rule as an index into the rules named before in
 /// this account, 0 for a new one followed by its name); the dismissed tokens by path; the
@@ -118,23 +124,23 @@ enum AccountCodec {
 
     static func encode(_ a: Account, into out: inout [UInt8]) {
         time(a.clock, &out)
-        let records = a.tree.records
-        varint(UInt64(records.count), &out)
-        var previous = "".utf8
+        varint(UInt64(a.tree.nodeCount), &out)
+        varint(UInt64(a.tree.markCount), &out)
+        var previous: [UInt8] = []
         var origins: [String] = []
-        for r in records {
-            let path = r.path.utf8
-            var shared = 0
-            var p = previous.startIndex, q = path.startIndex
-            while p != previous.endIndex && q != path.endIndex && previous[p] == path[q] {
-                shared += 1
-                previous.formIndex(after: &p)
-                path.formIndex(after: &q)
+        // In node order: restoring them in it makes the same nodes in the same order.
+        a.tree.forEachRecord { r in
+            var path = r.path
+            path.withUTF8 { bytes in
+                let limit = min(bytes.count, previous.count)
+                var shared = 0
+                while shared < limit && bytes[shared] == previous[shared] { shared += 1 }
+                varint(UInt64(shared), &out)
+                varint(UInt64(bytes.count - shared), &out)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[shared...]))
+                previous.removeAll(keepingCapacity: true)
+                previous.append(contentsOf: bytes)
             }
-            varint(UInt64(shared), &out)
-            varint(UInt64(path.count - shared), &out)
-            out.append(contentsOf: path[q...])
-            previous = r.path.utf8
             switch r.mark {
             case .dot: varint(0, &out)
             case .count(let n): varint(1 &+ zigzag(n), &out)
@@ -154,7 +160,7 @@ enum AccountCodec {
             if let e = r.expires { time(e, &out) }
             if let o = r.once { string(o, &out) }
         }
-        let dismissed = a.tree.dismissedTokens
+        let dismissed = a.tree.hasDismissedTokens ? a.tree.dismissedTokens : []
         varint(UInt64(dismissed.count), &out)
         for (path, tokens) in dismissed {
             string(path, &out)
@@ -300,8 +306,10 @@ enum AccountCodec {
     /// The account `bytes` encode; nil when they are not an encoding ``encode(_:into:)`` made.
     static func decode(_ bytes: UnsafeRawBufferPointer, rules: RuleSet) -> Account? {
         var r = Reader(bytes: bytes)
-        var account = Account(rules: rules)
-        account.clock = r.time()
+        let clock = r.time()
+        // The tree is made with room for the nodes it had: restoring allocates them once.
+        var account = Account(tree: BadgeTree(configuration: rules.tree, reservingNodes: Int(min(r.varint(), 1 << 16))))
+        account.clock = clock
         let n = r.count()
         var records: [MarkRecord] = []
         records.reserveCapacity(n)
@@ -344,7 +352,7 @@ enum AccountCodec {
         }
         guard !r.failed else { return nil }
         do {
-            try account.tree.restore(contentsOf: records)
+            account.tree.restoreUnchecked(contentsOf: records)
             for (path, tokens) in dismissed { try account.tree.restoreDismissed(path, tokens: tokens) }
         } catch {
             return nil
