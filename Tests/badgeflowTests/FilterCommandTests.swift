@@ -92,4 +92,44 @@ import Testing
         #expect(r.lines[0].contains("\"line-too-long\""))
         #expect(r.lines[1].hasPrefix("{\"seq\":2,\"op\":\"tick\""))
     }
+
+    /// Accounts held compactly between their events (`--expanded-accounts`) answer and save
+    /// exactly as expanded ones: 6,000 lines over 1,500 accounts, three batches, with 10
+    /// accounts expanded against the default, each from the same JSON state.
+    @Test func compactAccountsAnswerAndSaveAsExpandedOnes() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        var lines: [String] = []
+        for i in 0..<6000 {
+            let a = (i * 7919) % 1500, at = 1_795_341_600 + i
+            switch i % 5 {
+            case 0, 1:
+                lines.append(
+                    #"{"op":"push","account":"a\#(a)","device":"d\#(i % 3)","at":\#(at),"payload":{"aps":{"alert":"x","thread-id":"t\#(i % 4)"}}}"#
+                )
+            case 2: lines.append(#"{"op":"clear","account":"a\#(a)","device":"d0","path":"root.chat.t\#(i % 4)"}"#)
+            case 3: lines.append(#"{"op":"set","account":"a\#(a)","device":"d1","path":"root.promo","ttl":30.5,"at":\#(at)}"#)
+            default: lines.append(#"{"op":"appear","account":"a\#(a)","device":"d2","page":"home","at":\#(at)}"#)
+            }
+        }
+        let input = lines.joined(separator: "\n") + "\n"
+        let first = input.split(separator: "\n").prefix(3000).joined(separator: "\n") + "\n"
+        let rest = input.split(separator: "\n").dropFirst(3000).joined(separator: "\n") + "\n"
+        var outputs: [[String]] = [], states: [Data] = []
+        for (name, extra) in [("expanded", [String]()), ("compact", ["--expanded-accounts", "10"])] {
+            let state = dir + "/\(name).json"
+            let a = try CLI.run(["filter", "--state", state] + extra, input: first)
+            let b = try CLI.run(["filter", "--state", state] + extra, input: rest)
+            #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
+            outputs.append(a.lines + b.lines)
+            states.append(try Data(contentsOf: URL(fileURLWithPath: state)))
+        }
+        #expect(outputs[0].count == 6000)
+        #expect(outputs[0] == outputs[1])
+        #expect(states[0] == states[1])
+        #expect(outputs[1].contains { $0.contains(#""expired":["root.promo"]"#) })
+        let bad = try CLI.run(["filter", "--expanded-accounts", "0"], input: "")
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--expanded-accounts must be at least 1"))
+    }
 }
