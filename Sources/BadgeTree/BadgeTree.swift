@@ -84,23 +84,23 @@ public struct BadgeTree: Sendable {
 
     /// The configuration the tree was made with.
     public let configuration: Configuration
-    private(set) var nodes: [Node] = []
+    var nodes: [Node] = []
     /// Nodes by path, built once the tree has more than ``smallTree`` nodes: a small tree
     /// (most accounts' are) is searched by scanning `nodes`, and allocates no table.
-    private var index: [String: Int32] = [:]
+    var index: [String: Int32] = [:]
     /// The most nodes a tree searches without `index`.
     static let smallTree = 8
     /// Names of the rules and ops that set marks, interned; a node's `origin` is an index
     /// here plus one (0: unknown). Empty, so a tree allocates nothing for it until used.
-    private var origins: [String] = []
+    var origins: [String] = []
     /// `origins` by name, built once there are more than 8 (fewer are scanned).
-    private var originIndex: [String: UInt16] = [:]
+    var originIndex: [String: UInt16] = [:]
     /// The origin interned last: a stream sets most marks with a few rules.
     private var lastOrigin: (name: String, id: UInt16) = ("", 0)
     /// A min-heap of pending expiries keyed by time (lazy deletion).
-    private var expiries: [PendingExpiry] = []
+    var expiries: [PendingExpiry] = []
     /// Once tokens by node: the token the mark holds and the tokens dismissed on that path.
-    private var tokens: [Int32: OnceTokens] = [:]
+    var tokens: [Int32: OnceTokens] = [:]
 
     /// Creates an empty tree whose only node is the root.
     public init(configuration: Configuration = Configuration()) {
@@ -113,10 +113,9 @@ public struct BadgeTree: Sendable {
                 mode: configuration.display[root] ?? .number))
     }
 
-    /// An empty tree with room for `count` nodes (a tree about to be restored).
-    package init(configuration: Configuration, reservingNodes count: Int) {
-        self.init(configuration: configuration)
-        nodes.reserveCapacity(count)
+    /// A tree with no node at all, not even the root: for a reader that appends them.
+    init(configuration: Configuration, noNodes: Void) {
+        self.configuration = configuration
     }
 
     /// The largest own count a node keeps; larger counts are lowered to it.
@@ -617,16 +616,6 @@ extension BadgeTree {
         return out
     }
 
-    /// Calls `body` with each own mark as ``records`` gives it, in the order the tree made
-    /// their nodes (parents before children): what ``restore(contentsOf:)`` needs to make
-    /// the same nodes in the same order, without sorting.
-    package func forEachRecord(_ body: (MarkRecord) -> Void) {
-        for i in nodes.indices where nodes[i].own >= 0 { body(record(i)) }
-    }
-
-    /// Whether any node holds or dismissed a once token (else ``dismissedTokens`` is empty).
-    package var hasDismissedTokens: Bool { !tokens.isEmpty }
-
     /// The once tokens dismissed on each path (oldest first), in byte order of the paths.
     public var dismissedTokens: [(path: String, tokens: [String])] {
         var out: [(path: String, tokens: [String])] = []
@@ -653,18 +642,6 @@ extension BadgeTree {
     ///   marks before it are then restored.
     /// - Complexity: O(n · depth) for n marks, plus O(nodes · depth) for the aggregates.
     public mutating func restore(contentsOf records: some Sequence<MarkRecord>) throws(BadgePathError) {
-        try restore(contentsOf: records, checked: true)
-    }
-
-    /// ``restore(contentsOf:)`` for records this module's own trees gave (``forEachRecord(_:)``):
-    /// their paths were checked when they were first set, and are not checked again.
-    package mutating func restoreUnchecked(contentsOf records: [MarkRecord]) {
-        // Records of a tree made with this configuration hold only valid paths; were one
-        // not, it is left out rather than stopping the rest.
-        try? restore(contentsOf: records, checked: false)
-    }
-
-    private mutating func restore(contentsOf records: some Sequence<MarkRecord>, checked: Bool) throws(BadgePathError) {
         defer { recomputeAggregates() }
         // A node per mark and a few shared ancestors (`root.chat.a`, `root.chat.b`, `root.mail`
         // make five nodes with the root): for such trees, one allocation of the size they end
@@ -677,7 +654,7 @@ extension BadgeTree {
                 try set(r.path, count: n, expires: r.expires, once: r.once, source: r.source)
                 continue
             }
-            let i = checked ? try node(r.path) : create(r.path)
+            let i = try node(r.path)
             if r.once != nil, isDismissed(i, r.once) { continue }
             switch r.mark {
             case .dot: if nodes[i].own < 0 { nodes[i].own = 0 }
@@ -689,7 +666,7 @@ extension BadgeTree {
 
     /// Recomputes every node's marked descendants, child sum, count and show from the own
     /// marks (parents come before their children in `nodes`).
-    private mutating func recomputeAggregates() {
+    mutating func recomputeAggregates() {
         for i in nodes.indices {
             nodes[i].markedBelow = 0
             nodes[i].childSum = 0
@@ -815,7 +792,7 @@ extension BadgeTree {
         siftUp(appending: e)
     }
 
-    private mutating func siftUp(appending e: PendingExpiry) {
+    mutating func siftUp(appending e: PendingExpiry) {
         expiries.append(e)
         var c = expiries.count - 1
         while c > 0 {

@@ -324,7 +324,18 @@ private struct ReferenceModel {
     /// Runs one random sequence and compares the tree with the model after every operation.
     ///
     /// - Returns: a description of the first disagreement, or nil.
-    private static func check(seed: UInt64) -> String? {
+    /// The tree read back from its compact form (what a stream keeps of an idle account).
+    private static func compactCopy(_ tree: BadgeTree) -> BadgeTree? {
+        var bytes: [UInt8] = []
+        tree.writeCompact(into: &bytes)
+        return bytes.withUnsafeBytes { b in
+            var r = CompactReader(b)
+            let copy = BadgeTree(configuration: tree.configuration, compact: &r)
+            return r.isDone ? copy : nil
+        }
+    }
+
+    private static func check(seed: UInt64, roundTrips: Bool = false) -> String? {
         var rng = SplitMix64(seed: seed)
         var tree = BadgeTree(configuration: configuration)
         var model = ReferenceModel(maxDisplay: configuration.maxDisplay, modes: configuration.display)
@@ -336,6 +347,10 @@ private struct ReferenceModel {
             history.append(op)
             func fail(_ why: String) -> String {
                 "seed \(seed), after \(history.map(\.description).joined(separator: "; ")): \(why)"
+            }
+            if roundTrips && rng.chance(50) {
+                guard let copy = compactCopy(tree) else { return fail("the compact form did not read back") }
+                tree = copy
             }
 
             let outcome: Outcome
@@ -458,6 +473,19 @@ private struct ReferenceModel {
         var failures: [String] = []
         for seed in UInt64(1)...4_000 {
             if let failure = Self.check(seed: seed) {
+                failures.append(failure)
+                if failures.count == 3 { break }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+
+    /// The same, with the tree replaced by its compact form's copy before half the
+    /// operations: the copy has every mark, aggregate, expiry and display mode.
+    @Test func aTreeReadBackFromItsCompactFormAgreesWithTheModel() {
+        var failures: [String] = []
+        for seed in UInt64(1)...1_000 {
+            if let failure = Self.check(seed: seed, roundTrips: true) {
                 failures.append(failure)
                 if failures.count == 3 { break }
             }

@@ -205,17 +205,28 @@ public struct BadgeStream: Sendable {
         for id in gone {
             // Moved out, not copied (a copy retains every part of the account once more).
             guard let i = accounts.index(forKey: id) else { continue }
-            let account = accounts.remove(at: i).value
-            if !compacted.insert(account, as: id) { accounts[id] = account }
+            var account = accounts.remove(at: i).value
+            if !compacted.insert(account, as: id) {
+                // Too large for the compact form: it stays, counted as just used so that the
+                // next compaction does not encode it again at once.
+                useCounter &+= 1
+                account.lastUse = useCounter
+                accounts[id] = account
+            }
         }
     }
 
     /// Adds a loaded account: compact when `compact`, else expanded.
     mutating func addLoaded(_ account: Account, as id: String, compact: Bool) {
+        // An id met twice (a file that repeats a key) keeps its last value, in one form only.
         if compact {
             tracksUse = true
-            if compacted.insert(account, as: id) { return }
+            if compacted.insert(account, as: id) {
+                accounts.removeValue(forKey: id)
+                return
+            }
         }
+        compacted.remove(id)
         accounts[id] = account
     }
 

@@ -56,6 +56,14 @@ struct CompactAccounts: Sendable {
         return true
     }
 
+    /// Drops account `id`, if held.
+    mutating func remove(_ id: String) {
+        guard let i = slots.index(forKey: id), slots.values[i] >= 0 else { return }
+        holes += slots.values[i] & Self.maxEncoded
+        slots.values[i] = -1
+        count -= 1
+    }
+
     /// A copy of account `id` (it stays held); nil when none is.
     ///
     /// - Throws: `StateFile.Failure` when its bytes do not decode (an internal error).
@@ -97,10 +105,17 @@ struct CompactAccounts: Sendable {
         var packed: [UInt8] = []
         packed.reserveCapacity(liveBytes + liveBytes / 4)
         arena.withUnsafeBufferPointer { old in
-            for i in slots.indices where slots.values[i] >= 0 {
-                let slot = slots.values[i], offset = slot >> 20, length = slot & Self.maxEncoded
-                slots.values[i] = packed.count << 20 | length
-                packed.append(contentsOf: UnsafeBufferPointer(rebasing: old[offset..<offset + length]))
+            // Walked by index, not through `slots.indices`: that would hold the table's
+            // storage, and the first write below would copy the whole table.
+            var i = slots.startIndex
+            while i != slots.endIndex {
+                let slot = slots.values[i]
+                if slot >= 0 {
+                    let offset = slot >> 20, length = slot & Self.maxEncoded
+                    slots.values[i] = packed.count << 20 | length
+                    packed.append(contentsOf: UnsafeBufferPointer(rebasing: old[offset..<offset + length]))
+                }
+                i = slots.index(after: i)
             }
         }
         arena = packed
@@ -109,69 +124,19 @@ struct CompactAccounts: Sendable {
 }
 
 /// The binary form of an ``Account`` that ``CompactAccounts`` keeps (in memory only; it is
-/// never written to a file, so it has no version).
-///
-/// Integers are LEB128 varints (signed ones zigzagged); a string is its UTF-8 length and
-/// bytes; a time is a varint of its value times two when it is a whole number of seconds
-/// within ±2^52 (and not -0), else the varint 1 and its 8 bytes. In order: the clock; the
-/// tree's number of nodes; the marks in the order of the tree's nodes, each path as the bytes it shares with the one before
-/// and the rest, the mark (0 a dot, 1 + n a count n), a flag byte (source, expiry, held
-/// token) and those present (a source's rule as an index into the rules named before in
-/// this account, 0 for a new one followed by its name); the dismissed tokens by path; the
-/// devices, each with its numbers, a flag byte for its sync state and the parts not new.
+/// never written to a file, so it has no version), in `CompactCoding`'s primitives: the
+/// clock, the tree's own compact form (its nodes as they are, so that reading it makes the
+/// same tree without hashing a path), then the devices, each with its numbers, a flag byte
+/// for its sync state and the parts that are not those of a new device.
 enum AccountCodec {
-    // MARK: Encoding
-
     static func encode(_ a: Account, into out: inout [UInt8]) {
-        time(a.clock, &out)
-        varint(UInt64(a.tree.nodeCount), &out)
-        varint(UInt64(a.tree.markCount), &out)
-        var previous: [UInt8] = []
-        var origins: [String] = []
-        // In node order: restoring them in it makes the same nodes in the same order.
-        a.tree.forEachRecord { r in
-            var path = r.path
-            path.withUTF8 { bytes in
-                let limit = min(bytes.count, previous.count)
-                var shared = 0
-                while shared < limit && bytes[shared] == previous[shared] { shared += 1 }
-                varint(UInt64(shared), &out)
-                varint(UInt64(bytes.count - shared), &out)
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[shared...]))
-                previous.removeAll(keepingCapacity: true)
-                previous.append(contentsOf: bytes)
-            }
-            switch r.mark {
-            case .dot: varint(0, &out)
-            case .count(let n): varint(1 &+ zigzag(n), &out)
-            }
-            out.append((r.source != nil ? 1 : 0) | (r.expires != nil ? 2 : 0) | (r.once != nil ? 4 : 0))
-            if let s = r.source {
-                varint(zigzag(s.seq), &out)
-                if let k = origins.firstIndex(of: s.origin) {
-                    varint(UInt64(k + 1), &out)
-                } else {
-                    varint(0, &out)
-                    string(s.origin, &out)
-                    origins.append(s.origin)
-                }
-                time(s.at, &out)
-            }
-            if let e = r.expires { time(e, &out) }
-            if let o = r.once { string(o, &out) }
-        }
-        let dismissed = a.tree.hasDismissedTokens ? a.tree.dismissedTokens : []
-        varint(UInt64(dismissed.count), &out)
-        for (path, tokens) in dismissed {
-            string(path, &out)
-            varint(UInt64(tokens.count), &out)
-            for t in tokens { string(t, &out) }
-        }
-        varint(UInt64(a.devices.count), &out)
+        CompactCoding.time(a.clock, &out)
+        a.tree.writeCompact(into: &out)
+        CompactCoding.varint(UInt64(a.devices.count), &out)
         for (id, d) in a.devices {
-            string(id, &out)
-            varint(zigzag(d.payloadIcon), &out)
-            varint(zigzag(d.delivered), &out)
+            CompactCoding.string(id, &out)
+            CompactCoding.signed(d.payloadIcon, &out)
+            CompactCoding.signed(d.delivered, &out)
             let p = d.sync
             let flags: UInt8 =
                 (p.loggedIn ? 1 : 0) | (p.foreground ? 2 : 0) | (p.visible.isEmpty ? 0 : 4)
@@ -181,182 +146,34 @@ enum AccountCodec {
             if !p.visible.isEmpty { strings(p.visible, &out) }
             if !p.appearedSinceLogin.isEmpty { strings(p.appearedSinceLogin, &out) }
             if !p.disappearedAt.isEmpty {
-                varint(UInt64(p.disappearedAt.count), &out)
+                CompactCoding.varint(UInt64(p.disappearedAt.count), &out)
                 for (page, t) in p.disappearedAt {
-                    string(page, &out)
-                    time(t, &out)
+                    CompactCoding.string(page, &out)
+                    CompactCoding.time(t, &out)
                 }
             }
-            if p.intervalStart != 0 { time(p.intervalStart, &out) }
+            if p.intervalStart != 0 { CompactCoding.time(p.intervalStart, &out) }
         }
-    }
-
-    static func varint(_ value: UInt64, _ out: inout [UInt8]) {
-        var v = value
-        while v >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(v))
-    }
-
-    static func zigzag(_ n: Int) -> UInt64 { UInt64(bitPattern: Int64((n << 1) ^ (n >> 63))) }
-
-    static func string(_ s: String, _ out: inout [UInt8]) {
-        varint(UInt64(s.utf8.count), &out)
-        out.append(contentsOf: s.utf8)
     }
 
     private static func strings(_ set: Set<String>, _ out: inout [UInt8]) {
-        varint(UInt64(set.count), &out)
-        for s in set { string(s, &out) }
+        CompactCoding.varint(UInt64(set.count), &out)
+        for s in set { CompactCoding.string(s, &out) }
     }
 
-    static func time(_ t: Double, _ out: inout [UInt8]) {
-        if abs(t) < 0x1p52, t == t.rounded(.towardZero), !(t == 0 && t.sign == .minus) {
-            varint(zigzag(Int(t)) << 1, &out)
-        } else {
-            varint(1, &out)
-            var bits = t.bitPattern
-            for _ in 0..<8 {
-                out.append(UInt8(truncatingIfNeeded: bits))
-                bits >>= 8
-            }
-        }
-    }
-
-    // MARK: Decoding
-
-    /// Reads bytes front to back; past the end, every read gives 0 or "" and sets `failed`.
-    struct Reader {
-        let bytes: UnsafeRawBufferPointer
-        var at = 0
-        var failed = false
-
-        mutating func byte() -> UInt8 {
-            guard at < bytes.count else {
-                failed = true
-                return 0
-            }
-            at += 1
-            return bytes[at - 1]
-        }
-
-        mutating func varint() -> UInt64 {
-            var value: UInt64 = 0, shift: UInt64 = 0
-            while shift < 64 {
-                let b = byte()
-                value |= UInt64(b & 0x7F) << shift
-                if b < 0x80 { return value }
-                shift += 7
-            }
-            failed = true
-            return 0
-        }
-
-        /// A count of things still to read, each at least one byte long.
-        mutating func count() -> Int {
-            let n = varint()
-            guard n <= UInt64(bytes.count - at) else {
-                failed = true
-                return 0
-            }
-            return Int(n)
-        }
-
-        mutating func signed() -> Int {
-            let v = varint()
-            return Int(Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1))
-        }
-
-        mutating func raw(_ n: Int) -> UnsafeRawBufferPointer {
-            guard n <= bytes.count - at else {
-                failed = true
-                return UnsafeRawBufferPointer(rebasing: bytes[0..<0])
-            }
-            at += n
-            return UnsafeRawBufferPointer(rebasing: bytes[at - n..<at])
-        }
-
-        mutating func string() -> String { String(decoding: raw(count()), as: UTF8.self) }
-
-        mutating func strings() -> Set<String> {
-            var out: Set<String> = []
-            for _ in 0..<count() { out.insert(string()) }
-            return out
-        }
-
-        mutating func time() -> Double {
-            let v = varint()
-            if v & 1 == 0 {
-                let n = v >> 1
-                return Double(Int64(bitPattern: n >> 1) ^ -Int64(bitPattern: n & 1))
-            }
-            guard v == 1 else {
-                failed = true
-                return 0
-            }
-            var bits: UInt64 = 0
-            let b = raw(8)
-            for (i, x) in b.enumerated() { bits |= UInt64(x) << (8 * UInt64(i)) }
-            return Double(bitPattern: bits)
-        }
+    private static func strings(_ r: inout CompactReader) -> Set<String> {
+        var out: Set<String> = []
+        for _ in 0..<r.count() { out.insert(r.string()) }
+        return out
     }
 
     /// The account `bytes` encode; nil when they are not an encoding ``encode(_:into:)`` made.
     static func decode(_ bytes: UnsafeRawBufferPointer, rules: RuleSet) -> Account? {
-        var r = Reader(bytes: bytes)
+        var r = CompactReader(bytes)
         let clock = r.time()
-        // The tree is made with room for the nodes it had: restoring allocates them once.
-        var account = Account(tree: BadgeTree(configuration: rules.tree, reservingNodes: Int(min(r.varint(), 1 << 16))))
+        guard let tree = BadgeTree(configuration: rules.tree, compact: &r) else { return nil }
+        var account = Account(tree: tree)
         account.clock = clock
-        let n = r.count()
-        var records: [MarkRecord] = []
-        records.reserveCapacity(n)
-        var origins: [String] = []
-        var previous: [UInt8] = []
-        for _ in 0..<n {
-            let shared = Int(r.varint())
-            guard shared <= previous.count else { return nil }
-            previous.removeSubrange(shared...)
-            previous.append(contentsOf: r.raw(r.count()))
-            let path = String(decoding: previous, as: UTF8.self)
-            let m = r.varint()
-            var record = MarkRecord(
-                path: path, mark: m == 0 ? .dot : .count(Int(Int64(bitPattern: (m - 1) >> 1) ^ -Int64(bitPattern: (m - 1) & 1))))
-            let flags = r.byte()
-            if flags & 1 != 0 {
-                let seq = r.signed()
-                let k = Int(r.varint())
-                let origin: String
-                if k == 0 {
-                    origin = r.string()
-                    origins.append(origin)
-                } else {
-                    guard k <= origins.count else { return nil }
-                    origin = origins[k - 1]
-                }
-                record.source = MarkSource(seq: seq, origin: origin, at: r.time())
-            }
-            if flags & 2 != 0 { record.expires = r.time() }
-            if flags & 4 != 0 { record.once = r.string() }
-            guard !r.failed else { return nil }
-            records.append(record)
-        }
-        var dismissed: [(String, [String])] = []
-        for _ in 0..<r.count() {
-            let path = r.string()
-            var tokens: [String] = []
-            for _ in 0..<r.count() { tokens.append(r.string()) }
-            dismissed.append((path, tokens))
-        }
-        guard !r.failed else { return nil }
-        do {
-            account.tree.restoreUnchecked(contentsOf: records)
-            for (path, tokens) in dismissed { try account.tree.restoreDismissed(path, tokens: tokens) }
-        } catch {
-            return nil
-        }
         let devices = r.count()
         account.devices.reserveCapacity(devices)
         for _ in 0..<devices {
@@ -366,8 +183,8 @@ enum AccountCodec {
             d.delivered = r.signed()
             let flags = r.byte()
             if flags != 2 {
-                let visible = flags & 4 != 0 ? r.strings() : []
-                let appeared = flags & 8 != 0 ? r.strings() : []
+                let visible = flags & 4 != 0 ? strings(&r) : []
+                let appeared = flags & 8 != 0 ? strings(&r) : []
                 var disappeared: [String: Double] = [:]
                 if flags & 16 != 0 {
                     for _ in 0..<r.count() {
@@ -383,6 +200,6 @@ enum AccountCodec {
             guard !r.failed else { return nil }
             account.devices[id] = d
         }
-        return r.failed || r.at != bytes.count ? nil : account
+        return r.isDone ? account : nil
     }
 }

@@ -188,6 +188,12 @@ public enum StateFile {
         // The pretty text ends with the empty accounts object: `"accounts": {\n  }\n}`.
         let tail = "{\n  }\n}"
         guard stream.accountCount > 0, head.hasSuffix(tail) else {
+            // `encode` leaves out a compact account that does not decode: refuse instead.
+            for id in stream.compacted.ids {
+                do { _ = try stream.compacted.account(id, rules: stream.rules) } catch {
+                    throw FileIO.Failure(path: file, message: error.description)
+                }
+            }
             let w = try FileIO.AtomicWriter(file)
             try w.write((encode(stream).serialized(pretty: true) + "\n").utf8)
             try w.prepare()

@@ -146,10 +146,10 @@ private func run(_ lines: [String], on stream: inout BadgeStream, compactingTo k
         ]
         for t in times {
             var bytes: [UInt8] = []
-            AccountCodec.time(t, &bytes)
+            CompactCoding.time(t, &bytes)
             let back = bytes.withUnsafeBytes { b in
-                var r = AccountCodec.Reader(bytes: b)
-                return (r.time(), r.at == b.count && !r.failed)
+                var r = CompactReader(b)
+                return (r.time(), r.isDone)
             }
             #expect(back.0.bitPattern == t.bitPattern && back.1, "\(t)")
         }
@@ -171,8 +171,8 @@ private func run(_ lines: [String], on stream: inout BadgeStream, compactingTo k
         let withTrailing = longer.withUnsafeBytes { AccountCodec.decode($0, rules: stream.rules) }
         #expect(withTrailing == nil)
         var huge: [UInt8] = []
-        AccountCodec.time(0, &huge)
-        AccountCodec.varint(1 << 40, &huge)
+        CompactCoding.time(0, &huge)
+        CompactCoding.varint(1 << 40, &huge)
         let tooMany = huge.withUnsafeBytes { AccountCodec.decode($0, rules: stream.rules) }
         #expect(tooMany == nil)
     }
