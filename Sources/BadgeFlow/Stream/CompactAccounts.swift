@@ -6,10 +6,10 @@ import BadgeTree
 ///
 /// A ``BadgeStream`` with compaction on (``BadgeStream/compact(keeping:)``) keeps its
 /// most recently used accounts expanded and the rest here; an account is expanded again by
-/// its next event. What is kept is what a state file holds (``StateFile/writeAccount``):
-/// marks with their sources, expiries and once tokens, dismissed tokens, the clock and
-/// each device's numbers and sync state, so an account that went through this form gives
-/// the same results as one that stayed expanded, as a saved and reloaded one does.
+/// its next event. What is kept is the account as it is: the clock, the tree's nodes in
+/// their order (each with its mark, contribution, display mode, source and expiry), the once
+/// tokens, each device's numbers and sync state; the tree's sums are recomputed. An account
+/// that went through this form gives the same results as one that stayed expanded.
 ///
 /// The encodings live one after another in one byte buffer. Taking an account out leaves
 /// a hole; when the holes reach a quarter of the live bytes the buffer is copied without
