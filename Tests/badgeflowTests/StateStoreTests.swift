@@ -116,6 +116,13 @@ import Testing
         #expect(try CLI.run(["state", "convert", dir + "/b.sqlite", dir + "/back.json"]).status == 0)
         #expect(
             try String(contentsOfFile: dir + "/back.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8))
+        // And JSON -> SQLite -> JSON (both held compactly by convert) gives the file back.
+        #expect(try CLI.run(["state", "convert", dir + "/plain.json", dir + "/c.sqlite"]).status == 0)
+        #expect(try CLI.run(["state", "convert", dir + "/c.sqlite", dir + "/again.json"]).status == 0)
+        #expect(
+            try String(contentsOfFile: dir + "/again.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8)
+        )
+        #expect(try CLI.run(["state", "info", dir + "/c.sqlite"]).stdout.contains("accounts: 700\n"))
         let info = try CLI.run(["state", "info", dir + "/b.sqlite"])
         #expect(info.stdout.contains("accounts: 700\n"))
         #expect(info.stdout.contains("last seq: 8000\n"))

@@ -345,16 +345,21 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// A stream holding the stored accounts `ids` (those that exist), or every account when
     /// `ids` is nil; its accounts count as unchanged.
     ///
-    /// - Throws: `StateFile.Failure` when an account cannot be read.
-    public func stream(rules: RuleSet, accounts ids: [String]? = nil) throws(StateFile.Failure) -> BadgeStream {
+    /// - Parameters:
+    ///   - rules: the rules the accounts are read with.
+    ///   - ids: the accounts to read; nil for all.
+    ///   - compact: hold the accounts in compact form (``BadgeStream/compact(keeping:)``).
+    public func stream(rules: RuleSet, accounts ids: [String]? = nil, compact: Bool = false) throws(StateFile.Failure) -> BadgeStream {
         var stream = BadgeStream(rules: rules)
         if let ids {
             for id in ids {
-                if let a = try loadAccount(id, rules: rules) { stream.accounts[id] = a }
+                if let a = try loadAccount(id, rules: rules) { stream.addLoaded(a, as: id, compact: compact) }
             }
             return stream
         }
-        try forEachRow { (id, bytes) throws(StateFile.Failure) in stream.accounts[id] = try decodeRow(id, bytes, rules: rules) }
+        try forEachRow { (id, bytes) throws(StateFile.Failure) in
+            stream.addLoaded(try decodeRow(id, bytes, rules: rules), as: id, compact: compact)
+        }
         return stream
     }
 
@@ -367,7 +372,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         // Straight from the stream's table: no copy of it (marking every account changed
         // would make one) and no list of a million accounts on the side.
         let all = stream.accounts.lazy.map { (id: $0.key, account: $0.value) }
-        _ = try commit(all, seq: seq, input: input, returningCounts: false)
+        _ = try commit(all, seq: seq, input: input, returningCounts: false, thenCompact: stream)
     }
 
     private func setMeta(_ key: String, _ value: String) throws(StateFile.Failure) {
@@ -422,13 +427,25 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     ///
     /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
     func commit<Changed: Collection<(id: String, account: Account)>>(
-        _ changed: Changed, seq: Int, input: String, returningCounts: Bool = true
+        _ changed: Changed, seq: Int, input: String, returningCounts: Bool = true, thenCompact holder: BadgeStream? = nil
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         var accounts = accountCount, devices = deviceCount, marks = markCount
         let before = meta
         try exec("BEGIN IMMEDIATE")
         do throws(StateFile.Failure) {
-            for (id, a) in changed {
+            // `changed`, then the compact accounts of `holder`, each expanded in turn.
+            var compactIDs = holder?.compacted.ids ?? []
+            var rest = changed.makeIterator()
+            while true {
+                let id: String, a: Account
+                if let next = rest.next() {
+                    (id, a) = next
+                } else if let holder, let last = compactIDs.popLast() {
+                    guard let found = try holder.compacted.account(last, rules: holder.rules) else { continue }
+                    (id, a) = (last, found)
+                } else {
+                    break
+                }
                 let d = a.devices.count, m = a.tree.markCount
                 var old = a.storedCounts
                 if old == nil { old = try storedCounts(id) }
