@@ -77,4 +77,41 @@ import Testing
         let text = try String(contentsOfFile: state, encoding: .utf8)
         #expect(text.contains("\"root.chat.alice\": 1"))
     }
+
+    /// A signal with most accounts in compact form (`--expanded-accounts 1`): the save
+    /// writes them all, each as its result said.
+    @Test func aSignalSavesCompactAccountsToo() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let state = dir + "/state.json"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.executable)
+        p.arguments = ["filter", "--line-buffered", "--expanded-accounts", "1", "--state", state]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        for device in ["ann", "bob", "cat", "dan"] {
+            input.fileHandleForWriting.write(
+                Data(
+                    "{\"op\":\"push\",\"device\":\"\(device)\",\"payload\":{\"aps\":{\"alert\":\"hi\",\"thread-id\":\"t-\(device)\"}}}\n"
+                        .utf8))
+        }
+        var seen = Data()
+        while seen.filter({ $0 == UInt8(ascii: "\n") }).count < 4 {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+        }
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        try? input.fileHandleForWriting.close()
+        #expect(p.terminationStatus == 128 + SIGTERM)
+        let text = try String(contentsOfFile: state, encoding: .utf8)
+        for device in ["ann", "bob", "cat", "dan"] {
+            #expect(text.contains("\"\(device)\": {"), "\(device)")
+            #expect(text.contains("\"root.chat.t-\(device)\": 1"), "\(device)")
+        }
+    }
 }
