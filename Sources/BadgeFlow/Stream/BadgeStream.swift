@@ -197,8 +197,8 @@ public struct BadgeStream: Sendable {
         uses.reserveCapacity(accounts.count)
         for i in accounts.indices { uses.append(accounts.values[i].lastUse) }
         let excess = accounts.count - n
-        uses.sort()
-        let cutoff = uses[excess - 1]
+        // The excess-th smallest use count (uses are all different): selected, not sorted.
+        let cutoff = Self.select(excess - 1, in: &uses)
         var gone: [String] = []
         gone.reserveCapacity(excess)
         for i in accounts.indices where accounts.values[i].lastUse <= cutoff { gone.append(accounts.keys[i]) }
@@ -214,6 +214,36 @@ public struct BadgeStream: Sendable {
                 accounts[id] = account
             }
         }
+    }
+
+    /// The `k`-th smallest of `values` (0-based), moving them around: quickselect, O(n) on
+    /// average. `k` must be an index of `values`.
+    static func select(_ k: Int, in values: inout [UInt64]) -> UInt64 {
+        var low = 0, high = values.count - 1
+        while low < high {
+            // Median of three as the pivot: use counts often come in runs.
+            let mid = low + (high - low) / 2
+            let a = values[low], b = values[mid], c = values[high]
+            let pivot = max(min(a, b), min(max(a, b), c))
+            var i = low, j = high
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while values[j] > pivot { j -= 1 }
+                if i <= j {
+                    values.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            if k <= j {
+                high = j
+            } else if k >= i {
+                low = i
+            } else {
+                return values[k]
+            }
+        }
+        return values[k]
     }
 
     /// Adds a loaded account: compact when `compact`, else expanded.
@@ -324,23 +354,20 @@ public struct BadgeStream: Sendable {
             }
             // Undoing the batch puts an expanded account back as it was (nil: it is dropped).
             if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(thawed, forKey: id) }
-            var fresh = Account(rules: rules)
-            if let thawed {
-                fresh = thawed
-            } else if let ahead = prefetched.removeValue(forKey: id) {
+            // An empty account is made only when none is found (making one builds a tree).
+            var found = thawed
+            if found == nil, let ahead = prefetched.removeValue(forKey: id) {
                 loads.ahead += 1
-                if let ahead { fresh = ahead }
-            } else if let source {
+                found = ahead
+            } else if found == nil, let source {
                 loads.inline += 1
-                do {
-                    if let loaded = try source.loadAccount(id, rules: rules) { fresh = loaded }
-                } catch {
+                do { found = try source.loadAccount(id, rules: rules) } catch {
                     sourceFailure = error
                     return .rejected(
                         .error(.invalidPath, "account \"\(id)\" could not be loaded from the state: \(error.description)", at: ""))
                 }
             }
-            accounts[id] = fresh
+            accounts[id] = found ?? Account(rules: rules)
             guard let made = accounts.index(forKey: id) else {
                 return .rejected(
                     .error(.invalidPath, "account \"\(id)\" could not be created", at: event.account == nil ? "/device" : "/account"))

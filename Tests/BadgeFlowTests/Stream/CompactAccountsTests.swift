@@ -204,4 +204,22 @@ private func run(_ lines: [String], on stream: inout BadgeStream, compactingTo k
         try StateFile.save(loaded, to: again)
         #expect(try FileIO.readBytes(again) == FileIO.readBytes(file))
     }
+
+    @Test func selectFindsTheKthSmallestAsSortingWould() {
+        var seed: UInt64 = 7
+        func next() -> UInt64 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return seed >> 33
+        }
+        for n in [1, 2, 3, 5, 16, 100, 1000] {
+            for spread in [2, 1000, 1 << 30] {
+                let values = (0..<n).map { _ in next() % UInt64(spread) }
+                let sorted = values.sorted()
+                for k in Set([0, n / 2, n - 1, Int(next() % UInt64(n))]) {
+                    var work = values
+                    #expect(BadgeStream.select(k, in: &work) == sorted[k], "n \(n) spread \(spread) k \(k)")
+                }
+            }
+        }
+    }
 }
