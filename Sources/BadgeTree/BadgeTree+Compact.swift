@@ -216,11 +216,22 @@ extension BadgeTree {
         }
         for i in 0..<count {
             if i == 0 {
-                nodes.append(Node(path: r.string(), parent: -1, depth: 1, mode: .number))
+                guard r.string() == configuration.root else {
+                    r.failed = true
+                    return nil
+                }
+                nodes.append(Node(path: configuration.root, parent: -1, depth: 1, mode: .number))
             } else {
                 let parent = r.index(below: i)
                 let name = r.raw(r.count())
-                guard !r.failed else { return nil }
+                // A segment is never empty and holds no dot; a path keeps BadgePath's limits.
+                guard !r.failed, !name.isEmpty, !name.contains(UInt8(ascii: ".")),
+                    Int(nodes[parent].depth) < BadgePath.maxSegments,
+                    nodes[parent].path.utf8.count + 1 + name.count <= BadgePath.maxBytes
+                else {
+                    r.failed = true
+                    return nil
+                }
                 var path = nodes[parent].path
                 path.append(".")
                 path.append(String(decoding: name, as: UTF8.self))
@@ -230,7 +241,14 @@ extension BadgeTree {
                         depth: nodes[parent].depth &+ 1, mode: .number))
                 nodes[parent].firstChild = Int32(i)
             }
-            nodes[i].own = max(r.signed(), -1)
+            // -1 (no mark), 0 (a dot) or a count up to maxCount, as the tree keeps them: sums
+            // of larger ones could overflow.
+            let own = r.signed()
+            guard own >= -1, own <= Self.maxCount else {
+                r.failed = true
+                return nil
+            }
+            nodes[i].own = own
             let flags = r.byte()
             switch flags & 3 {
             case 0: nodes[i].contribution = .count

@@ -493,6 +493,45 @@ private struct ReferenceModel {
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
     }
 
+    /// Bytes the writer could not have made are refused, not trapped on: an own count past
+    /// `maxCount` (two such siblings would overflow their parent's sum), another root, a
+    /// segment with a dot or empty, a parent that comes later.
+    @Test func aDamagedCompactFormIsRefused() {
+        func form(root: String = "root", parent: UInt64 = 0, name: String = "a", own: Int = 1, twice: Bool = false) -> [UInt8] {
+            var b: [UInt8] = []
+            CompactCoding.varint(twice ? 3 : 2, &b)  // nodes
+            CompactCoding.varint(0, &b)  // origins
+            CompactCoding.string(root, &b)
+            CompactCoding.signed(-1, &b)
+            b.append(0)
+            for _ in 0..<(twice ? 2 : 1) {
+                CompactCoding.varint(parent, &b)
+                CompactCoding.string(name, &b)
+                CompactCoding.signed(own, &b)
+                b.append(0)
+            }
+            CompactCoding.varint(0, &b)  // tokens
+            return b
+        }
+        func read(_ b: [UInt8]) -> BadgeTree? {
+            b.withUnsafeBytes { raw in
+                var r = CompactReader(raw)
+                let tree = BadgeTree(configuration: BadgeTree.Configuration(), compact: &r)
+                return r.isDone ? tree : nil
+            }
+        }
+        let good = read(form())
+        #expect(good?.mark(of: "root.a") == .count(1))
+        #expect(good?.total == 1)
+        #expect(read(form(own: BadgeTree.maxCount))?.total == BadgeTree.maxCount)
+        #expect(read(form(own: Int.max, twice: true)) == nil)
+        #expect(read(form(own: -2)) == nil)
+        #expect(read(form(root: "top")) == nil)
+        #expect(read(form(name: "a.b")) == nil)
+        #expect(read(form(name: "")) == nil)
+        #expect(read(form(parent: 1)) == nil)
+    }
+
     @Test func theModelItselfFollowsThePromotionWalkthrough() {
         var model = ReferenceModel(maxDisplay: 99, modes: [:])
         for op in [Operation.set("root.promotion"), .set("root.promotion.item1"), .set("root.promotion.item2")] {

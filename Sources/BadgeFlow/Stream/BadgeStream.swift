@@ -191,13 +191,15 @@ public struct BadgeStream: Sendable {
     /// ``evict(keeping:)``); turns ``tracksUse`` on. An account too large for the compact
     /// form (over 1 MiB of it) stays expanded.
     public mutating func compact(keeping n: Int) {
+        let n = max(n, 0)
         tracksUse = true
         guard source == nil, accounts.count > n else { return }
         var uses: [UInt64] = []
         uses.reserveCapacity(accounts.count)
         for i in accounts.indices { uses.append(accounts.values[i].lastUse) }
         let excess = accounts.count - n
-        // The excess-th smallest use count (uses are all different): selected, not sorted.
+        // The excess-th smallest use count, selected, not sorted (accounts loaded and never
+        // used share 0: all of them at or below the cut-off go).
         let cutoff = Self.select(excess - 1, in: &uses)
         var gone: [String] = []
         gone.reserveCapacity(excess)
