@@ -1,5 +1,6 @@
 // libFuzzer entry point: the whole line processor (parse + validate + route + tree update +
-// result line) on arbitrary bytes, with the filter's one-answer-per-line contract checked.
+// result line) on arbitrary bytes, with the filter's one-answer-per-line contract checked,
+// and the same lines answered alike by expanded and compact accounts.
 import BadgeFlow
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -23,6 +24,18 @@ public func fuzzLineProcessor(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int
             fatalError("tree total \(account.tree.total) disagrees with its snapshot")
         }
     }
+    // Accounts held compactly answer as expanded ones: the same input again, on the stream
+    // as it is and on a copy with every account compacted, gives the same bytes.
+    var compacted = session
+    compacted.stream.compact(keeping: 0)
+    _ = session.takeOutput()
+    _ = compacted.takeOutput()
+    for line in input.split(separator: 0x0A, omittingEmptySubsequences: false) {
+        let bytes = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: line))
+        session.feed(bytes)
+        compacted.feed(bytes)
+    }
+    if session.output.bytes != compacted.output.bytes { fatalError("compact accounts answered differently") }
     return 0
 }
 
