@@ -162,25 +162,33 @@ public struct BadgeStream: Sendable {
     /// ends); ``source`` loads them again when needed.
     public mutating func evict(keeping n: Int) {
         guard accounts.count > n else { return }
-        // Every resident account was used at a different count, so the cut-off is exact.
-        var uses: [UInt64] = []
-        uses.reserveCapacity(accounts.count)
-        for i in accounts.indices where !accounts.values[i].dirty && !accounts.values[i].inFlight {
-            uses.append(accounts.values[i].lastUse)
-        }
-        let excess = min(accounts.count - n, uses.count)
-        guard excess > 0 else { return }
-        uses.sort()
-        let cutoff = uses[excess - 1]
         // Removed one by one: the accounts kept are neither copied nor rehashed.
-        var gone: [String] = []
-        gone.reserveCapacity(excess)
-        for i in accounts.indices
-        where !accounts.values[i].dirty && !accounts.values[i].inFlight && accounts.values[i].lastUse <= cutoff {
-            gone.append(accounts.keys[i])
-        }
+        let gone = leastRecentlyUsed(accounts.count - n, onlyClean: true)
         for id in gone { accounts.removeValue(forKey: id) }
         if recordsEvictions { evictedSinceRequest.formUnion(gone) }
+    }
+
+    /// The ids of the `count` least recently used accounts in memory (`onlyClean`: of those
+    /// neither changed nor in a commit under way; fewer when fewer are). Accounts that share
+    /// the cut-off's use count (loaded and never used: 0) all come with it.
+    private func leastRecentlyUsed(_ count: Int, onlyClean: Bool) -> [String] {
+        // Flags read in place: passing the account to a predicate would copy it.
+        func eligible(_ i: Dictionary<String, Account>.Index) -> Bool {
+            !onlyClean || (!accounts.values[i].dirty && !accounts.values[i].inFlight)
+        }
+        var uses: [UInt64] = []
+        uses.reserveCapacity(accounts.count)
+        for i in accounts.indices where eligible(i) { uses.append(accounts.values[i].lastUse) }
+        let excess = min(count, uses.count)
+        guard excess > 0 else { return [] }
+        // Selected, not sorted.
+        let cutoff = Self.select(excess - 1, in: &uses)
+        var ids: [String] = []
+        ids.reserveCapacity(excess)
+        for i in accounts.indices where accounts.values[i].lastUse <= cutoff && eligible(i) {
+            ids.append(accounts.keys[i])
+        }
+        return ids
     }
 
     /// Holds all but the `n` most recently used expanded accounts in compact form (about
@@ -194,16 +202,7 @@ public struct BadgeStream: Sendable {
         let n = max(n, 0)
         tracksUse = true
         guard source == nil, accounts.count > n else { return }
-        var uses: [UInt64] = []
-        uses.reserveCapacity(accounts.count)
-        for i in accounts.indices { uses.append(accounts.values[i].lastUse) }
-        let excess = accounts.count - n
-        // The excess-th smallest use count, selected, not sorted (accounts loaded and never
-        // used share 0: all of them at or below the cut-off go).
-        let cutoff = Self.select(excess - 1, in: &uses)
-        var gone: [String] = []
-        gone.reserveCapacity(excess)
-        for i in accounts.indices where accounts.values[i].lastUse <= cutoff { gone.append(accounts.keys[i]) }
+        let gone = leastRecentlyUsed(accounts.count - n, onlyClean: false)
         for id in gone {
             // Moved out, not copied (a copy retains every part of the account once more).
             guard let i = accounts.index(forKey: id) else { continue }
