@@ -81,14 +81,22 @@ struct StateCommand: ParsableCommand {
                 Console.error("badgeflow: error: \(file): no such state file")
                 throw Exit.state
             }
-            let stream = try StateCommand.load(file)
-            let devices = stream.accounts.values.reduce(0) { $0 + $1.devices.count }
-            let marks = stream.accounts.values.reduce(0) { $0 + $1.tree.markCount }
+            // Held compactly (~100 bytes an account) and expanded one at a time to count.
+            let stream = try StateCommand.load(file, compact: true)
+            var devices = 0, marks = 0
+            for id in stream.accountIDs {
+                guard let a = try? stream.account(id) else {
+                    Console.error("badgeflow: error: state file \(file): account \"\(id)\" could not be read back from memory")
+                    throw Exit.state
+                }
+                devices += a.devices.count
+                marks += a.tree.markCount
+            }
             Console.out(
                 """
                 format: json
                 version: \(StateFile.version)
-                accounts: \(stream.accounts.count)
+                accounts: \(stream.accountCount)
                 devices: \(devices)
                 marks: \(marks)
                 last seq: - (JSON states keep no seq)

@@ -89,13 +89,19 @@ struct TreeCommand: ParsableCommand {
 
     func run() throws {
         let ruleSet = try ruleSet()
-        let stream: BadgeStream
+        var stream: BadgeStream
         do {
+            let wanted = account ?? device ?? ""
             if SQLiteStore.isSQLitePath(state) {
                 // Only the account asked for (or the device's own) is read.
-                stream = try SQLiteStore(path: state, readOnly: true).stream(rules: ruleSet, accounts: [account ?? device ?? ""])
+                stream = try SQLiteStore(path: state, readOnly: true).stream(rules: ruleSet, accounts: [wanted])
             } else {
-                stream = try StateFile.load(state, rules: ruleSet)
+                // The account asked for (or the device's own) alone, with the others' bytes
+                // only scanned; the whole file only when it is not there (a device in another
+                // account, or an error that lists the ids).
+                stream = try StateFile.load(state, rules: ruleSet, only: [wanted])
+                let found = stream.accounts[wanted].map { account != nil || $0.devices[wanted] != nil } ?? false
+                if !found { stream = try StateFile.load(state, rules: ruleSet) }
             }
         } catch {
             Console.error("badgeflow: error: state file \(error.description)")

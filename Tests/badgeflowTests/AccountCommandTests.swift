@@ -78,6 +78,32 @@ import Testing
         #expect(text.contains(#""version": 2"#))
     }
 
+    /// `tree --account` on a JSON state reads that account alone, as on an SQLite one: a
+    /// damaged account elsewhere does not stop it, while `state info` (which reads them all)
+    /// and a tree of the damaged account report it.
+    @Test func theTreeOfOneAccountOfAJSONStateReadsThatAccountAlone() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let state = dir + "/state.json"
+        try #"""
+        {"format": "badgeflow-state", "version": 2, "accounts": {
+          "good": {"clock": 5, "marks": {"root.chat.x": 2}, "devices": {"d": {"delivered": 2}}},
+          "bad": {"clock": 5, "marks": {"root.chat.y": -1}, "devices": {}}}}
+        """#.write(toFile: state, atomically: true, encoding: .utf8)
+        let good = try CLI.run(["tree", "--state", state, "--account", "good"])
+        #expect(good.status == 0)
+        #expect(good.stdout.hasPrefix(#"account "good"  icon 2"# + "\n"))
+        let byDevice = try CLI.run(["tree", "--state", state, "--device", "d"])
+        #expect(byDevice.status == 3)
+        #expect(byDevice.stderr.contains("/accounts/bad/marks/root.chat.y"))
+        let bad = try CLI.run(["tree", "--state", state, "--account", "bad"])
+        #expect(bad.status == 3)
+        #expect(bad.stderr.contains("/accounts/bad/marks/root.chat.y"))
+        let info = try CLI.run(["state", "info", state])
+        #expect(info.status == 3)
+        #expect(info.stderr.contains("/accounts/bad/marks/root.chat.y"))
+    }
+
     @Test func aVersionOneStateFileIsMigrated() throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }

@@ -6,16 +6,13 @@
 /// Anything unexpected (a syntax error, another version, a value of the wrong shape outside
 /// the accounts) sends the caller to the whole-document path, which reports it exactly.
 extension StateFile {
-    /// The members of the object that starts at `start` (after whitespace): each key's and
-    /// value's byte range; nil when the bytes are not a well-formed object there.
-    static func members(_ b: UnsafeRawBufferPointer, from start: Int) -> (members: [(key: Range<Int>, value: Range<Int>)], end: Int)? {
-        var out: [(key: Range<Int>, value: Range<Int>)] = []
-        let end = forEachMember(b, from: start) { key, valueStart in
-            guard let valueEnd = valueEnd(b, from: valueStart) else { return nil }
-            out.append((key, valueStart..<valueEnd))
-            return valueEnd
-        }
-        return end.map { (out, $0) }
+    /// The key whose quoted bytes are `r` when they are printable ASCII with no escape (the
+    /// bytes are then the key itself); nil otherwise, for json-c to read.
+    private static func plainKey(_ b: UnsafeRawBufferPointer, _ r: Range<Int>) -> String? {
+        guard r.count >= 2 else { return nil }
+        let inner = UnsafeRawBufferPointer(rebasing: b[(r.lowerBound + 1)..<(r.upperBound - 1)])
+        for c in inner where c < 0x20 || c >= 0x7F || c == UInt8(ascii: "\\") || c == UInt8(ascii: "\"") { return nil }
+        return String(decoding: inner, as: UTF8.self)
     }
 
     private static func skipSpace(_ b: UnsafeRawBufferPointer, _ i: inout Int) {
@@ -70,33 +67,36 @@ extension StateFile {
         try? JSONValue.parse(String(decoding: UnsafeRawBufferPointer(rebasing: b[r]), as: UTF8.self))
     }
 
-    /// The top-level members of a version 2 file but `accounts`, and the range of
-    /// `accounts`; nil when the file is not one (the whole-document path then decides).
-    private static func top(_ b: UnsafeRawBufferPointer) -> (root: JSONValue, accounts: Range<Int>)? {
-        guard let (list, end) = members(b, from: 0) else { return nil }
-        var rest = end
-        skipSpace(b, &rest)
-        guard rest == b.count else { return nil }
-        var others: [(String, JSONValue)] = []
-        var accounts: Range<Int>? = nil
-        for m in list {
-            guard case .string(let key)? = value(b, m.key) else { return nil }
-            if key == "accounts" {
-                accounts = m.value
-            } else {
-                guard let v = value(b, m.value) else { return nil }
-                others.append((key, v))
-            }
-        }
-        let root = JSONValue.object(others)
-        guard let accounts, root["format"] == .string(format), root["version"] == .int(version) else { return nil }
-        return (root, accounts)
-    }
-
     /// The recorded rules' JSON of a version 2 file, read without parsing its accounts;
-    /// `.some(nil)` when it records none; nil when the whole document must be read.
-    static func streamedRules(_ b: UnsafeRawBufferPointer) -> JSONValue?? {
-        top(b).map { $0.root["rules"] }
+    /// `.some(nil)` when it records none; nil when the whole document must be read (not a
+    /// version 2 file, or not well-formed). The accounts are only scanned, and their pages
+    /// given back as the scan passes them, so a fleet's file is never resident at once.
+    static func streamedRules(_ file: MappedFile) -> JSONValue?? {
+        let b = file.bytes
+        var others: [(String, JSONValue)] = []
+        var sawAccounts = false
+        guard
+            var rest = forEachMember(
+                b, from: 0,
+                { key, start in
+                    guard case .string(let name)? = value(b, key) else { return nil }
+                    guard name == "accounts" else {
+                        guard let end = valueEnd(b, from: start), let v = value(b, start..<end) else { return nil }
+                        others.append((name, v))
+                        return end
+                    }
+                    sawAccounts = true
+                    return forEachMember(b, from: start) { _, accountStart in
+                        guard let end = valueEnd(b, from: accountStart) else { return nil }
+                        file.release(through: end)
+                        return end
+                    }
+                })
+        else { return nil }
+        skipSpace(b, &rest)
+        let root = JSONValue.object(others)
+        guard rest == b.count, sawAccounts, root["format"] == .string(format), root["version"] == .int(version) else { return nil }
+        return .some(root["rules"])
     }
 
     /// Calls `body` with each member of the object that starts at `start` (after
@@ -104,8 +104,7 @@ extension StateFile {
     /// and returns where it ends (nil: stop). Returns the index after the object's `}`;
     /// nil when the bytes are not a well-formed object there or `body` stopped.
     ///
-    /// Unlike ``members(_:from:)``, nothing is scanned ahead of `body`: a large value is
-    /// read once, as `body` reads it.
+    /// Nothing is scanned ahead of `body`: a large value is read once, as `body` reads it.
     static func forEachMember(
         _ b: UnsafeRawBufferPointer, from start: Int, _ body: (Range<Int>, Int) -> Int?
     ) -> Int? {
@@ -144,8 +143,10 @@ extension StateFile {
     /// and giving its pages back as it goes (``MappedFile``): memory is the accounts loaded
     /// plus a window of the file. Nil when the whole-document path must decide (another
     /// version, a syntax error, `accounts` before `format` and `version`, a malformed
-    /// account's JSON).
-    static func streamedLoad(_ file: MappedFile, path: String, rules: RuleSet, compact: Bool) throws(Failure) -> BadgeStream? {
+    /// account's JSON). With `only`, other accounts are skipped after a scan of their bytes.
+    static func streamedLoad(
+        _ file: MappedFile, path: String, rules: RuleSet, compact: Bool, only: Set<String>? = nil
+    ) throws(Failure) -> BadgeStream? {
         var stream = BadgeStream(rules: rules)
         var failure: Failure? = nil
         let b = file.bytes
@@ -164,7 +165,16 @@ extension StateFile {
             // Each account is parsed by json-c and read in place (no JSONValue tree).
             let parser = JSONParser()
             return forEachMember(b, from: start) { idRange, accountStart in
+                if let only, let id = plainKey(b, idRange), !only.contains(id) {
+                    guard let end = valueEnd(b, from: accountStart) else { return nil }
+                    file.release(through: end)
+                    return end
+                }
                 guard case .string(let id)? = value(b, idRange), let end = valueEnd(b, from: accountStart) else { return nil }
+                if let only, !only.contains(id) {
+                    file.release(through: end)
+                    return end
+                }
                 let decoded: Result<Account, Failure>? = parser.withDocument(UnsafeRawBufferPointer(rebasing: b[accountStart..<end])) {
                     document in
                     guard case .success(let root) = document else { return nil }

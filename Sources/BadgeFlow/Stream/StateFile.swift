@@ -71,7 +71,7 @@ public enum StateFile {
         let recorded: JSONValue
         // Scanned through a mapping: no copy of a fleet's file in memory to find its rules.
         if FileIO.exists(file), let mapped = MappedFile(file),
-            let streamed = withExtendedLifetime(mapped, { streamedRules(mapped.bytes) })
+            let streamed = streamedRules(mapped)
         {
             guard let r = streamed else { return nil }
             recorded = r
@@ -93,11 +93,17 @@ public enum StateFile {
     ///   - rules: the rules the accounts' paths must fit.
     ///   - compact: hold the accounts in compact form (``BadgeStream/compact(keeping:)``), as
     ///     the filter does: ~100 bytes an account instead of ~1.5 KB.
+    ///   - only: load only the accounts with these ids (nil: all). The others are skipped
+    ///     unread, as an SQLite state reads one account's row, so drawing one account of a
+    ///     large file costs a scan of its bytes, not a decode of every account; an account
+    ///     that is skipped is not checked either.
     /// - Throws: `Failure` when the file is unreadable, not JSON, foreign, of another
     ///   version, or holds paths that do not fit `rules`.
-    public static func load(_ file: String, rules: RuleSet, compact: Bool = false) throws(Failure) -> BadgeStream {
+    public static func load(
+        _ file: String, rules: RuleSet, compact: Bool = false, only: Set<String>? = nil
+    ) throws(Failure) -> BadgeStream {
         if FileIO.exists(file), let mapped = MappedFile(file),
-            let streamed = try streamedLoad(mapped, path: file, rules: rules, compact: compact)
+            let streamed = try streamedLoad(mapped, path: file, rules: rules, compact: compact, only: only)
         {
             return streamed
         }
@@ -107,18 +113,20 @@ public enum StateFile {
             guard case .object(let accounts)? = root["accounts"] else {
                 throw Failure(file: file, at: "/accounts", message: "accounts must be an object")
             }
-            for (id, value) in accounts {
+            for (id, value) in accounts where only?.contains(id) ?? true {
                 let a = try account(value, at: "/accounts/" + JSONPointer.escape(id), file: file, rules: rules)
                 stream.addLoaded(a, as: id, compact: compact)
             }
         } else {
-            try migrate(root, file: file, rules: rules, into: &stream)
+            try migrate(root, file: file, rules: rules, only: only, into: &stream)
         }
         return stream
     }
 
     /// Reads a version 1 file: every device becomes its own account.
-    private static func migrate(_ root: JSONValue, file: String, rules: RuleSet, into stream: inout BadgeStream) throws(Failure) {
+    private static func migrate(
+        _ root: JSONValue, file: String, rules: RuleSet, only: Set<String>?, into stream: inout BadgeStream
+    ) throws(Failure) {
         var clock = 0.0
         if let value = root["clock"] {
             guard let c = value.stateNumber else { throw Failure(file: file, at: "/clock", message: "clock must be a number") }
@@ -127,7 +135,7 @@ public enum StateFile {
         guard case .object(let devices)? = root["devices"] else {
             throw Failure(file: file, at: "/devices", message: "devices must be an object")
         }
-        for (id, value) in devices {
+        for (id, value) in devices where only?.contains(id) ?? true {
             let at = "/devices/" + JSONPointer.escape(id)
             var account = Account(rules: rules)
             account.tree = try tree(value, at: at, file: file, rules: rules)

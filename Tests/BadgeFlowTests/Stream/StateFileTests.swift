@@ -174,6 +174,61 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         #expect(try StateFile.load(file, rules: rules).device("")?.payloadIcon == 7)
     }
 
+    /// `only` loads the named accounts alone, each the same as a whole load gives it; ids
+    /// written with escapes or outside ASCII are read by json-c before they are compared.
+    @Test func onlyLoadsTheNamedAccountsAsAWholeLoadDoes() throws {
+        let folder = try TemporaryFolder()
+        let file = try folder.write(
+            "s.json",
+            Array(
+                #"""
+                {"format":"badgeflow-state","version":2,"accounts":{
+                  "a":{"clock":5,"marks":{"root.a":2},"devices":{"d":{"delivered":2}}},
+                  "\u0062":{"clock":6,"marks":{"root.b":"dot"},"devices":{}},
+                  "é":{"clock":7,"marks":{"root.c":3},"devices":{}},
+                  "x\"y":{"clock":8,"marks":{},"devices":{}},
+                  "c":{"clock":9,"marks":{"root.d":1},"devices":{}}}}
+                """#.utf8))
+        let whole = try StateFile.load(file, rules: .builtIn)
+        #expect(whole.accountCount == 5)
+        for wanted: Set<String> in [["a"], ["b"], ["é"], ["x\"y"], ["a", "c"], ["b", "é", "missing"], []] {
+            let some = try StateFile.load(file, rules: .builtIn, only: wanted)
+            #expect(Set(some.accountIDs) == wanted.intersection(whole.accountIDs), "\(wanted)")
+            for id in some.accountIDs {
+                let one = try #require(try some.account(id)), all = try #require(try whole.account(id))
+                #expect(StateFile.encodeAccount(one) == StateFile.encodeAccount(all))
+            }
+        }
+        // A damaged account that is skipped is not read; one that is asked for still fails.
+        let damaged = try folder.write(
+            "d.json",
+            Array(
+                #"{"format":"badgeflow-state","version":2,"accounts":{"a":{"marks":{},"devices":{}},"z":{"marks":{"root.q":-4},"devices":{}}}}"#
+                    .utf8))
+        #expect(try StateFile.load(damaged, rules: .builtIn, only: ["a"]).accountIDs == ["a"])
+        #expect(throws: StateFile.Failure.self) { _ = try StateFile.load(damaged, rules: .builtIn, only: ["z"]) }
+        // A version 1 file keeps the same choice (its devices are its accounts).
+        let old = try folder.write(
+            "v1.json",
+            Array(#"{"format":"badgeflow-state","version":1,"devices":{"p":{"marks":{"root.a":1}},"q":{"marks":{}}}}"#.utf8))
+        #expect(try StateFile.load(old, rules: .builtIn, only: ["q"]).accountIDs == ["q"])
+    }
+
+    /// The rules of a file with many accounts are found by a scan that checks the whole file
+    /// is well-formed, as before; a file cut short falls back to the whole-document path.
+    @Test func recordedRulesScanTheAccountsAndRefuseACutFile() throws {
+        let rules = try RuleSet.parse(#"{"root":"app"}"#)
+        var stream = BadgeStream(rules: rules)
+        for i in 0..<300 { stream.accounts["acc\(i)"] = Account(rules: rules) }
+        let folder = try TemporaryFolder()
+        let file = folder.file("s.json")
+        try StateFile.save(stream, to: file)
+        #expect(try StateFile.recordedRules(file)?.fingerprint == rules.fingerprint)
+        let bytes = try FileIO.readBytes(file)
+        let cut = try folder.write("cut.json", Array(bytes.dropLast(3)))
+        #expect(throws: StateFile.Failure.self) { _ = try StateFile.recordedRules(cut) }
+    }
+
     @Test func aMissingFileIsAnEmptyState() throws {
         let folder = try TemporaryFolder()
         let stream = try StateFile.load(folder.file("none.json"), rules: .builtIn)
