@@ -126,8 +126,8 @@ extension StateFile {
     }
 
     static func account<V: StateJSONReadable>(_ v: V, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
-        var account = Account(rules: rules)
-        account.tree = try tree(v, at: at, file: file, rules: rules)
+        // Made around the decoded tree: no empty tree built and thrown away.
+        var account = Account(tree: try tree(v, at: at, file: file, rules: rules))
         if let c = v["clock"] {
             guard let t = c.stateNumber else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
             account.clock = t
@@ -138,11 +138,12 @@ extension StateFile {
         // Sized once: no table grown and dropped on the way (3 devices would take two).
         account.devices.reserveCapacity(devices.stateCount)
         try devices.forEachStateMember { (id, value) throws(Failure) in
-            let dat = at + "/devices/" + JSONPointer.escape(id)
+            // The device's JSON Pointer is spelled out only for an error.
+            func dat() -> String { at + "/devices/" + JSONPointer.escape(id) }
             var d = try device(value, at: dat, file: file, rules: rules)
             if let n = value["delivered"] {
                 guard let k = n.stateInt, k >= 0, k <= Int64(Int32.max) else {
-                    throw Failure(file: file, at: dat + "/delivered", message: "delivered must be a non-negative integer")
+                    throw Failure(file: file, at: dat() + "/delivered", message: "delivered must be a non-negative integer")
                 }
                 d.delivered = Int(k)
             }
@@ -246,8 +247,9 @@ extension StateFile {
         return dismissed
     }
 
-    static func device<V: StateJSONReadable>(_ v: V, at: String, file: String, rules: RuleSet) throws(Failure) -> Device {
-        func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
+    /// Reads one device; `at` spells its JSON Pointer (called only for an error).
+    static func device<V: StateJSONReadable>(_ v: V, at: () -> String, file: String, rules: RuleSet) throws(Failure) -> Device {
+        func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at() + sub, message: m) }
         var device = Device(rules: rules)
         if let icon = v["icon"] {
             guard let n = icon.stateInt, n >= 0 else { throw fail("/icon", "icon must be a non-negative integer") }

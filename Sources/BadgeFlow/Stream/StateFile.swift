@@ -144,7 +144,7 @@ public enum StateFile {
                 guard let t = c.stateNumber else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
                 account.clock = t
             }
-            var d = try device(value, at: at, file: file, rules: rules)
+            var d = try device(value, at: { at }, file: file, rules: rules)
             d.delivered = rules.icon == .tree ? account.tree.total : 0
             account.devices[id] = d
             stream.accounts[id] = account
