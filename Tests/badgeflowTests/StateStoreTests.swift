@@ -176,6 +176,44 @@ import Testing
         #expect(second.stdout.isEmpty)
     }
 
+    /// Another name for the same state (a symbolic link to it, made before or after the
+    /// state exists; the path through `./`) takes the same lock: the second writer is refused.
+    @Test(arguments: ["s.sqlite", "s.json"], ["link", "link-first", "dot"])
+    func aSecondWriterUnderAnotherNameExits3(_ name: String, _ how: String) throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let state = dir + "/" + name
+        var other = dir + "/./" + name
+        if how != "dot" {
+            other = dir + "/other-" + name
+            // "link-first": a link to a state that is not there yet (a JSON state is only
+            // written at the end).
+            if how == "link" { #expect(try CLI.run(["filter", "--state", state], input: "\n").status == 0) }
+            try FileManager.default.createSymbolicLink(atPath: other, withDestinationPath: name)
+        }
+        let (first, stdin) = try start(["filter", "--state", state], stdout: "/dev/null")
+        defer {
+            try? stdin?.close()
+            first.waitUntilExit()
+        }
+        usleep(300_000)
+        let second = try CLI.run(["filter", "--state", other], input: "{\"aps\":{\"alert\":\"x\"}}\n")
+        #expect(second.status == 3)
+        #expect(second.stderr.contains("in use by pid \(first.processIdentifier)"), "\(second.stderr)")
+    }
+
+    /// A save through a link to a state not written yet writes the state, and the link stays.
+    @Test func aJSONSaveThroughALinkToAMissingStateWritesItsTarget() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let link = dir + "/link.json"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "state.json")
+        #expect(try CLI.run(["filter", "--state", link], input: "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"a\"}}\n").status == 0)
+        let attributes = try FileManager.default.attributesOfItem(atPath: link)
+        #expect(attributes[.type] as? FileAttributeType == .typeSymbolicLink)
+        #expect(try String(contentsOfFile: dir + "/state.json", encoding: .utf8).contains("root.chat.a"))
+    }
+
     @Test func aLockLeftByADeadProcessIsTakenOver() throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }

@@ -68,15 +68,45 @@ public enum FileIO {
         String(decoding: try readBytes(path), as: UTF8.self)
     }
 
+    /// The file `given` names, symbolic links followed: its real path when it exists, else
+    /// (a file about to be created, or a link to one) the real path of its folder and its
+    /// name, else `given`. Two names of one state (a link and its target, `./s.json` and
+    /// `/abs/s.json`) give one answer, so their writers share one lock.
+    public static func resolved(_ given: String) -> String {
+        var path = given
+        // A link to a file not there yet is followed by hand (realpath needs the target).
+        for _ in 0..<40 {
+            if let real = realpath(path, nil) {
+                defer { free(real) }
+                return String(cString: real)
+            }
+            var st = stat()
+            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK else { break }
+            var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(path, &target, target.count - 1)
+            guard n > 0 else { break }
+            let link = String(decoding: target[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if link.hasPrefix("/") {
+                path = link
+            } else {
+                let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+                path = (slash.map { String(path[...$0]) } ?? "") + link
+            }
+        }
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let folder = slash.map { String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard !name.isEmpty, let real = realpath(folder.isEmpty ? "/" : folder, nil) else { return path }
+        defer { free(real) }
+        let base = String(cString: real)
+        return (base == "/" ? "" : base) + "/" + name
+    }
+
     /// Removes `NAME.tmp.PID` files beside `path` (what `writeAtomically` leaves when killed)
     /// whose process is gone. Returns the names removed.
     @discardableResult
     public static func removeStaleTemporaryFiles(of given: String) -> [String] {
-        var path = given
-        if let real = realpath(given, nil) {
-            path = String(cString: real)
-            free(real)
-        }
+        let path = resolved(given)
         let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
         let folder = slash.map { String(path[..<$0]) } ?? "."
         let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -126,11 +156,8 @@ public enum FileIO {
         ///
         /// - Throws: `Failure` when the temporary file cannot be created.
         public init(_ given: String) throws(Failure) {
-            var path = given
-            if let real = realpath(given, nil) {
-                path = String(cString: real)
-                free(real)
-            }
+            // Through a link, to its target (created when missing): the link stays.
+            let path = FileIO.resolved(given)
             var old = stat()
             let existed = stat(path, &old) == 0
             self.path = path

@@ -1,5 +1,11 @@
 import CSQLite
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A state kept in an SQLite database (`--state FILE.sqlite` or `FILE.db`), in WAL mode.
 ///
 /// This file owns every `sqlite3` pointer of BadgeFlow, as the JSON layer owns json-c's.
@@ -34,6 +40,9 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     private var upsertAccount: OpaquePointer?
     private var upsertMeta: OpaquePointer?
     private var selectCounts: OpaquePointer?
+    private var selectMeta: OpaquePointer?
+    /// `meta.writer` as this connection found it when it opened (nil: none).
+    private var openedWriter: String?
     private var writer = JSONWriter()
     /// Reads the accounts' JSON (a connection is used by one thread at a time, as is this).
     private let parser = JSONParser()
@@ -133,7 +142,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// Closes the database (also done on deinit).
     public func close() {
-        for s in [selectAccount, upsertAccount, upsertMeta, selectCounts] { sqlite3_finalize(s) }
+        for s in [selectAccount, upsertAccount, upsertMeta, selectCounts, selectMeta] { sqlite3_finalize(s) }
+        selectMeta = nil
         selectAccount = nil
         upsertAccount = nil
         upsertMeta = nil
@@ -236,6 +246,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 "INSERT INTO accounts(id, data, devices, marks) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(id) DO UPDATE SET data = excluded.data, devices = excluded.devices, marks = excluded.marks"
             )
             upsertMeta = try prepare("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            selectMeta = try prepare("SELECT value FROM meta WHERE key = ?1")
+            openedWriter = meta["writer"]
             // Rows written from now on are compact (schema 2): say so before writing one, so
             // that a build that reads only schema 1 refuses the database at open.
             if meta["schema"] != String(Self.schema) {
@@ -375,6 +387,38 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         _ = try commit(all, seq: seq, input: input, returningCounts: false, thenCompact: stream)
     }
 
+    /// This process, as `meta.writer` names the last process that committed.
+    static let processToken: String = {
+        var t = timespec()
+        clock_gettime(CLOCK_REALTIME, &t)
+        return "pid \(getpid()) started \(t.tv_sec).\(t.tv_nsec)"
+    }()
+
+    /// Inside a commit's transaction: refuses to go on when another process committed to
+    /// the database since this connection opened it (a second writer that the lock file did
+    /// not stop, e.g. through a hard link), whose accounts this commit could overwrite with
+    /// older copies; else records this process as the writer.
+    private func claimWriter() throws(StateFile.Failure) {
+        sqlite3_reset(selectMeta)
+        bind(selectMeta, 1, "writer")
+        defer { sqlite3_reset(selectMeta) }
+        let current: String?
+        switch sqlite3_step(selectMeta) {
+        case SQLITE_ROW: current = Self.text(selectMeta, 0)
+        case SQLITE_DONE: current = nil
+        default: throw failure("cannot read meta")
+        }
+        if current == Self.processToken { return }
+        guard current == openedWriter else {
+            throw StateFile.Failure(
+                file: path, at: "meta.writer",
+                message:
+                    "another process (\(current ?? "unknown")) committed to this state since this one opened it; its changes were not overwritten"
+            )
+        }
+        try setMeta("writer", Self.processToken)
+    }
+
     private func setMeta(_ key: String, _ value: String) throws(StateFile.Failure) {
         sqlite3_reset(upsertMeta)
         bind(upsertMeta, 1, key)
@@ -433,6 +477,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         let before = meta
         try exec("BEGIN IMMEDIATE")
         do throws(StateFile.Failure) {
+            try claimWriter()
             // `changed`, then the compact accounts of `holder`, each expanded in turn.
             var compactIDs = holder?.compacted.ids ?? []
             var rest = changed.makeIterator()

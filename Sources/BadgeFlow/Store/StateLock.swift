@@ -5,12 +5,13 @@ import Darwin
 #endif
 
 /// The one-writer lock of a state (either format): `FILE.lock`, holding the writer's pid,
-/// locked with `flock(2)`.
+/// locked with `flock(2)`. `FILE` is the state's real path (``FileIO/resolved(_:)``), so a
+/// symbolic link to a state and the state itself share one lock.
 ///
 /// The kernel releases the lock when its process dies, however it dies, so a lock left by
 /// a dead process is taken over; the file is removed when the lock is released.
 public final class StateLock {
-    /// The lock file's path (`STATE.lock`).
+    /// The lock file's path (`STATE.lock`, beside the file `STATE` resolves to).
     public let path: String
     private var fd: Int32
 
@@ -35,7 +36,7 @@ public final class StateLock {
     /// - Throws: `Failure.inUse` with the holder's pid when another process holds it;
     ///   `Failure.io` when the lock file cannot be created.
     public init(state: String) throws(Failure) {
-        path = state + ".lock"
+        path = FileIO.resolved(state) + ".lock"
         while true {
             let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
             if fd < 0 { throw .io("\(path): cannot create the lock file: \(String(cString: strerror(errno)))") }

@@ -183,6 +183,35 @@ import Darwin
         checkpointer.close()
     }
 
+    /// A commit finds that another process committed since its connection opened (a writer
+    /// the lock file did not stop): it refuses, leaving the other's commit in place.
+    @Test func aCommitDoesNotOverwriteAnotherWritersCommit() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.sqlite")
+        let analyzer = LineAnalyzer(rules: .builtIn)
+        let push = #"{"op":"push","account":"x","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#
+        var stream = BadgeStream(rules: .builtIn)
+        let store = try SQLiteStore(path: path)
+        stream.source = store
+        _ = stream.apply(analyzer.analyze(push), seq: 1)
+        try store.checkpoint(&stream, seq: 1, input: "stdin")
+        // Another process commits; the sqlite3 shell stands in for it.
+        try Self.sql(
+            path, "UPDATE meta SET value = 'pid 1 started 0.0' WHERE key = 'writer'; UPDATE meta SET value = '7' WHERE key = 'seq'")
+        _ = stream.apply(analyzer.analyze(push), seq: 2)
+        let failure = #expect(throws: StateFile.Failure.self) { try store.checkpoint(&stream, seq: 2, input: "stdin") }
+        #expect(failure?.at == "meta.writer")
+        #expect(failure?.message.contains("another process (pid 1 started 0.0) committed") == true, "\(failure?.message ?? "")")
+        #expect(try SQLiteStore(path: path, readOnly: true).seq == 7)
+        // A connection opened after that commit takes over.
+        let later = try SQLiteStore(path: path)
+        var again = BadgeStream(rules: .builtIn)
+        again.source = later
+        _ = again.apply(analyzer.analyze(push), seq: 8)
+        try later.checkpoint(&again, seq: 8, input: "stdin")
+        #expect(try SQLiteStore(path: path, readOnly: true).seq == 8)
+    }
+
     /// Runs `statements` with the `sqlite3` shell (installed by `make deps`).
     private static func sql(_ path: String, _ statements: String) throws {
         let shell = try #require(["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first { FileIO.exists($0) }, "no sqlite3 shell")
