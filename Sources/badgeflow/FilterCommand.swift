@@ -383,7 +383,8 @@ struct FilterCommand: TakesManyInputs {
                 // Past a quarter over the limit, the least recently used go compact: a sort of
                 // the expanded accounts' use counts every few thousand lines.
                 let keep = expandedAccounts
-                filter.withStream { stream in if stream.accounts.count > keep + keep / 4 { stream.compact(keeping: keep) } }
+                let over = keep > Int.max - keep / 4 ? Int.max : keep + keep / 4
+                filter.withStream { stream in if stream.accounts.count > over { stream.compact(keeping: keep) } }
             }
             guard checkpointsOnTheWay else { return }
             let crowded = maxResident.map { n in filter.withStream { $0.accounts.count > n } } ?? false

@@ -164,17 +164,24 @@ extension StateFile {
             sawAccounts = true
             // Each account is parsed by json-c and read in place (no JSONValue tree).
             let parser = JSONParser()
+            func wellFormed(_ r: Range<Int>) -> Bool {
+                parser.withDocument(UnsafeRawBufferPointer(rebasing: b[r])) { document in
+                    if case .success = document { return true } else { return false }
+                }
+            }
             return forEachMember(b, from: start) { idRange, accountStart in
-                if let only, let id = plainKey(b, idRange), !only.contains(id) {
-                    guard let end = valueEnd(b, from: accountStart) else { return nil }
+                guard let end = valueEnd(b, from: accountStart) else { return nil }
+                // An account passed over (not asked for, or after one that failed) is still
+                // parsed by json-c: a syntax error anywhere is the whole file's error.
+                func skip() -> Int? {
+                    guard wellFormed(accountStart..<end) else { return nil }
                     file.release(through: end)
                     return end
                 }
-                guard case .string(let id)? = value(b, idRange), let end = valueEnd(b, from: accountStart) else { return nil }
-                if let only, !only.contains(id) {
-                    file.release(through: end)
-                    return end
-                }
+                if failure != nil { return skip() }
+                if let only, let id = plainKey(b, idRange), !only.contains(id) { return skip() }
+                guard case .string(let id)? = value(b, idRange) else { return nil }
+                if let only, !only.contains(id) { return skip() }
                 let decoded: Result<Account, Failure>? = parser.withDocument(UnsafeRawBufferPointer(rebasing: b[accountStart..<end])) {
                     document in
                     guard case .success(let root) = document else { return nil }
@@ -187,8 +194,9 @@ extension StateFile {
                 switch decoded {
                 case nil: return nil
                 case .failure(let error)?:
+                    // Reported once the rest of the file is known to be well-formed (else
+                    // the whole-document path reports the syntax error, as it would).
                     failure = error
-                    return nil
                 case .success(let a)?:
                     stream.addLoaded(a, as: id, compact: compact)
                 }
@@ -196,9 +204,13 @@ extension StateFile {
                 return end
             }
         }
-        if let failure { throw failure }
         guard var rest = end, sawAccounts else { return nil }
         skipSpace(b, &rest)
-        return rest == b.count ? stream : nil
+        // A member after `accounts` counts too: the last `format` and `version` decide, as
+        // in the whole document.
+        let root = JSONValue.object(others)
+        guard rest == b.count, root["format"] == .string(format), root["version"] == .int(version) else { return nil }
+        if let failure { throw failure }
+        return stream
     }
 }

@@ -93,10 +93,10 @@ public enum StateFile {
     ///   - rules: the rules the accounts' paths must fit.
     ///   - compact: hold the accounts in compact form (``BadgeStream/compact(keeping:)``), as
     ///     the filter does: ~100 bytes an account instead of ~1.5 KB.
-    ///   - only: load only the accounts with these ids (nil: all). The others are skipped
-    ///     unread, as an SQLite state reads one account's row, so drawing one account of a
-    ///     large file costs a scan of its bytes, not a decode of every account; an account
-    ///     that is skipped is not checked either.
+    ///   - only: load only the accounts with these ids (nil: all). The others are parsed
+    ///     (a syntax error anywhere is still the file's error) but not decoded, as an SQLite
+    ///     state reads one account's row: a well-formed account that is skipped is not
+    ///     checked against the rules.
     /// - Throws: `Failure` when the file is unreadable, not JSON, foreign, of another
     ///   version, or holds paths that do not fit `rules`.
     public static func load(

@@ -207,6 +207,13 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
                     .utf8))
         #expect(try StateFile.load(damaged, rules: .builtIn, only: ["a"]).accountIDs == ["a"])
         #expect(throws: StateFile.Failure.self) { _ = try StateFile.load(damaged, rules: .builtIn, only: ["z"]) }
+        // A syntax error in an account that is skipped is still the file's error.
+        for bad in [#"{]"#, #"{"marks": }"#, #"tru"#] {
+            let broken = try folder.write(
+                "b.json", Array(#"{"format":"badgeflow-state","version":2,"accounts":{"a":{"marks":{},"devices":{}},"z":\#(bad)}}"#.utf8))
+            let failure = #expect(throws: StateFile.Failure.self) { _ = try StateFile.load(broken, rules: .builtIn, only: ["a"]) }
+            #expect(failure?.message.contains("not valid JSON") == true, "\(bad): \(failure?.message ?? "")")
+        }
         // A version 1 file keeps the same choice (its devices are its accounts).
         let old = try folder.write(
             "v1.json",
@@ -279,6 +286,11 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
             #"{"format":"badgeflow-state","version":2,"accounts":{"A":{"marks":{},"devices":{"d":{"delivered":-1}}}}}"#,
             "/accounts/A/devices/d/delivered", "non-negative"
         ),
+        // The last format and version decide, also when they come after the accounts.
+        (#"{"format":"badgeflow-state","version":2,"accounts":{"a":{"marks":{},"devices":{}}},"version":3}"#, "/version", "not supported"),
+        (#"{"format":"badgeflow-state","version":2,"accounts":{},"format":"other"}"#, "/format", "not a BadgeFlow state file"),
+        // A damaged account in a file cut short: the file's error, not the account's.
+        (#"{"format":"badgeflow-state","version":2,"accounts":{"a":{"marks":{"root.x":-1},"devices":{}},"b":{"#, "", "not valid JSON"),
         (#"{"format":"badgeflow-state","version":1,"clock":"x","devices":{}}"#, "/clock", "number"),
         (#"{"format":"badgeflow-state","version":1,"devices":[]}"#, "/devices", "object"),
         (#"{"format":"badgeflow-state","version":1,"devices":{"d/1":{}}}"#, "/devices/d~11/marks", "object"),
