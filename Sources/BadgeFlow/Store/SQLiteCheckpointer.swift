@@ -15,6 +15,8 @@ import Dispatch
 /// ``SQLiteStore/checkpoint(_:seq:input:)``: it only commits later.
 public final class SQLiteCheckpointer: @unchecked Sendable {
     private let worker: StoreWorker<Result<[(String, (Int, Int))], StateFile.Failure>>
+    /// The ids of the accounts of the commit under way.
+    private var pendingIDs: [String] = []
 
     /// Opens its own read-write connection to the state at `path`.
     ///
@@ -33,6 +35,7 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     public func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
         precondition(!isPending, "SQLiteCheckpointer: finish() the previous commit first")
         let changed = stream.beginCommit()
+        pendingIDs = changed.map(\.id)
         worker.start { store in
             do throws(StateFile.Failure) {
                 return .success(try store.commit(changed, seq: seq, input: input))
@@ -46,13 +49,16 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     /// `stream` what is now stored.
     ///
     /// - Throws: `StateFile.Failure` when the commit failed; the database then holds the
-    ///   previous checkpoint.
+    ///   previous checkpoint, and the commit's accounts count as changed again in `stream`
+    ///   (a later commit writes them).
     public func finish(_ stream: inout BadgeStream) throws(StateFile.Failure) {
         guard let outcome = worker.wait() else { return }
+        defer { pendingIDs = [] }
         switch outcome {
         case .success(let stored):
             stream.endCommit(stored)
         case .failure(let failure):
+            stream.abortCommit(pendingIDs)
             throw failure
         }
     }

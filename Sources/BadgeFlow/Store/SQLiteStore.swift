@@ -269,7 +269,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     func read(_ body: () -> Void) {
         let began = sqlite3_exec(db, "BEGIN", nil, nil, nil) == SQLITE_OK
         body()
-        if began { _ = sqlite3_exec(db, "COMMIT", nil, nil, nil) }
+        // Never left open: later reads would all see this snapshot.
+        if began, sqlite3_exec(db, "COMMIT", nil, nil, nil) != SQLITE_OK { _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil) }
     }
 
     /// Sets the page cache of this connection to about `kib` KiB (96 MiB for a writing
@@ -460,9 +461,18 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// `seq` (the input lines whose results have been written) read from `input`, in one
     /// transaction; the accounts then count as unchanged.
     ///
-    /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
+    /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept,
+    ///   and the accounts count as changed again.
     public func checkpoint(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
-        let stored = try commit(stream.takeChanged(), seq: seq, input: input)
+        let changed = stream.takeChanged()
+        let stored: [(String, (Int, Int))]
+        do throws(StateFile.Failure) {
+            stored = try commit(changed, seq: seq, input: input)
+        } catch {
+            // Not written: they count as changed again, for the next checkpoint.
+            stream.abortCommit(changed.lazy.map(\.id))
+            throw error
+        }
         for (id, counts) in stored { stream.accounts[id]?.storedCounts = counts }
     }
 

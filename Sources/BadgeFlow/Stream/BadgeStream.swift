@@ -142,6 +142,22 @@ public struct BadgeStream: Sendable {
         }
     }
 
+    /// Takes back a commit that failed: its accounts (`ids`) count as changed again, so the
+    /// next commit writes them, and may leave memory once that one ends.
+    package mutating func abortCommit(_ ids: some Sequence<String>) {
+        for id in ids {
+            guard let i = accounts.index(forKey: id) else { continue }
+            if accounts.values[i].inFlight {
+                accounts.values[i].inFlight = false
+                inFlightCount -= 1
+            }
+            if tracksChanges && !accounts.values[i].dirty {
+                accounts.values[i].dirty = true
+                changed.append(id)
+            }
+        }
+    }
+
     /// The number of accounts of a commit under way (``beginCommit()``).
     package private(set) var inFlightCount = 0
 

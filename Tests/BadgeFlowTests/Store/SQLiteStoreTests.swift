@@ -212,6 +212,43 @@ import Darwin
         #expect(try SQLiteStore(path: path, readOnly: true).seq == 8)
     }
 
+    /// A commit that fails leaves its accounts changed: the next commit writes them (were
+    /// they counted as written, a later checkpoint would record a seq without them).
+    @Test(arguments: [true, false])
+    func aFailedCommitsAccountsAreWrittenByTheNextOne(_ onItsOwnThread: Bool) throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.sqlite")
+        let analyzer = LineAnalyzer(rules: .builtIn)
+        func push(_ account: String) -> LineResult {
+            analyzer.analyze(
+                #"{"op":"push","account":"\#(account)","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#)
+        }
+        let store = try SQLiteStore(path: path)
+        var stream = BadgeStream(rules: .builtIn)
+        stream.source = store
+        let checkpointer = try SQLiteCheckpointer(path: path)
+        defer { checkpointer.close() }
+        func commit(_ seq: Int) throws(StateFile.Failure) {
+            if onItsOwnThread {
+                checkpointer.begin(&stream, seq: seq, input: "stdin")
+                try checkpointer.finish(&stream)
+            } else {
+                try store.checkpoint(&stream, seq: seq, input: "stdin")
+            }
+        }
+        _ = stream.apply(push("x"), seq: 1)
+        // The accounts table is away while the commit runs: it fails.
+        try Self.sql(path, "ALTER TABLE accounts RENAME TO away")
+        #expect(throws: StateFile.Failure.self) { try commit(1) }
+        #expect(stream.inFlightCount == 0 && stream.changedCount == 1)
+        try Self.sql(path, "ALTER TABLE away RENAME TO accounts")
+        _ = stream.apply(push("y"), seq: 2)
+        try commit(2)
+        let reread = try SQLiteStore(path: path, readOnly: true)
+        #expect(reread.seq == 2 && reread.accountCount == 2)
+        for id in ["x", "y"] { #expect(try reread.loadAccount(id, rules: .builtIn)?.tree.total == 1, "\(id)") }
+    }
+
     /// Runs `statements` with the `sqlite3` shell (installed by `make deps`).
     private static func sql(_ path: String, _ statements: String) throws {
         let shell = try #require(["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first { FileIO.exists($0) }, "no sqlite3 shell")
