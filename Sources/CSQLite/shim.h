@@ -7,4 +7,13 @@ static inline int badgeflow_sqlite_bind_text(sqlite3_stmt *stmt, int index, cons
     return sqlite3_bind_text(stmt, index, text, bytes, SQLITE_TRANSIENT);
 }
 
+/// Turns off SQLite's memory statistics (SQLITE_CONFIG_MEMSTATUS; sqlite3_config is
+/// variadic, which Swift cannot call). With them on, every sqlite3_malloc and sqlite3_free
+/// takes one process-wide mutex, and the filter's connections, each on its own thread,
+/// queue on it. Must run before SQLite initializes (before the first connection opens);
+/// returns SQLITE_MISUSE after that.
+static inline int badgeflow_sqlite_disable_memstatus(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 #endif

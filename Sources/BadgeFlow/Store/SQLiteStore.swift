@@ -97,12 +97,20 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
     }
 
+    /// SQLite's process-wide settings, made once before the first connection opens: no
+    /// memory statistics, whose mutex every allocation of every connection takes (the
+    /// filter's readers and writer, each on its own thread, spent most of their waits on
+    /// it). Its result: SQLITE_MISUSE when SQLite was already initialized in this process
+    /// (then it keeps its defaults, which are correct, only slower).
+    static let configured: Int32 = badgeflow_sqlite_disable_memstatus()
+
     /// Opens `name` and checks it; `readOnly`: nothing is written (with `writableHandle`,
     /// through a read-write handle that creates nothing).
     private func open(_ name: String, readOnly: Bool, uri: Bool = false, writableHandle: Bool = false) throws(StateFile.Failure) {
         var flags =
             writableHandle ? SQLITE_OPEN_READWRITE : readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         if uri { flags |= SQLITE_OPEN_URI }
+        _ = Self.configured
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(name, &handle, flags | SQLITE_OPEN_NOMUTEX, nil)
         db = handle

@@ -249,6 +249,15 @@ import Darwin
         for id in ["x", "y"] { #expect(try reread.loadAccount(id, rules: .builtIn)?.tree.total == 1, "\(id)") }
     }
 
+    /// SQLite's memory statistics are off for the whole process (each of the filter's
+    /// connections would otherwise take one mutex per allocation): the setting was made
+    /// before SQLite first initialized, so it took.
+    @Test func sqliteIsConfiguredBeforeTheFirstConnection() throws {
+        let folder = try TemporaryFolder()
+        _ = try SQLiteStore(path: folder.file("s.sqlite"))
+        #expect(SQLiteStore.configured == 0)
+    }
+
     /// Runs `statements` with the `sqlite3` shell (installed by `make deps`).
     private static func sql(_ path: String, _ statements: String) throws {
         let shell = try #require(["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first { FileIO.exists($0) }, "no sqlite3 shell")
