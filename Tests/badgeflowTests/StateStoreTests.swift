@@ -202,6 +202,26 @@ import Testing
         #expect(second.stderr.contains("in use by pid \(first.processIdentifier)"), "\(second.stderr)")
     }
 
+    /// A database with another hard link is refused for writing (SQLite would keep a log per
+    /// name, and writers through the two names would not see each other); it still reads.
+    @Test func anSQLiteStateWithAnotherHardLinkIsNotWritten() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let state = dir + "/s.sqlite"
+        #expect(try CLI.run(["filter", "--state", state], input: "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"a\"}}\n").status == 0)
+        #expect(link(state, dir + "/other.sqlite") == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: state))
+        for name in ["s.sqlite", "other.sqlite"] {
+            let run = try CLI.run(["filter", "--state", dir + "/" + name], input: "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"b\"}}\n")
+            #expect(run.status == 3)
+            #expect(run.stderr.contains("the database has 2 hard links"), "\(run.stderr)")
+            #expect(run.stdout.isEmpty)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: state)) == before)
+        let info = try CLI.run(["state", "info", dir + "/other.sqlite"])
+        #expect(info.status == 0 && info.stdout.contains("accounts: 1"), "\(info.stderr)")
+    }
+
     /// A save through a link to a state not written yet writes the state, and the link stays.
     @Test func aJSONSaveThroughALinkToAMissingStateWritesItsTarget() throws {
         let dir = try CLI.temporaryDirectory()

@@ -68,10 +68,21 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     ///   - path: the database file.
     ///   - readOnly: open for reading only (a missing file is then an error).
     /// - Throws: `StateFile.Failure` when the file is not an SQLite database, is foreign,
-    ///   or of another version; the file is left as it is.
+    ///   or of another version, or (for writing) has other hard links; the file is left as
+    ///   it is.
     public init(path: String, readOnly: Bool = false) throws(StateFile.Failure) {
         self.path = path
         guard readOnly else {
+            // SQLite names the WAL and its lock after the path: a writer through another
+            // hard link would keep a second log and never see this one's commits.
+            var st = stat()
+            if stat(path, &st) == 0, st.st_nlink > 1 {
+                throw StateFile.Failure(
+                    file: path, at: "",
+                    message:
+                        "the database has \(st.st_nlink) hard links; SQLite keeps its log per name, so writers through the other names would not see each other (keep one name, or copy the file)"
+                )
+            }
             try open(path, readOnly: false)
             return
         }
