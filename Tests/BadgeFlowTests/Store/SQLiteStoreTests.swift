@@ -10,6 +10,11 @@ import Darwin
 
 /// The SQLite store, its read-ahead reader and its background checkpoints, on real
 /// databases in a temporary folder.
+/// A push to `account` (device "d", thread "t") at a fixed time.
+private func pushLine(_ account: String) -> String {
+    #"{"op":"push","account":"\#(account)","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#
+}
+
 @Suite struct SQLiteStoreTests {
     /// A stream in which account `id` has one device (logged in, shown a badge) and three
     /// marks, each with its source.
@@ -125,7 +130,7 @@ import Darwin
         let folder = try TemporaryFolder()
         let path = folder.file("s.sqlite")
         let analyzer = LineAnalyzer(rules: .builtIn)
-        let push = #"{"op":"push","account":"x","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#
+        let push = pushLine("x")
         let store = try SQLiteStore(path: path)
         var seed = BadgeStream(rules: .builtIn)
         _ = seed.apply(analyzer.analyze(push), seq: 1)
@@ -159,10 +164,7 @@ import Darwin
         let folder = try TemporaryFolder()
         let path = folder.file("s.sqlite")
         let analyzer = LineAnalyzer(rules: .builtIn)
-        func push(_ account: String) -> LineResult {
-            analyzer.analyze(
-                #"{"op":"push","account":"\#(account)","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#)
-        }
+        func push(_ account: String) -> LineResult { analyzer.analyze(pushLine(account)) }
         var stream = BadgeStream(rules: .builtIn)
         stream.source = try SQLiteStore(path: path)
         _ = stream.apply(push("old"), seq: 1)
@@ -189,7 +191,7 @@ import Darwin
         let folder = try TemporaryFolder()
         let path = folder.file("s.sqlite")
         let analyzer = LineAnalyzer(rules: .builtIn)
-        let push = #"{"op":"push","account":"x","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#
+        let push = pushLine("x")
         var stream = BadgeStream(rules: .builtIn)
         let store = try SQLiteStore(path: path)
         stream.source = store
@@ -219,10 +221,7 @@ import Darwin
         let folder = try TemporaryFolder()
         let path = folder.file("s.sqlite")
         let analyzer = LineAnalyzer(rules: .builtIn)
-        func push(_ account: String) -> LineResult {
-            analyzer.analyze(
-                #"{"op":"push","account":"\#(account)","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#)
-        }
+        func push(_ account: String) -> LineResult { analyzer.analyze(pushLine(account)) }
         let store = try SQLiteStore(path: path)
         var stream = BadgeStream(rules: .builtIn)
         stream.source = store
