@@ -7,6 +7,11 @@ static inline int badgeflow_sqlite_bind_text(sqlite3_stmt *stmt, int index, cons
     return sqlite3_bind_text(stmt, index, text, bytes, SQLITE_TRANSIENT);
 }
 
+/// Binds a blob that SQLite copies.
+static inline int badgeflow_sqlite_bind_blob(sqlite3_stmt *stmt, int index, const void *bytes, int count) {
+    return sqlite3_bind_blob(stmt, index, bytes, count, SQLITE_TRANSIENT);
+}
+
 /// Turns off SQLite's memory statistics (SQLITE_CONFIG_MEMSTATUS; sqlite3_config is
 /// variadic, which Swift cannot call). With them on, every sqlite3_malloc and sqlite3_free
 /// takes one process-wide mutex, and the filter's connections, each on its own thread,

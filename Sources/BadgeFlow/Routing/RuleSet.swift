@@ -49,6 +49,9 @@ public struct RuleSet: Sendable {
     var pointers: [JSONPointer] = []
     /// The name the text came from, for errors.
     var sourceName = "<string>"
+    /// The seed of the SQLite row cache's check for these rules (``RowCache/seed(_:)``); nil
+    /// for rules built in code.
+    private(set) var rowCacheSeed: UInt64?
 
     /// Loads and compiles a rules file.
     ///
@@ -75,6 +78,7 @@ public struct RuleSet: Sendable {
         var rules = try compiler.compile(value)
         rules.source = text
         rules.sourceName = file
+        rules.rowCacheSeed = RowCache.seed(rules)
         return rules
     }
 

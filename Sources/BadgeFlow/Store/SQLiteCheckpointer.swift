@@ -36,9 +36,10 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
         precondition(!isPending, "SQLiteCheckpointer: finish() the previous commit first")
         let changed = stream.beginCommit()
         pendingIDs = changed.map(\.id)
+        let seed = stream.rules.rowCacheSeed
         worker.start { store in
             do throws(StateFile.Failure) {
-                return .success(try store.commit(changed, seq: seq, input: input))
+                return .success(try store.commit(changed, seq: seq, input: input, cacheSeed: seed))
             } catch {
                 return .failure(error)
             }

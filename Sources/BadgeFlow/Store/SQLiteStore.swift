@@ -10,12 +10,14 @@ import Darwin
 ///
 /// This file owns every `sqlite3` pointer of BadgeFlow, as the JSON layer owns json-c's.
 ///
-/// Schema (schema 2; schema 1 differs only in rows that spell out every device key):
+/// Schema (schema 3; schema 2 has no `compact` column, and schema 1's rows also spell out
+/// every device key):
 ///
 /// ```sql
 /// CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 /// CREATE TABLE accounts(id TEXT PRIMARY KEY, data TEXT NOT NULL,
-///                       devices INTEGER NOT NULL, marks INTEGER NOT NULL) WITHOUT ROWID;
+///                       devices INTEGER NOT NULL, marks INTEGER NOT NULL,
+///                       compact BLOB) WITHOUT ROWID;
 /// ```
 ///
 /// `meta` holds `format` (`badgeflow-state`), `version` (of the per-account encoding,
@@ -24,17 +26,19 @@ import Darwin
 /// committed), `input` (what those lines were read from), and the totals `accounts`,
 /// `devices` and `marks`. `accounts.data` is what ``StateFile/encodeAccount(_:compact:)``
 /// writes for the account with `compact` (compact JSON, a device's default values left out),
-/// so both stores hold the same thing.
+/// so both stores hold the same thing. `accounts.compact` is a decode cache of `data`
+/// (``RowCache``), used only while it matches `data`; a writer opening an older schema adds
+/// the column, and rows gain a cache as they are written.
 ///
 /// Use from one thread at a time.
 public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// The database's path.
     public let path: String
-    /// The schema version written into `meta`: 2, rows whose devices leave out their default
-    /// values (1: every key written).
-    public static let schema = 2
+    /// The schema version written into `meta`: 3, rows with a decode cache beside their JSON
+    /// (2: no cache; 1: also every device key written).
+    public static let schema = 3
     /// The schemas this build reads; a database opened for writing is marked ``schema``.
-    public static let readableSchemas = [1, 2]
+    public static let readableSchemas = [1, 2, 3]
     private var db: OpaquePointer?
     private var selectAccount: OpaquePointer?
     private var upsertAccount: OpaquePointer?
@@ -46,6 +50,10 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     private var writer = JSONWriter()
     /// Reads the accounts' JSON (a connection is used by one thread at a time, as is this).
     private let parser = JSONParser()
+    /// The row cache of the account being written (``RowCache``).
+    private var cache: [UInt8] = []
+    /// Whether `accounts` has the `compact` column (schema 3).
+    private var hasCacheColumn = false
     /// Opened read-only on a database without tables: an empty state.
     private var isEmptyDatabase = false
     /// The `meta` table as read at open time and updated by each commit.
@@ -194,6 +202,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         return UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, column)))
     }
 
+    /// The bytes of a blob column (empty for NULL), valid until the statement steps or is reset.
+    private static func blob(_ stmt: OpaquePointer?, _ column: Int32) -> UnsafeRawBufferPointer {
+        guard let p = sqlite3_column_blob(stmt, column) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, column)))
+    }
+
     private func bind(_ stmt: OpaquePointer?, _ index: Int32, _ text: String) {
         let count = Int32(text.utf8.count)
         text.withCString { _ = badgeflow_sqlite_bind_text(stmt, index, $0, count) }
@@ -225,7 +239,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 BEGIN;
                 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
                 CREATE TABLE accounts(id TEXT PRIMARY KEY, data TEXT NOT NULL,
-                                      devices INTEGER NOT NULL, marks INTEGER NOT NULL) WITHOUT ROWID;
+                                      devices INTEGER NOT NULL, marks INTEGER NOT NULL,
+                                      compact BLOB) WITHOUT ROWID;
                 INSERT INTO meta VALUES ('format', '\(StateFile.format)'), ('version', '\(StateFile.version)'),
                   ('schema', '\(Self.schema)'), ('seq', '0'), ('input', ''), ('accounts', '0'), ('devices', '0'), ('marks', '0');
                 COMMIT;
@@ -258,28 +273,45 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     "state version \(meta["version"] ?? "none") (schema \(meta["schema"] ?? "none")) is not supported; this BadgeFlow reads version \(StateFile.version), schema \(Self.readableSchemas.map(String.init).joined(separator: " or "))"
             )
         }
-        selectAccount = try prepare("SELECT data FROM accounts WHERE id = ?1")
-        selectCounts = try prepare("SELECT devices, marks FROM accounts WHERE id = ?1")
+        hasCacheColumn = try columns("accounts").contains("compact")
         if !readOnly {
-            upsertAccount = try prepare(
-                "INSERT INTO accounts(id, data, devices, marks) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(id) DO UPDATE SET data = excluded.data, devices = excluded.devices, marks = excluded.marks"
-            )
             upsertMeta = try prepare("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
             selectMeta = try prepare("SELECT value FROM meta WHERE key = ?1")
             openedWriter = meta["writer"]
-            // Rows written from now on are compact (schema 2): say so before writing one, so
-            // that a build that reads only schema 1 refuses the database at open.
-            if meta["schema"] != String(Self.schema) {
+            // Rows written from now on are compact and carry a cache (schema 3): say so, and
+            // add the column, before writing one, so that a build that reads only older
+            // schemas refuses the database at open.
+            if meta["schema"] != String(Self.schema) || !hasCacheColumn {
                 try exec("BEGIN IMMEDIATE")
                 do throws(StateFile.Failure) {
+                    if try !columns("accounts").contains("compact") { try exec("ALTER TABLE accounts ADD COLUMN compact BLOB") }
                     try setMeta("schema", String(Self.schema))
                     try exec("COMMIT")
                 } catch {
                     _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
                     throw error
                 }
+                hasCacheColumn = true
             }
+            upsertAccount = try prepare(
+                "INSERT INTO accounts(id, data, devices, marks, compact) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(id) DO UPDATE SET data = excluded.data, devices = excluded.devices, marks = excluded.marks, compact = excluded.compact"
+            )
         }
+        // Older schemas read a NULL cache: one statement shape for both.
+        selectAccount = try prepare("SELECT data, \(hasCacheColumn ? "compact" : "NULL") FROM accounts WHERE id = ?1")
+        selectCounts = try prepare("SELECT devices, marks FROM accounts WHERE id = ?1")
+    }
+
+    /// The names of `table`'s columns.
+    private func columns(_ table: String) throws(StateFile.Failure) -> [String] {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info('\(table)')", -1, &stmt, nil) == SQLITE_OK else {
+            throw failure("cannot read the columns of \(table)")
+        }
+        defer { sqlite3_finalize(stmt) }
+        var names: [String] = []
+        while sqlite3_step(stmt) == SQLITE_ROW { names.append(Self.text(stmt, 0)) }
+        return names
     }
 
     /// Runs `body` in one read transaction: one snapshot and one lock for many reads (in WAL
@@ -321,48 +353,69 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// The stored JSON of account `id` (``StateFile/encodeAccount(_:compact:)``); nil when absent.
     public func accountJSON(_ id: String) throws(StateFile.Failure) -> String? {
-        try withAccountRow(id) { bytes in String(decoding: bytes, as: UTF8.self) }
+        try withAccountRow(id) { bytes, _ in String(decoding: bytes, as: UTF8.self) }
     }
 
     /// Loads account `id` (``AccountSource``).
     public func loadAccount(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
-        try withAccountRow(id) { (bytes) throws(StateFile.Failure) in try decodeRow(id, bytes, rules: rules) }
+        try withAccountRow(id) { (bytes, cache) throws(StateFile.Failure) in try decodeRow(id, bytes, cache, rules: rules) }
     }
 
-    /// Calls `body` with the bytes of account `id`'s row where SQLite holds them (valid only
-    /// during the call: no String is made); nil when there is no such row.
+    /// Whether account `id`'s row has a cache that matches its JSON under `rules`
+    /// (``RowCache``); false when there is no such row.
+    func hasMatchingCache(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Bool {
+        try withAccountRow(id) { bytes, cache in
+            guard let seed = rules.rowCacheSeed else { return false }
+            return RowCache.decode(cache, json: bytes, seed: seed, rules: rules) != nil
+        } ?? false
+    }
+
+    /// Calls `body` with the bytes of account `id`'s JSON and of its cache (empty when
+    /// none) where SQLite holds them (valid only during the call: no String is made); nil
+    /// when there is no such row.
     private func withAccountRow<R>(
-        _ id: String, _ body: (UnsafeRawBufferPointer) throws(StateFile.Failure) -> R
+        _ id: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StateFile.Failure) -> R
     ) throws(StateFile.Failure) -> R? {
         if isEmptyDatabase { return nil }
         sqlite3_reset(selectAccount)
         bind(selectAccount, 1, id)
         defer { sqlite3_reset(selectAccount) }
         switch sqlite3_step(selectAccount) {
-        case SQLITE_ROW: return try body(Self.bytes(selectAccount, 0))
+        case SQLITE_ROW: return try body(Self.bytes(selectAccount, 0), Self.blob(selectAccount, 1))
         case SQLITE_DONE: return nil
         default: throw failure("cannot read account \"\(id)\"")
         }
     }
 
-    /// The account stored as `text` under `id`, with its stored counts.
-    private func decodeRow(_ id: String, _ text: UnsafeRawBufferPointer, rules: RuleSet) throws(StateFile.Failure) -> Account {
-        var account = try StateFile.decodeAccount(
-            text: text, with: parser, at: "accounts[\"\(id)\"]", file: path, rules: rules)
+    /// The account stored as `text` (with the cache `cache`) under `id`, with its stored
+    /// counts: from the cache when it matches the text, else from the text.
+    private func decodeRow(
+        _ id: String, _ text: UnsafeRawBufferPointer, _ cache: UnsafeRawBufferPointer, rules: RuleSet
+    ) throws(StateFile.Failure) -> Account {
+        var account: Account
+        if let seed = rules.rowCacheSeed, let cached = RowCache.decode(cache, json: text, seed: seed, rules: rules) {
+            account = cached
+        } else {
+            account = try StateFile.decodeAccount(text: text, with: parser, at: "accounts[\"\(id)\"]", file: path, rules: rules)
+        }
         account.storedCounts = (account.devices.count, account.tree.markCount)
         return account
     }
 
     /// Every stored account id with its JSON, in id order.
     public func forEachAccount(_ body: (String, String) throws(StateFile.Failure) -> Void) throws(StateFile.Failure) {
-        try forEachRow { (id, bytes) throws(StateFile.Failure) in try body(id, String(decoding: bytes, as: UTF8.self)) }
+        try forEachRow { (id, bytes, _) throws(StateFile.Failure) in try body(id, String(decoding: bytes, as: UTF8.self)) }
     }
 
-    /// Every stored account id with the bytes of its JSON where SQLite holds them, in id order.
-    private func forEachRow(_ body: (String, UnsafeRawBufferPointer) throws(StateFile.Failure) -> Void) throws(StateFile.Failure) {
+    /// Every stored account id with the bytes of its JSON and of its cache where SQLite
+    /// holds them, in id order.
+    private func forEachRow(
+        _ body: (String, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) {
         if isEmptyDatabase { return }
         var stmt: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "SELECT id, data FROM accounts ORDER BY id", -1, &stmt, nil) == SQLITE_OK else {
+        let sql = "SELECT id, data, \(hasCacheColumn ? "compact" : "NULL") FROM accounts ORDER BY id"
+        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else {
             throw failure("cannot read accounts")
         }
         defer { sqlite3_finalize(stmt) }
@@ -370,7 +423,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             let rc = sqlite3_step(stmt)
             if rc == SQLITE_DONE { break }
             guard rc == SQLITE_ROW else { throw failure("cannot read accounts") }
-            try body(Self.text(stmt, 0), Self.bytes(stmt, 1))
+            try body(Self.text(stmt, 0), Self.bytes(stmt, 1), Self.blob(stmt, 2))
         }
     }
 
@@ -389,8 +442,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             }
             return stream
         }
-        try forEachRow { (id, bytes) throws(StateFile.Failure) in
-            stream.addLoaded(try decodeRow(id, bytes, rules: rules), as: id, compact: compact)
+        try forEachRow { (id, bytes, cache) throws(StateFile.Failure) in
+            stream.addLoaded(try decodeRow(id, bytes, cache, rules: rules), as: id, compact: compact)
         }
         return stream
     }
@@ -404,7 +457,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         // Straight from the stream's table: no copy of it (marking every account changed
         // would make one) and no list of a million accounts on the side.
         let all = stream.accounts.lazy.map { (id: $0.key, account: $0.value) }
-        _ = try commit(all, seq: seq, input: input, returningCounts: false, thenCompact: stream)
+        _ = try commit(all, seq: seq, input: input, cacheSeed: stream.rules.rowCacheSeed, returningCounts: false, thenCompact: stream)
     }
 
     /// This process, as `meta.writer` names the last process that committed.
@@ -486,7 +539,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         let changed = stream.takeChanged()
         let stored: [(String, (Int, Int))]
         do throws(StateFile.Failure) {
-            stored = try commit(changed, seq: seq, input: input)
+            stored = try commit(changed, seq: seq, input: input, cacheSeed: stream.rules.rowCacheSeed)
         } catch {
             // Not written: they count as changed again, for the next checkpoint.
             stream.abortCommit(changed.lazy.map(\.id))
@@ -497,10 +550,13 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// Writes `changed` and `seq` read from `input` in one transaction (the work of
     /// ``checkpoint(_:seq:input:)``); returns each account's stored device and mark counts.
+    /// Each row gets a cache (``RowCache``) checked with `cacheSeed`, the
+    /// ``RuleSet/rowCacheSeed`` of the accounts' rules (nil: no cache).
     ///
     /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
     func commit<Changed: Collection<(id: String, account: Account)>>(
-        _ changed: Changed, seq: Int, input: String, returningCounts: Bool = true, thenCompact holder: BadgeStream? = nil
+        _ changed: Changed, seq: Int, input: String, cacheSeed seed: UInt64?, returningCounts: Bool = true,
+        thenCompact holder: BadgeStream? = nil
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         var accounts = accountCount, devices = deviceCount, marks = markCount
         let before = meta
@@ -540,6 +596,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 writer.withUnsafeBytes { bytes in
                     guard let base = bytes.baseAddress else { return }
                     _ = badgeflow_sqlite_bind_text(upsertAccount, 2, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
+                    if let seed { RowCache.encode(a, json: bytes, seed: seed, into: &cache) }
+                }
+                if seed != nil {
+                    cache.withUnsafeBytes { b in _ = badgeflow_sqlite_bind_blob(upsertAccount, 5, b.baseAddress, Int32(b.count)) }
+                } else {
+                    sqlite3_bind_null(upsertAccount, 5)
                 }
                 sqlite3_bind_int64(upsertAccount, 3, Int64(d))
                 sqlite3_bind_int64(upsertAccount, 4, Int64(m))

@@ -100,28 +100,81 @@ private func pushLine(_ account: String) -> String {
         _ = store
     }
 
-    @Test func aSchemaOneDatabaseIsReadAndMarkedSchemaTwoWhenOpenedForWriting() throws {
+    @Test func anOlderSchemaIsReadAndGainsTheCacheColumnWhenOpenedForWriting() throws {
         let folder = try TemporaryFolder()
         let path = folder.file("s.sqlite")
         var stream = Self.stream(accounts: ["a"])
         do {
             let store = try SQLiteStore(path: path)
             try store.checkpoint(&stream, seq: 4, input: "stdin")
-            #expect(store.meta["schema"] == "2")
+            #expect(store.meta["schema"] == "3")
         }
-        // As an earlier build left it: schema 1, every device key spelled out.
+        // As an earlier build left it: schema 1, no cache column, every device key spelled out.
         let full = StateFile.encodeAccount(try #require(stream.accounts["a"])).serialized(pretty: false)
-        try Self.sql(path, "UPDATE meta SET value = '1' WHERE key = 'schema'; UPDATE accounts SET data = '\(full)'")
+        try Self.sql(
+            path,
+            "ALTER TABLE accounts DROP COLUMN compact; UPDATE meta SET value = '1' WHERE key = 'schema'; UPDATE accounts SET data = '\(full)'"
+        )
         let reader = try SQLiteStore(path: path, readOnly: true)
         #expect(reader.meta["schema"] == "1")
         let loaded = try #require(try reader.loadAccount("a", rules: .builtIn))
         #expect(Self.json(loaded) == full)
         reader.close()
-        #expect(try SQLiteStore(path: path).meta["schema"] == "2")
+        let writer = try SQLiteStore(path: path)
+        #expect(writer.meta["schema"] == "3")
+        // The column is there, empty until the account is written again.
+        #expect(try !writer.hasMatchingCache("a", rules: .builtIn))
+        #expect(Self.json(try #require(try writer.loadAccount("a", rules: .builtIn))) == full)
+        let a = try #require(stream.accounts["a"])
+        _ = try writer.commit([(id: "a", account: a)], seq: 5, input: "stdin", cacheSeed: RuleSet.builtIn.rowCacheSeed)
+        #expect(try writer.hasMatchingCache("a", rules: .builtIn))
+        writer.close()
         // A schema this build does not know is refused at open.
-        try Self.sql(path, "UPDATE meta SET value = '3' WHERE key = 'schema'")
+        try Self.sql(path, "UPDATE meta SET value = '4' WHERE key = 'schema'")
         let failure = #expect(throws: StateFile.Failure.self) { _ = try SQLiteStore(path: path, readOnly: true) }
-        #expect(failure?.message.contains("schema 1 or 2") == true)
+        #expect(failure?.message.contains("schema 1 or 2 or 3") == true)
+    }
+
+    /// The row cache is used only while it is the cache of the row's JSON, under the same
+    /// rules: JSON edited in the shell, damaged cache bytes and other rules all read the JSON.
+    @Test func theRowCacheIsUsedOnlyWhileItMatchesTheJSONAndTheRules() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.sqlite")
+        var stream = Self.stream(accounts: ["a", "b"])
+        let store = try SQLiteStore(path: path)
+        try store.checkpoint(&stream, seq: 8, input: "stdin")
+        let a = try #require(stream.accounts["a"])
+        #expect(try store.hasMatchingCache("a", rules: .builtIn) && store.hasMatchingCache("b", rules: .builtIn))
+        // From the cache: the same account as from the JSON.
+        let cached = try #require(try store.loadAccount("a", rules: .builtIn))
+        let text = try #require(try store.accountJSON("a"))
+        let fromJSON = try StateFile.decodeAccount(try JSONValue.parse(text), at: "", file: path, rules: .builtIn)
+        #expect(Self.json(cached) == Self.json(fromJSON) && Self.json(cached) == Self.json(a))
+        #expect(cached.tree.snapshot() == fromJSON.tree.snapshot())
+
+        // JSON edited by hand: the edit is what loads.
+        try Self.sql(path, #"UPDATE accounts SET data = replace(data, '"delivered":2', '"delivered":5') WHERE id = 'a'"#)
+        #expect(try !store.hasMatchingCache("a", rules: .builtIn))
+        #expect(try #require(try store.loadAccount("a", rules: .builtIn)).devices["d0"]?.delivered == 5)
+
+        // A damaged cache byte (the JSON untouched): the JSON loads.
+        try Self.sql(path, "UPDATE accounts SET compact = substr(compact, 1, 20) || X'FF' || substr(compact, 22) WHERE id = 'b'")
+        #expect(try !store.hasMatchingCache("b", rules: .builtIn))
+        let b = try #require(try store.loadAccount("b", rules: .builtIn))
+        #expect(Self.json(b) == Self.json(try #require(stream.accounts["b"])))
+
+        // Other rules (root.chat shows a dot, not a number): the JSON is read with them.
+        let other = try RuleSet.parse(
+            RuleSet.builtInText.replacing(#""root.news": "dot","#, with: #""root.news": "dot", "root.chat": "dot","#))
+        #expect(other.rowCacheSeed != nil && other.rowCacheSeed != RuleSet.builtIn.rowCacheSeed)
+        var c = Self.stream(accounts: ["c"])
+        try store.checkpoint(&c, seq: 9, input: "stdin")
+        #expect(try store.hasMatchingCache("c", rules: .builtIn) && !store.hasMatchingCache("c", rules: other))
+        let underOther = try #require(try store.loadAccount("c", rules: other))
+        let textC = try #require(try store.accountJSON("c"))
+        let expected = try StateFile.decodeAccount(try JSONValue.parse(textC), at: "", file: path, rules: other)
+        #expect(underOther.tree.snapshot() == expected.tree.snapshot())
+        #expect(underOther.tree.snapshot() != (try #require(c.accounts["c"])).tree.snapshot())
     }
 
     /// A copy read ahead of an account that then came into memory, changed, was committed
