@@ -2,7 +2,8 @@
 /// LEB128 varints, zigzag for signed values, strings as their UTF-8 length and bytes, times
 /// as a varint of twice their value when they are a whole number of seconds within ±2^52
 /// (and not -0), else the varint 1 and their 8 bytes (so -0, infinities and NaN keep every
-/// bit). In-memory forms only: never written to a file, so they carry no version.
+/// bit). They carry no version of their own: BadgeFlow keeps them in memory and caches
+/// them in SQLite rows behind a format byte it changes with them.
 package enum CompactCoding {
     /// Appends `value` as a LEB128 varint.
     @inlinable package static func varint(_ value: UInt64, _ out: inout [UInt8]) {

@@ -1,4 +1,4 @@
-/// The decode cache of an SQLite state's rows (`accounts.compact`, schema 3): the account in
+/// The decode cache of an SQLite state's rows (`accounts.compact`): the account in
 /// ``AccountCodec``'s binary form, written beside its JSON (`accounts.data`) in the same
 /// statement.
 ///

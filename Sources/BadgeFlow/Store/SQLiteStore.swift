@@ -10,8 +10,8 @@ import Darwin
 ///
 /// This file owns every `sqlite3` pointer of BadgeFlow, as the JSON layer owns json-c's.
 ///
-/// Schema (schema 3; schema 2 has no `compact` column, and schema 1's rows also spell out
-/// every device key):
+/// Schema (schema 2; `compact` is absent from databases that earlier builds made, and
+/// schema 1's rows also spell out every device key):
 ///
 /// ```sql
 /// CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -27,18 +27,20 @@ import Darwin
 /// `devices` and `marks`. `accounts.data` is what ``StateFile/encodeAccount(_:compact:)``
 /// writes for the account with `compact` (compact JSON, a device's default values left out),
 /// so both stores hold the same thing. `accounts.compact` is a decode cache of `data`
-/// (``RowCache``), used only while it matches `data`; a writer opening an older schema adds
-/// the column, and rows gain a cache as they are written.
+/// (``RowCache``), used only while it matches `data`; a writer opening a database without the
+/// column adds it, and rows gain a cache as they are written. The column changes no schema
+/// number: earlier builds read and write such a database, and the caches of rows they
+/// rewrite no longer match, so they are ignored.
 ///
 /// Use from one thread at a time.
 public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// The database's path.
     public let path: String
-    /// The schema version written into `meta`: 3, rows with a decode cache beside their JSON
-    /// (2: no cache; 1: also every device key written).
-    public static let schema = 3
+    /// The schema version written into `meta`: 2, rows whose devices leave out their default
+    /// values (1: every key written).
+    public static let schema = 2
     /// The schemas this build reads; a database opened for writing is marked ``schema``.
-    public static let readableSchemas = [1, 2, 3]
+    public static let readableSchemas = [1, 2]
     private var db: OpaquePointer?
     private var selectAccount: OpaquePointer?
     private var upsertAccount: OpaquePointer?
@@ -52,7 +54,9 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     private let parser = JSONParser()
     /// The row cache of the account being written (``RowCache``).
     private var cache: [UInt8] = []
-    /// Whether `accounts` has the `compact` column (schema 3).
+    /// Encodes the rows of large commits ahead of writing them; made on first use.
+    private var encoder: RowEncoder?
+    /// Whether `accounts` has the `compact` column (the row cache).
     private var hasCacheColumn = false
     /// Opened read-only on a database without tables: an empty state.
     private var isEmptyDatabase = false
@@ -278,9 +282,9 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             upsertMeta = try prepare("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
             selectMeta = try prepare("SELECT value FROM meta WHERE key = ?1")
             openedWriter = meta["writer"]
-            // Rows written from now on are compact and carry a cache (schema 3): say so, and
-            // add the column, before writing one, so that a build that reads only older
-            // schemas refuses the database at open.
+            // Rows written from now on are compact (schema 2): say so before writing one, so
+            // that a build that reads only schema 1 refuses the database at open. The cache
+            // column is added too (earlier builds ignore it).
             if meta["schema"] != String(Self.schema) || !hasCacheColumn {
                 try exec("BEGIN IMMEDIATE")
                 do throws(StateFile.Failure) {
@@ -563,19 +567,10 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         try exec("BEGIN IMMEDIATE")
         do throws(StateFile.Failure) {
             try claimWriter()
-            // `changed`, then the compact accounts of `holder`, each expanded in turn.
-            var compactIDs = holder?.compacted.ids ?? []
-            var rest = changed.makeIterator()
-            while true {
-                let id: String, a: Account
-                if let next = rest.next() {
-                    (id, a) = next
-                } else if let holder, let last = compactIDs.popLast() {
-                    guard let found = try holder.compacted.account(last, rules: holder.rules) else { continue }
-                    (id, a) = (last, found)
-                } else {
-                    break
-                }
+            /// Writes one row: the account's JSON and cache, and its counts into the totals.
+            func write(_ id: String, _ a: Account, _ json: UnsafeRawBufferPointer, _ rowCache: UnsafeRawBufferPointer?)
+                throws(StateFile.Failure)
+            {
                 let d = a.devices.count, m = a.tree.markCount
                 var old = a.storedCounts
                 if old == nil { old = try storedCounts(id) }
@@ -587,19 +582,13 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     devices += d
                     marks += m
                 }
-                // Compact JSON of the account's encoding, written by JSONWriter (no json-c
-                // objects in between); json-c reads it back.
-                writer.removeAll()
-                StateFile.writeAccount(a, compact: true, into: &writer)
                 sqlite3_reset(upsertAccount)
                 bind(upsertAccount, 1, id)
-                writer.withUnsafeBytes { bytes in
-                    guard let base = bytes.baseAddress else { return }
-                    _ = badgeflow_sqlite_bind_text(upsertAccount, 2, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
-                    if let seed { RowCache.encode(a, json: bytes, seed: seed, into: &cache) }
+                if let base = json.baseAddress {
+                    _ = badgeflow_sqlite_bind_text(upsertAccount, 2, base.assumingMemoryBound(to: CChar.self), Int32(json.count))
                 }
-                if seed != nil {
-                    cache.withUnsafeBytes { b in _ = badgeflow_sqlite_bind_blob(upsertAccount, 5, b.baseAddress, Int32(b.count)) }
+                if let rowCache {
+                    _ = badgeflow_sqlite_bind_blob(upsertAccount, 5, rowCache.baseAddress, Int32(rowCache.count))
                 } else {
                     sqlite3_bind_null(upsertAccount, 5)
                 }
@@ -608,6 +597,55 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 let rc = sqlite3_step(upsertAccount)
                 sqlite3_reset(upsertAccount)
                 guard rc == SQLITE_DONE else { throw failure("cannot write account \"\(id)\"") }
+            }
+            if holder == nil, let items = changed as? [(id: String, account: Account)], items.count > RowEncoder.chunk {
+                // A large checkpoint: rows encoded a chunk ahead, on the encoder's thread.
+                if encoder == nil { encoder = RowEncoder() }
+                try encoder?.forEachChunk(items, seed: seed) { (range, rows) throws(StateFile.Failure) in
+                    for i in range {
+                        let (id, a) = items[i]
+                        let failed: StateFile.Failure? = rows.withRow(i - range.lowerBound) { json, rowCache in
+                            do throws(StateFile.Failure) {
+                                try write(id, a, json, seed == nil ? nil : rowCache)
+                                return nil
+                            } catch {
+                                return error
+                            }
+                        }
+                        if let failed { throw failed }
+                    }
+                }
+            } else {
+                // `changed`, then the compact accounts of `holder`, each expanded in turn.
+                var compactIDs = holder?.compacted.ids ?? []
+                var rest = changed.makeIterator()
+                while true {
+                    let id: String, a: Account
+                    if let next = rest.next() {
+                        (id, a) = next
+                    } else if let holder, let last = compactIDs.popLast() {
+                        guard let found = try holder.compacted.account(last, rules: holder.rules) else { continue }
+                        (id, a) = (last, found)
+                    } else {
+                        break
+                    }
+                    // Compact JSON of the account's encoding, written by JSONWriter (no json-c
+                    // objects in between); json-c reads it back.
+                    writer.removeAll()
+                    StateFile.writeAccount(a, compact: true, into: &writer)
+                    let failed: StateFile.Failure? = writer.withUnsafeBytes { json in
+                        if let seed { RowCache.encode(a, json: json, seed: seed, into: &cache) }
+                        return cache.withUnsafeBytes { rowCache in
+                            do throws(StateFile.Failure) {
+                                try write(id, a, json, seed == nil ? nil : rowCache)
+                                return nil
+                            } catch {
+                                return error
+                            }
+                        }
+                    }
+                    if let failed { throw failed }
+                }
             }
             try setMeta("seq", String(seq))
             try setMeta("input", input)

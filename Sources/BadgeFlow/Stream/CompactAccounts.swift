@@ -123,8 +123,9 @@ struct CompactAccounts: Sendable {
     }
 }
 
-/// The binary form of an ``Account`` that ``CompactAccounts`` keeps (in memory only; it is
-/// never written to a file, so it has no version), in `CompactCoding`'s primitives: the
+/// The binary form of an ``Account`` that ``CompactAccounts`` keeps in memory and an SQLite
+/// row caches (``RowCache``, whose ``RowCache/tag`` must change with any change of this
+/// encoding; `CompactAccountsTests` pins its bytes), in `CompactCoding`'s primitives: the
 /// clock, the tree's own compact form (its nodes as they are, so that reading it makes the
 /// same tree without hashing a path), then the devices, each with its numbers, a flag byte
 /// for its sync state and the parts that are not those of a new device.
@@ -181,6 +182,9 @@ enum AccountCodec {
             var d = Device(rules: rules)
             d.payloadIcon = r.signed()
             d.delivered = r.signed()
+            // The ranges the JSON decoder checks: bytes that pass the row cache's check but
+            // were made by hand must not give an account the JSON could not.
+            guard d.payloadIcon >= 0, d.delivered >= 0, d.delivered <= Int(Int32.max) else { return nil }
             let flags = r.byte()
             if flags != 2 {
                 let visible = flags & 4 != 0 ? strings(&r) : []

@@ -56,6 +56,31 @@ private func pushLine(_ account: String) -> String {
         #expect(store.accountCount == 1 && store.deviceCount == 1 && store.markCount == 3 && store.seq == 4)
     }
 
+    /// A checkpoint of more accounts than a chunk is encoded a chunk ahead of the writes
+    /// (``RowEncoder``): every row is still its own account's JSON, whole, with its cache.
+    @Test func aLargeCheckpointWritesEveryRowWholeWithItsCache() throws {
+        let folder = try TemporaryFolder()
+        let ids = (0..<(2 * RowEncoder.chunk + 100)).map { "u\($0)" }
+        var stream = Self.stream(accounts: ids)
+        let store = try SQLiteStore(path: folder.file("s.sqlite"))
+        try store.checkpoint(&stream, seq: 4 * ids.count, input: "stdin")
+        #expect(store.accountCount == ids.count && store.deviceCount == ids.count && store.markCount == 3 * ids.count)
+        var rows = 0
+        try store.forEachAccount { id, text in
+            rows += 1
+            guard let a = stream.accounts[id] else {
+                Issue.record("row \(id) is no account of the stream")
+                return
+            }
+            let expected = StateFile.encodeAccount(a, compact: true).serialized(pretty: false)
+            if text != expected { Issue.record("row \(id): \(text), expected \(expected)") }
+        }
+        #expect(rows == ids.count)
+        for id in [ids[0], ids[RowEncoder.chunk - 1], ids[RowEncoder.chunk], ids[ids.count - 1]] {
+            #expect(try store.hasMatchingCache(id, rules: .builtIn), "\(id)")
+        }
+    }
+
     @Test func thePrefetcherReadsCommittedAccountsAndSaysWhichAreAbsent() throws {
         let folder = try TemporaryFolder()
         var stream = Self.stream(accounts: ["a", "b"])
@@ -100,14 +125,14 @@ private func pushLine(_ account: String) -> String {
         _ = store
     }
 
-    @Test func anOlderSchemaIsReadAndGainsTheCacheColumnWhenOpenedForWriting() throws {
+    @Test func anOlderDatabaseIsReadAndGainsTheCacheColumnWhenOpenedForWriting() throws {
         let folder = try TemporaryFolder()
         let path = folder.file("s.sqlite")
         var stream = Self.stream(accounts: ["a"])
         do {
             let store = try SQLiteStore(path: path)
             try store.checkpoint(&stream, seq: 4, input: "stdin")
-            #expect(store.meta["schema"] == "3")
+            #expect(store.meta["schema"] == "2")
         }
         // As an earlier build left it: schema 1, no cache column, every device key spelled out.
         let full = StateFile.encodeAccount(try #require(stream.accounts["a"])).serialized(pretty: false)
@@ -121,7 +146,7 @@ private func pushLine(_ account: String) -> String {
         #expect(Self.json(loaded) == full)
         reader.close()
         let writer = try SQLiteStore(path: path)
-        #expect(writer.meta["schema"] == "3")
+        #expect(writer.meta["schema"] == "2")
         // The column is there, empty until the account is written again.
         #expect(try !writer.hasMatchingCache("a", rules: .builtIn))
         #expect(Self.json(try #require(try writer.loadAccount("a", rules: .builtIn))) == full)
@@ -129,10 +154,18 @@ private func pushLine(_ account: String) -> String {
         _ = try writer.commit([(id: "a", account: a)], seq: 5, input: "stdin", cacheSeed: RuleSet.builtIn.rowCacheSeed)
         #expect(try writer.hasMatchingCache("a", rules: .builtIn))
         writer.close()
+        // A schema 2 database without the column (the previous build's): a writer adds it.
+        try Self.sql(path, "ALTER TABLE accounts DROP COLUMN compact")
+        #expect(try SQLiteStore(path: path, readOnly: true).meta["schema"] == "2")
+        let again = try SQLiteStore(path: path)
+        #expect(try !again.hasMatchingCache("a", rules: .builtIn))
+        _ = try again.commit([(id: "a", account: a)], seq: 6, input: "stdin", cacheSeed: RuleSet.builtIn.rowCacheSeed)
+        #expect(try again.hasMatchingCache("a", rules: .builtIn))
+        again.close()
         // A schema this build does not know is refused at open.
-        try Self.sql(path, "UPDATE meta SET value = '4' WHERE key = 'schema'")
+        try Self.sql(path, "UPDATE meta SET value = '3' WHERE key = 'schema'")
         let failure = #expect(throws: StateFile.Failure.self) { _ = try SQLiteStore(path: path, readOnly: true) }
-        #expect(failure?.message.contains("schema 1 or 2 or 3") == true)
+        #expect(failure?.message.contains("schema 1 or 2") == true)
     }
 
     /// The row cache is used only while it is the cache of the row's JSON, under the same
