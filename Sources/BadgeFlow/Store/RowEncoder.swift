@@ -46,7 +46,7 @@ struct EncodedRows: Sendable {
 /// Memory beyond the commit's accounts is two chunks of rows.
 final class RowEncoder: @unchecked Sendable {
     /// Accounts per chunk.
-    static let chunk = 4096
+    static let chunk = 1024
     private let queue = DispatchQueue(label: "badgeflow.sqlite.encode")
 
     private final class Box: @unchecked Sendable {
