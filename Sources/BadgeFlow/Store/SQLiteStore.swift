@@ -26,8 +26,8 @@ import Darwin
 /// committed), `input` (what those lines were read from), and the totals `accounts`,
 /// `devices` and `marks`. `accounts.data` is what ``StateFile/encodeAccount(_:compact:)``
 /// writes for the account with `compact` (compact JSON, a device's default values left out),
-/// so both stores hold the same thing. `accounts.compact` is a decode cache of `data`
-/// (``RowCache``), used only while it matches `data`; a writer opening a database without the
+/// so both stores hold the same thing. `accounts.compact` is a decode cache of `data` (see
+/// <doc:StateFileFormat>), used only while it matches `data`; a writer opening a database without the
 /// column adds it, and rows gain a cache as they are written. The column changes no schema
 /// number: earlier builds read and write such a database, and the caches of rows they
 /// rewrite no longer match, so they are ignored.
