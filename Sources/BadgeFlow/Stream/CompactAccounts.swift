@@ -184,7 +184,7 @@ enum AccountCodec {
             d.delivered = r.signed()
             // The ranges the JSON decoder checks: bytes that pass the row cache's check but
             // were made by hand must not give an account the JSON could not.
-            guard d.payloadIcon >= 0, d.delivered >= 0, d.delivered <= Int(Int32.max) else { return nil }
+            guard d.payloadIcon >= 0, d.delivered >= 0 else { return nil }
             let flags = r.byte()
             if flags != 2 {
                 let visible = flags & 4 != 0 ? strings(&r) : []
