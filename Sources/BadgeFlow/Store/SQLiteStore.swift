@@ -257,7 +257,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
         if !readOnly {
             try exec("PRAGMA synchronous = FULL")
-            try exec("PRAGMA cache_size = -98304")
+            try exec("PRAGMA cache_size = -49152")
         }
         guard sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &stmt, nil) == SQLITE_OK else {
             throw failure("cannot read meta")
@@ -328,7 +328,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         if began, sqlite3_exec(db, "COMMIT", nil, nil, nil) != SQLITE_OK { _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil) }
     }
 
-    /// Sets the page cache of this connection to about `kib` KiB (96 MiB for a writing
+    /// Sets the page cache of this connection to about `kib` KiB (48 MiB for a writing
     /// connection, SQLite's 2 MiB default for a read-only one, unless set).
     public func setCacheSize(kib: Int) {
         _ = sqlite3_exec(db, "PRAGMA cache_size = -\(max(kib, 64))", nil, nil, nil)
