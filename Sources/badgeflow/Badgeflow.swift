@@ -22,6 +22,7 @@ struct Badgeflow: ParsableCommand {
 @main
 enum Main {
     static func main() {
+        Signals.installBusHandler()
         do {
             var command = try parse(Array(CommandLine.arguments.dropFirst()))
             try command.run()

@@ -78,6 +78,44 @@ import Testing
         #expect(text.contains("\"root.chat.alice\": 1"))
     }
 
+    /// A JSON state truncated by another program while `state info` reads it through its
+    /// memory mapping: the pages past the new end are gone (SIGBUS), and the command exits 3
+    /// with a message instead of crashing. Truncated at several moments until one falls
+    /// within the read; none may end in a signal.
+    @Test func aStateTruncatedWhileReadIsExit3NotACrash() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let state = dir + "/big.json", copy = dir + "/copy.json"
+        let account = #"{"clock":1732269600,"marks":{"root.chat.t1":2,"root.mail":1},"devices":{"d0":{"delivered":3}}}"#
+        var text = #"{"format":"badgeflow-state","version":2,"accounts":{"#
+        for i in 0..<300_000 { text += (i == 0 ? "" : ",") + "\"a\(i)\":" + account }
+        text += "}}\n"
+        try text.write(toFile: state, atomically: true, encoding: .utf8)
+        var sawBus = false
+        for delay in [150_000, 300_000, 600_000, 1_000_000] as [UInt32] where !sawBus {
+            try? FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: state, toPath: copy)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: CLI.executable)
+            p.arguments = ["state", "info", copy]
+            let err = Pipe()
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = err
+            try p.run()
+            usleep(delay)
+            #expect(truncate(copy, 1_000_000) == 0)
+            let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationReason == .exit, "died of signal \(p.terminationStatus) after \(delay) µs: \(message)")
+            if message.contains("SIGBUS") {
+                sawBus = true
+                #expect(p.terminationStatus == 3)
+                #expect(message.contains("another program truncated it while it was being read"))
+            }
+        }
+        #expect(sawBus, "no truncation fell within the read")
+    }
+
     /// A signal with most accounts in compact form (`--expanded-accounts 1`): the save
     /// writes them all, each as its result said.
     @Test func aSignalSavesCompactAccountsToo() throws {
