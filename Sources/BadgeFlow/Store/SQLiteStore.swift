@@ -598,21 +598,27 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 sqlite3_reset(upsertAccount)
                 guard rc == SQLITE_DONE else { throw failure("cannot write account \"\(id)\"") }
             }
+            /// `write`, its failure returned: the byte-buffer closures it runs in do not pass
+            /// a typed error on.
+            func written(_ id: String, _ a: Account, _ json: UnsafeRawBufferPointer, _ rowCache: UnsafeRawBufferPointer)
+                -> StateFile.Failure?
+            {
+                do throws(StateFile.Failure) {
+                    try write(id, a, json, seed == nil ? nil : rowCache)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
             if holder == nil, let items = changed as? [(id: String, account: Account)], items.count > RowEncoder.chunk {
                 // A large checkpoint: rows encoded a chunk ahead, on the encoder's thread.
                 if encoder == nil { encoder = RowEncoder() }
                 try encoder?.forEachChunk(items, seed: seed) { (range, rows) throws(StateFile.Failure) in
                     for i in range {
                         let (id, a) = items[i]
-                        let failed: StateFile.Failure? = rows.withRow(i - range.lowerBound) { json, rowCache in
-                            do throws(StateFile.Failure) {
-                                try write(id, a, json, seed == nil ? nil : rowCache)
-                                return nil
-                            } catch {
-                                return error
-                            }
+                        if let failed = rows.withRow(i - range.lowerBound, { json, rowCache in written(id, a, json, rowCache) }) {
+                            throw failed
                         }
-                        if let failed { throw failed }
                     }
                 }
             } else {
@@ -635,14 +641,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     StateFile.writeAccount(a, compact: true, into: &writer)
                     let failed: StateFile.Failure? = writer.withUnsafeBytes { json in
                         if let seed { RowCache.encode(a, json: json, seed: seed, into: &cache) }
-                        return cache.withUnsafeBytes { rowCache in
-                            do throws(StateFile.Failure) {
-                                try write(id, a, json, seed == nil ? nil : rowCache)
-                                return nil
-                            } catch {
-                                return error
-                            }
-                        }
+                        return cache.withUnsafeBytes { rowCache in written(id, a, json, rowCache) }
                     }
                     if let failed { throw failed }
                 }
