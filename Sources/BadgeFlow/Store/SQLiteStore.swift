@@ -610,8 +610,14 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     return error
                 }
             }
-            if holder == nil, let items = changed as? [(id: String, account: Account)], items.count > RowEncoder.chunk {
-                // A large checkpoint: rows encoded a chunk ahead, on the encoder's thread.
+            if holder == nil, let unsorted = changed as? [(id: String, account: Account)], unsorted.count > RowEncoder.chunk {
+                // A large checkpoint: rows encoded a chunk ahead, on the encoder's thread, and
+                // written in key order. The changed accounts of a fleet are spread over the
+                // whole table; in key order each leaf page is read and changed once and done
+                // with, where in arrival order a page could leave the cache (into the WAL)
+                // and be read back for a later row. 400k events over 1M accounts: wall -12%,
+                // system CPU -18% (README, "Fleet state").
+                let items = unsorted.sorted { $0.id < $1.id }
                 if encoder == nil { encoder = RowEncoder() }
                 try encoder?.forEachChunk(items, seed: seed) { (range, rows) throws(StateFile.Failure) in
                     for i in range {
