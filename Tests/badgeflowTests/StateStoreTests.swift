@@ -397,6 +397,29 @@ import Testing
         #expect(try CLI.run(["state", "info", empty]).stdout.contains("accounts: 1\n"))
     }
 
+    @Test func aJSONStateWithAKeyHoldingNULIsRefusedWithItsPlaceNotMerged() throws {
+        // json-c cuts keys at U+0000: "a\u0000b" would have loaded as a second "a".
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let state = dir + "/s.json"
+        let events = ["a", "ab"].map { #"{"op":"push","account":"\#($0)","device":"d","payload":{"aps":{"alert":"hi"}}}"# }
+        #expect(try CLI.run(["filter", "--state", state], input: events.joined(separator: "\n") + "\n").status == 0)
+        let saved = try String(contentsOfFile: state, encoding: .utf8)
+        #expect(saved.contains(#""ab": {"#))
+        let edited = saved.replacingOccurrences(of: #""ab": {"#, with: #""a\u0000b": {"#)
+        try edited.write(toFile: state, atomically: true, encoding: .utf8)
+        for arguments in [["state", "info", state], ["filter", "--state", state]] {
+            let run = try CLI.run(arguments, input: "")
+            #expect(run.status == 3, "\(arguments)")
+            #expect(run.stderr.contains("U+0000") && run.stderr.contains("line "), "\(run.stderr)")
+        }
+        #expect(try String(contentsOfFile: state, encoding: .utf8) == edited)
+        // The filter refuses such an id, so it never writes one.
+        let refused = try CLI.run(
+            ["filter"], input: #"{"op":"push","account":"a\u0000b","device":"d","payload":{"aps":{"alert":"hi"}}}"# + "\n")
+        #expect(refused.stdout.contains(#""code":"invalid-value""#) && refused.stdout.contains(#""at":"/account""#))
+    }
+
     @Test func anUnreadableAccountRowIsExit3AndNotOverwritten() throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }

@@ -1,5 +1,11 @@
 private import CJSONC
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Parses JSON text with one reused json-c tokener, in strict mode, validating UTF-8.
 ///
 /// UTF-8 is checked by `UTF8Check` rather than by json-c: faster, and stricter (RFC 3629).
@@ -86,7 +92,71 @@ final class JSONParser {
             }
             i += 1
         }
+        if let key = Self.keyHoldingNUL(bytes) {
+            return body(
+                .failure(
+                    JSONParseError(
+                        reason: .invalidJSON,
+                        message: "an object key holds \\u0000 (U+0000), which BadgeFlow does not accept in keys", offset: key)))
+        }
         return body(.success(JSONRef(borrowing: root)))
+    }
+
+    /// The offset of the first object key in `bytes` (a well-formed JSON text) that holds the
+    /// escape `\u0000`; nil when none does.
+    ///
+    /// json-c keeps keys as C strings, so such a key would be cut at the U+0000, silently
+    /// (`"alert\u0000x"` read as `alert`). Values keep their length and are not affected.
+    /// Texts without a backslash (nearly all) cost one `memchr`.
+    static func keyHoldingNUL(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let n = bytes.count
+        // Only a text with a backslash can hold the escape: memchr finds the first.
+        guard let first = memchr(base, 0x5C, n) else { return nil }
+        var any = false
+        var k = base.distance(to: UnsafeRawPointer(first))
+        while k + 5 < n {
+            if bytes[k] == 0x5C {
+                if bytes[k + 1] == UInt8(ascii: "u"), bytes[k + 2] == 0x30, bytes[k + 3] == 0x30, bytes[k + 4] == 0x30,
+                    bytes[k + 5] == 0x30
+                {
+                    any = true
+                    break
+                }
+                k += 2
+            } else {
+                k += 1
+            }
+        }
+        guard any else { return nil }
+        var i = 0
+        while i < n {
+            guard bytes[i] == UInt8(ascii: "\"") else {
+                i += 1
+                continue
+            }
+            let start = i
+            var holdsNUL = false
+            i += 1
+            while i < n, bytes[i] != UInt8(ascii: "\"") {
+                if bytes[i] == UInt8(ascii: "\\") {
+                    if i + 5 < n, bytes[i + 1] == UInt8(ascii: "u"), bytes[i + 2] == 0x30, bytes[i + 3] == 0x30,
+                        bytes[i + 4] == 0x30, bytes[i + 5] == 0x30
+                    {
+                        holdsNUL = true
+                    }
+                    i += 2
+                } else {
+                    i += 1
+                }
+            }
+            i += 1
+            guard holdsNUL else { continue }
+            var j = i
+            while j < n, bytes[j] == 0x20 || bytes[j] == 0x0A || bytes[j] == 0x0D || bytes[j] == 0x09 { j += 1 }
+            if j < n, bytes[j] == UInt8(ascii: ":") { return start }
+        }
+        return nil
     }
 
     private static func describe(_ error: json_tokener_error, offset: Int, maxDepth: Int) -> JSONParseError {

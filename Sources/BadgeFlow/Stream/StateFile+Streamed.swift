@@ -79,7 +79,7 @@ extension StateFile {
             var rest = forEachMember(
                 b, from: 0,
                 { key, start in
-                    guard case .string(let name)? = value(b, key) else { return nil }
+                    guard case .string(let name)? = value(b, key), !name.utf8.contains(0) else { return nil }
                     guard name == "accounts" else {
                         guard let end = valueEnd(b, from: start), let v = value(b, start..<end) else { return nil }
                         others.append((name, v))
@@ -153,7 +153,7 @@ extension StateFile {
         var others: [(String, JSONValue)] = []
         var sawAccounts = false
         let end = forEachMember(b, from: 0) { key, start in
-            guard case .string(let name)? = value(b, key) else { return nil }
+            guard case .string(let name)? = value(b, key), !name.utf8.contains(0) else { return nil }
             guard name == "accounts" else {
                 guard let end = valueEnd(b, from: start), let v = value(b, start..<end) else { return nil }
                 others.append((name, v))
@@ -180,7 +180,8 @@ extension StateFile {
                 }
                 if failure != nil { return skip() }
                 if let only, let id = plainKey(b, idRange), !only.contains(id) { return skip() }
-                guard case .string(let id)? = value(b, idRange) else { return nil }
+                // An id with U+0000 goes to the whole-document path, which refuses it.
+                guard case .string(let id)? = value(b, idRange), !id.utf8.contains(0) else { return nil }
                 if let only, !only.contains(id) { return skip() }
                 let decoded: Result<Account, Failure>? = parser.withDocument(UnsafeRawBufferPointer(rebasing: b[accountStart..<end])) {
                     document in

@@ -129,6 +129,22 @@ import Testing
         #expect(!flags.1)
     }
 
+    @Test func aKeyHoldingAnEscapedNULIsRefusedWhereItStarts() {
+        // json-c would read the key as "alert", silently.
+        let top = failure(#"{"alert\u0000x":"hi"}"#)
+        #expect(top?.reason == .invalidJSON)
+        #expect(top?.offset == 1)
+        #expect(top?.message.contains("U+0000") == true)
+        #expect(failure(#"{"aps":{"a":1, "k\u0000" :2}}"#)?.offset == 15)
+    }
+
+    @Test func valuesWithNULAndEscapedBackslashesBeforeU0000AreKept() throws {
+        #expect(try parse(#"{"a":"x\u0000y"}"#).get() == .object([("a", .string("x\u{0}y"))]))
+        // `\\u0000` is a backslash and then the letters u0000: no U+0000 anywhere.
+        #expect(try parse(#"{"k\\u0000":1}"#).get() == .object([("k\\u0000", .int(1))]))
+        #expect(try parse(#"["\u0000", {"a": "\u0000"}]"#).get() == .array([.string("\u{0}"), .object([("a", .string("\u{0}"))])]))
+    }
+
     @Test func serializesWithJSONCWithoutEscapingSlashes() {
         let v = JSONValue.object([("url", .string("a/b")), ("n", .int(3))])
         #expect(v.serialized() == #"{"url":"a/b","n":3}"#)
