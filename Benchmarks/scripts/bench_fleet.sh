@@ -30,7 +30,9 @@ run() {
   read -r secs user sys kib < "$W/time"
   awk -v n="$name" -v s="$secs" -v u="$user" -v y="$sys" -v k="$kib" -v l="$LINES" \
     'BEGIN { c = u + y; printf "%-28s %7.2f s wall %9.0f lines/s  %7.2f s CPU %9.0f lines/CPU-s  %6.0f MiB peak RSS\n", n, s, l / s, c, l / c, k / 1024 }'
+  echo "$name $secs $(echo "$user + $sys" | bc)" >> "$W/figures"
 }
+: > "$W/figures"
 
 run "no state" "$BIN" filter "$W/fleet.ndjson"
 cp "$W/state.json" "$W/s.json"
@@ -50,3 +52,31 @@ for cmd in "state info $W/s.sqlite" "tree --state $W/s.sqlite --account a$((ACCO
   echo "badgeflow $cmd: ${best} ms (best of 5)"
 done
 "$BIN" state info "$W/s.sqlite"
+
+# SQLite's own floor (sqlite_floor.c): the row reads, upserts and commits of a uniform
+# stream, on one thread, with nothing decoded or encoded, against the run's database. With
+# the no-state run's CPU per line, it bounds what an SQLite run can reach on this machine's
+# cores, however well its threads overlap.
+FLOOR="$W/sqlite_floor"
+if [ -x "$FLOOR" ] && [ "$FLOOR" -nt Benchmarks/scripts/sqlite_floor.c ] ||
+   cc -O2 Benchmarks/scripts/sqlite_floor.c -lsqlite3 -o "$FLOOR" 2>/dev/null; then
+  N=$(( LINES < 400000 ? LINES : 400000 ))
+  cp "$W/s.sqlite" "$W/floor.sqlite"; rm -f "$W"/floor.sqlite-*
+  "$FLOOR" "$W/floor.sqlite" "$ACCOUNTS" "$N" | tee "$W/floor.txt"
+  cp "$W/s.sqlite" "$W/floor.sqlite"; rm -f "$W"/floor.sqlite-*
+  "$FLOOR" "$W/floor.sqlite" "$ACCOUNTS" "$N" --sorted | tee -a "$W/floor.txt"
+  rm -f "$W"/floor.sqlite*
+  cores=$(nproc)
+  # The key-order floor (the filter sorts its commits) plus a no-state line's CPU, spread
+  # over every core with nothing else in the way.
+  awk -v cores="$cores" -v lines="$LINES" '
+    FNR == NR { if ($1 == "no") { wall = $3; cpu = $4 } next }
+    /key order/ { for (i = 1; i <= NF; i++) if ($i == "us,") us += $(i - 1); else if ($i == "us") us += $(i - 1) }
+    END {
+      if (wall == "" || us == 0) exit
+      line = cpu / lines * 1e6; cap = cores / (line + us) * 1e6
+      printf "ceiling: %.1f us of SQLite floor + %.1f us of CPU per no-state line on %d cores = %.0f lines/s at most, %.0f%% of the no-state rate\n", us, line, cores, cap, 100 * cap / (lines / wall)
+    }' "$W/figures" "$W/floor.txt"
+else
+  echo "sqlite_floor: cannot build (needs cc and libsqlite3-dev), skipped"
+fi
