@@ -414,6 +414,19 @@ import Testing
             #expect(run.stderr.contains("U+0000") && run.stderr.contains("line "), "\(run.stderr)")
         }
         #expect(try String(contentsOfFile: state, encoding: .utf8) == edited)
+        // An SQLite row whose id holds U+0000 (written by hand, or by an earlier build) is
+        // refused by a full read, not read as "a" over a's own row.
+        let db = dir + "/s.sqlite"
+        #expect(try CLI.run(["filter", "--state", db], input: events.joined(separator: "\n") + "\n").status == 0)
+        let edit = Process()
+        edit.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        edit.arguments = [db, "UPDATE accounts SET id = 'a' || char(0) || 'b' WHERE id = 'ab'"]
+        try edit.run()
+        edit.waitUntilExit()
+        #expect(edit.terminationStatus == 0)
+        let convert = try CLI.run(["state", "convert", db, dir + "/out.json"])
+        #expect(convert.status == 3 && convert.stderr.contains(#"account id "a\u0000b" holds U+0000"#), "\(convert.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/out.json"))
         // The filter refuses such an id, so it never writes one.
         let refused = try CLI.run(
             ["filter"], input: #"{"op":"push","account":"a\u0000b","device":"d","payload":{"aps":{"alert":"hi"}}}"# + "\n")

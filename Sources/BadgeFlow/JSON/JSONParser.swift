@@ -131,14 +131,16 @@ final class JSONParser {
         guard any else { return nil }
         var i = 0
         while i < n {
-            guard bytes[i] == UInt8(ascii: "\"") else {
+            // json-c's strict mode still takes single-quoted strings, keys too.
+            let quote = bytes[i]
+            guard quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else {
                 i += 1
                 continue
             }
             let start = i
             var holdsNUL = false
             i += 1
-            while i < n, bytes[i] != UInt8(ascii: "\"") {
+            while i < n, bytes[i] != quote {
                 if bytes[i] == UInt8(ascii: "\\") {
                     if i + 5 < n, bytes[i + 1] == UInt8(ascii: "u"), bytes[i + 2] == 0x30, bytes[i + 3] == 0x30,
                         bytes[i + 4] == 0x30, bytes[i + 5] == 0x30

@@ -352,6 +352,7 @@ public struct BadgeStream: Sendable {
     }
 
     private mutating func apply(_ event: consuming Event, seq: Int) -> StreamResult.Body {
+        if let refused = Self.refusedForNUL(event) { return .rejected(refused) }
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
         let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay)
@@ -403,6 +404,18 @@ public struct BadgeStream: Sendable {
         }
         let own = event.account.map { $0 == event.device } ?? true
         return Self.apply(event, seq: seq, settings: settings, rules: rules, own: own, to: &accounts.values[index])
+    }
+
+    /// A rejection when the event's account, device or page holds U+0000: a state keeps them
+    /// as object keys, and a key with U+0000 is refused when JSON is read (``JSONParser``),
+    /// so the state would be saved and never load again. Checked here, not in the analyzer,
+    /// so that events made in code are held to it too.
+    private static func refusedForNUL(_ event: borrowing Event) -> Diagnostic? {
+        func holdsNUL(_ s: String?) -> Bool { s?.utf8.contains(0) ?? false }
+        let field =
+            holdsNUL(event.account) ? "account" : holdsNUL(event.device) ? "device" : holdsNUL(event.page) ? "page" : nil
+        guard let field else { return nil }
+        return .error(.invalidValue, "\(field) must not hold U+0000 (\\u0000)", at: "/" + field)
     }
 
     /// What applying an event needs from the stream besides the account.

@@ -61,14 +61,12 @@ public final class LineAnalyzer {
             guard d.kind == .string, let s = d.string else {
                 return .rejected(.error(.wrongType, "device must be a string, got \(PayloadChecker.describe(d))", at: "/device"))
             }
-            if let nul = Self.refuseNUL(s, "device", at: "/device") { return nul }
             event.device = s
         }
         if let a = root["account"] {
             guard a.kind == .string, let s = a.string else {
                 return .rejected(.error(.wrongType, "account must be a string, got \(PayloadChecker.describe(a))", at: "/account"))
             }
-            if let nul = Self.refuseNUL(s, "account", at: "/account") { return nul }
             event.account = s
         }
         if let t = root["at"], !t.isNull {
@@ -162,20 +160,11 @@ public final class LineAnalyzer {
                         root["page"] == nil ? .missingField : .wrongType,
                         "\(op.rawValue) needs a \"page\" string", at: "/page"))
             }
-            if let nul = Self.refuseNUL(page, "page", at: "/page") { return nul }
             event.page = page
         case .login, .logout, .foreground, .background, .tick, .snapshot:
             break
         }
         return .event(event)
-    }
-
-    /// A rejection when `value`, which the state keeps as an object key, holds U+0000: keys
-    /// with it are refused when a state is read (``JSONParser``), so it would be saved and
-    /// never load again.
-    private static func refuseNUL(_ value: String, _ name: String, at pointer: String) -> LineResult? {
-        guard value.utf8.contains(0) else { return nil }
-        return .rejected(.error(.invalidValue, "\(name) must not hold U+0000 (\\u0000)", at: pointer))
     }
 
     private func pathField(_ root: JSONRef, into event: inout Event) -> String? {

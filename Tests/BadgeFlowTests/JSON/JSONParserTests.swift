@@ -136,6 +136,9 @@ import Testing
         #expect(top?.offset == 1)
         #expect(top?.message.contains("U+0000") == true)
         #expect(failure(#"{"aps":{"a":1, "k\u0000" :2}}"#)?.offset == 15)
+        // json-c's strict mode still takes single-quoted keys.
+        #expect(failure(#"{'a\u0000b':1}"#)?.offset == 1)
+        #expect(failure(#"{"x":"it's", 'k\u0000"':2}"#)?.offset == 13)
     }
 
     @Test func valuesWithNULAndEscapedBackslashesBeforeU0000AreKept() throws {

@@ -25,6 +25,36 @@ private func chat(_ thread: String, badge: Int? = nil) -> String {
             ])
     }
 
+    @Test(arguments: [
+        (#"{"op":"push","account":"a\u0000b","device":"d","payload":{"aps":{"alert":"hi"}}}"#, "account"),
+        (#"{"op":"push","device":"d\u0000","payload":{"aps":{"alert":"hi"}}}"#, "device"),
+        (#"{"op":"appear","page":"\u0000home"}"#, "page"),
+    ])
+    func idsThatBecomeStateKeysMustNotHoldNUL(_ line: String, _ field: String) {
+        // The state keeps them as object keys, and keys with U+0000 do not load back.
+        #expect(
+            run([line]) == [
+                #"{"seq":1,"error":{"code":"invalid-value","message":"\#(field) must not hold U+0000 (\\u0000)","at":"/\#(field)"}}"#
+            ])
+    }
+
+    @Test func anEventMadeInCodeIsHeldToTheSameRule() {
+        var stream = BadgeStream(rules: .builtIn)
+        var event = Event(op: .login)
+        event.device = "d"
+        event.account = "a\u{0}b"
+        guard case .rejected(let d)? = stream.apply(.event(event), seq: 1)?.body else {
+            Issue.record("an account holding U+0000 was applied")
+            return
+        }
+        #expect(d.code == .invalidValue && d.at == "/account")
+        #expect(stream.accountCount == 0)
+    }
+
+    @Test func aNULInAValueThatIsNotAKeyIsKept() {
+        #expect(run([#"{"op":"push","account":"a","device":"d","payload":{"aps":{"alert":"h\u0000i"}}}"#])[0].contains(#""account":"a""#))
+    }
+
     @Test func anUnmatchedPushSaysRuleNullAndChangesNothing() {
         let out = run([#"{"aps":{"alert":"hello"}}"#])
         #expect(out == [#"{"seq":1,"op":"push","device":"","kind":"alert","rule":null,"changes":[],"icon":0}"#])

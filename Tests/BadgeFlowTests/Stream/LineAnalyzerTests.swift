@@ -150,20 +150,4 @@ private func rejection(_ line: String) -> Diagnostic? {
         let a = try #require(once()), b = try #require(once())
         #expect(a.path == b.path && a.rule == b.rule && a.kind == b.kind && a.action == b.action)
     }
-    @Test(arguments: [
-        (#"{"op":"push","account":"a\u0000b","device":"d","payload":{"aps":{"alert":"hi"}}}"#, "/account"),
-        (#"{"op":"push","device":"d\u0000","payload":{"aps":{"alert":"hi"}}}"#, "/device"),
-        (#"{"op":"appear","page":"\u0000home"}"#, "/page"),
-    ])
-    func idsThatBecomeStateKeysMustNotHoldNUL(_ line: String, _ pointer: String) {
-        // The state keeps them as object keys, and keys with U+0000 do not load back.
-        let d = rejection(line)
-        #expect(d?.code == .invalidValue)
-        #expect(d?.at == pointer)
-        #expect(d?.message.contains("U+0000") == true)
-    }
-
-    @Test func aNULInAValueThatIsNotAKeyIsKept() throws {
-        #expect(try event(#"{"op":"push","account":"a","device":"d","payload":{"aps":{"alert":"h\u0000i"}}}"#).account == "a")
-    }
 }
