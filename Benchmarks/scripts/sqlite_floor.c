@@ -8,7 +8,8 @@
  *   - reads each account's row (data and compact) on a read-only connection, in one read
  *     transaction, copying the bytes out, as a read-ahead connection does;
  *   - writes each row back on a read-write connection in one transaction: the same UPSERT
- *     the filter runs, with the same bytes, then COMMIT.
+ *     the filter runs, with the row's own JSON and cache bytes (a missing cache written as an
+ *     empty blob; devices and marks as 2 and 3), then COMMIT.
  * The connections are set up as the filter's: WAL, synchronous=FULL, a 48 MiB page cache
  * for the writer and 8 MiB for the reader, SQLite's memory statistics off. With --sorted a
  * batch is written in key order, as the filter does since it sorts a large commit.
@@ -19,7 +20,7 @@
  * this database pays, on one thread.
  *
  * Build: cc -O2 sqlite_floor.c -lsqlite3 -o sqlite_floor
- * The database is modified (rewritten with its own rows): run it on a copy.
+ * The database is modified (its rows rewritten as above): run it on a copy.
  */
 #include <sqlite3.h>
 #include <stdio.h>

@@ -407,6 +407,9 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     }
 
     /// Every stored account id with its JSON, in id order.
+    ///
+    /// - Throws: `StateFile.Failure` when the rows cannot be read, or a row's id holds U+0000
+    ///   (a state cannot keep it as a key), or when `body` throws.
     public func forEachAccount(_ body: (String, String) throws(StateFile.Failure) -> Void) throws(StateFile.Failure) {
         try forEachRow { (id, bytes, _) throws(StateFile.Failure) in try body(id, String(decoding: bytes, as: UTF8.self)) }
     }
@@ -448,6 +451,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     ///   - rules: the rules the accounts are read with.
     ///   - ids: the accounts to read; nil for all.
     ///   - compact: hold the accounts in compact form (``BadgeStream/compact(keeping:)``).
+    /// - Throws: `StateFile.Failure` when a row cannot be read or decoded, or (reading every
+    ///   account) a row's id holds U+0000.
     public func stream(rules: RuleSet, accounts ids: [String]? = nil, compact: Bool = false) throws(StateFile.Failure) -> BadgeStream {
         var stream = BadgeStream(rules: rules)
         if let ids {
@@ -625,8 +630,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 // written in key order. The changed accounts of a fleet are spread over the
                 // whole table; in key order each leaf page is read and changed once and done
                 // with, where in arrival order a page could leave the cache (into the WAL)
-                // and be read back for a later row. 400k events over 1M accounts: wall -12%,
-                // system CPU -18% (README, "Fleet state"). A sorted copy (184 bytes an
+                // and be read back for a later row. The whole uniform fleet run: wall and CPU
+                // -8 to -13% (README, "Fleet state"). A sorted copy (184 bytes an
                 // account while the commit lasts): sorting indices instead, or comparing
                 // UTF-8 views, measured 10-20% slower over the whole run. String's `<` is
                 // SQLite's byte order for ASCII and NFC ids; other ids only lose locality.

@@ -168,6 +168,19 @@ private func pushLine(_ account: String) -> String {
         #expect(failure?.message.contains("schema 1 or 2") == true)
     }
 
+    /// A row an earlier build wrote with a device key holding U+0000 (the filter let such a
+    /// device through then) has a matching cache; it is not served from it, and the JSON
+    /// path refuses it, as it refuses the same row without a cache.
+    @Test func aRowWhoseJSONHasAKeyHoldingNULIsNotServedFromItsCache() throws {
+        let folder = try TemporaryFolder()
+        let store = try SQLiteStore(path: folder.file("s.sqlite"))
+        var a = try #require(Self.stream(accounts: ["a"]).accounts["a"])
+        a.devices["d\u{0}"] = a.devices["d0"]
+        _ = try store.commit([(id: "a", account: a)], seq: 1, input: "stdin", cacheSeed: RuleSet.builtIn.rowCacheSeed)
+        let failure = #expect(throws: StateFile.Failure.self) { _ = try store.loadAccount("a", rules: .builtIn) }
+        #expect(failure?.description.contains("U+0000") == true, "\(String(describing: failure))")
+    }
+
     /// The row cache is used only while it is the cache of the row's JSON, under the same
     /// rules: JSON edited in the shell, damaged cache bytes and other rules all read the JSON.
     @Test func theRowCacheIsUsedOnlyWhileItMatchesTheJSONAndTheRules() throws {
