@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make spark-test: the job's driver and task code without Spark (test_badgeflow_spark.py), then
-# partitioned runs on Spark (local[2]) that must merge into exactly the bytes of one
-# `badgeflow filter` run: the README's own example command lines; a directory of files created
-# out of name order with BOMs, CRLF, invalid UTF-8 and an empty file (--merge none, parts merged
-# with sort -m); the same again over the first OUTPUT with --overwrite, --merge spark and
-# --compress gzip. Every summary.json is checked against a recount of the results (and jq's).
+# partitioned runs on Spark that must merge into exactly the bytes of one `badgeflow filter`
+# run: the README's own example command lines (local[2]); then, through run() on one
+# SparkSession (local[2,3]), a file and a directory of files created out of name order with a
+# BOM, CRLF, invalid UTF-8, a gzip file and an empty one (--merge none, the parts merged with
+# sort -m), and the same again over that OUTPUT with overwrite, --merge spark and --compress
+# gzip. Every summary.json is checked against a recount of the results (and against jq).
 # Installs Java and PySpark when missing.
 #   LINES=200000 SEED=15 ALL_AT=1 PROFILE=1 Integrations/spark/spark_test.sh
 set -euo pipefail
@@ -75,7 +76,7 @@ EOF
       fail "$summary differs from jq over $results: $by_jq"; return
     fi
   fi
-  echo "spark-test: $summary equals a recount of the results${by_jq:+ and jq's}: $(jq -c '{lines, results, errors: (.errors | length), decrements, decrementTotal, badgeUpdates, stampedPayloads}' "$summary" 2>/dev/null || true)"
+  echo "spark-test: $summary equals a recount of the results${by_jq:+ and jq}: $(jq -c '{lines, results, errors: (.errors | length), decrements, decrementTotal, badgeUpdates, stampedPayloads}' "$summary" 2>/dev/null || true)"
 }
 
 python3 Integrations/spark/gen_stream.py "${GEN_ARGS[@]}" > "$WORK/events.ndjson"
@@ -104,8 +105,8 @@ else
   fail "the README's example command lines"
 fi
 
-# 3. A directory of hourly files created in another order than their names', a file with a
-# BOM, CRLF, a lone CR, invalid UTF-8 and no final newline, and an empty file.
+# 3. A file with a BOM, CRLF, a lone CR and no final newline, then a directory of hourly files
+# created in another order than their names' (one with invalid UTF-8, one gzip, one empty).
 E=$WORK/edge
 mkdir -p "$E/day"
 printf '\xef\xbb\xbf{"op":"login","device":"x","at":1}\r\n{"op":"tick",\r"device":"x","at":2}\r\n\r\n{"op":"push","device":"y","at":3,"payload":{"aps":{"alert":"a","thread-id":"t"}}}' > "$E/a.ndjson"
@@ -121,41 +122,65 @@ for f in $(printf '%s\n' "$E"/day/hour-* | LC_ALL=C sort); do
 done
 "$BIN" filter "${one[@]}" > "$E/single.ndjson"
 first=$(ls -U "$E/day" | awk 'NR <= 3' | tr '\n' ' ')
+
+# 3 and 4 through the API, on one SparkSession that must still run after both: --merge none
+# (kept as out-none), a refusal without overwrite, then overwrite=True with --merge spark and
+# --compress gzip over the same OUTPUT.
 t=$(now)
-python3 Integrations/spark/badgeflow_spark.py --master 'local[2]' --partitions 3 --merge none \
-  --input "$E/a.ndjson,$E/day" --output "$E/out" --badgeflow "$BIN" 2> "$E/spark.log" \
-  || { tail -40 "$E/spark.log"; fail "the directory run"; }
-if LC_ALL=C sort -m -s -t: -k2,2n "$E"/out/parts/part-* | cmp -s - "$E/single.ndjson"; then
-  echo "spark-test: a file, then a directory of 24 files (readdir order: $first…; BOM, CRLF, lone CR, invalid UTF-8, empty file), --merge none, sort -m of the parts: byte-identical ($(wc -l < "$E/single.ndjson") lines, $(secs "$t" "$(now)") s)"
+if ! python3 - "$E" "$BIN" > "$E/api.log" 2>&1 <<'EOF'
+import shutil, sys
+sys.path.insert(0, "Integrations/spark")
+import badgeflow_spark as job
+from pyspark.sql import SparkSession
+E, BIN = sys.argv[1:3]
+spark = (SparkSession.builder.master("local[2,3]").appName("badgeflow-spark-test")
+         .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+spark.sparkContext.setLogLevel("WARN")
+inputs = [E + "/a.ndjson", E + "/day"]
+job.run(spark, inputs, E + "/out", badgeflow=BIN, partitions=3, merge="none")
+shutil.copytree(E + "/out", E + "/out-none")
+try:
+    job.run(spark, inputs, E + "/out", badgeflow=BIN, partitions=3)
+    sys.exit("an existing OUTPUT was not refused without overwrite")
+except job.JobError as e:
+    print("refused: %s" % e)
+summary = job.run(spark, inputs, E + "/out", badgeflow=BIN, partitions=3, merge="spark", compress="gzip",
+                  overwrite=True)
+assert spark.range(5).count() == 5, "the session no longer runs"
+print("session still running; summary results %d" % summary["results"])
+spark.stop()
+EOF
+then
+  tail -40 "$E/api.log"; fail "the runs through the API"
+fi
+api=$(secs "$t" "$(now)")
+grep -q '^session still running' "$E/api.log" && echo "spark-test: run(spark, …) three times on one SparkSession, which still runs after them ($api s in all)"
+if LC_ALL=C sort -m -s -t: -k2,2n "$E"/out-none/parts/part-* | cmp -s - "$E/single.ndjson"; then
+  echo "spark-test: a file, then a directory of 24 files (readdir order: $first…; BOM, CRLF, lone CR, invalid UTF-8, gzip, empty file), --merge none, sort -m of the parts: byte-identical ($(wc -l < "$E/single.ndjson") lines)"
 else
   fail "a file and a directory, --merge none: differs from one run"
-  LC_ALL=C sort -m -s -t: -k2,2n "$E"/out/parts/part-* | diff "$E/single.ndjson" - | head -6 | cut -c1-300
+  LC_ALL=C sort -m -s -t: -k2,2n "$E"/out-none/parts/part-* | diff "$E/single.ndjson" - | head -6 | cut -c1-300
 fi
 grep -q '"invalid-utf8"' "$E/single.ndjson" || fail "the edge input has no invalid-utf8 line"
-[ -e "$E/out/merged" ] && fail "--merge none wrote a merged file"
+[ -e "$E/out-none/merged" ] && fail "--merge none wrote a merged file"
+check_summary "$E/out-none" "$E/single.ndjson"
+grep -q '^refused: .*exists; pass --overwrite' "$E/api.log" || fail "run() did not refuse an existing OUTPUT"
+if [ -f "$E/out/merged/part-00000.gz" ] && zcat "$E/out/merged/part-00000.gz" | cmp -s - "$E/single.ndjson"; then
+  echo "spark-test: then overwrite, --merge spark, --compress gzip: byte-identical"
+else
+  fail "overwrite, --merge spark, --compress gzip: differs from one run"
+fi
+[ -e "$E/out/parts" ] && fail "overwrite kept the old OUTPUT's parts"
+ls -a "$E" | grep -q '^\.out\.badgeflow' && fail "a staging folder was left beside OUTPUT"
 check_summary "$E/out" "$E/single.ndjson"
-
-# 4. Over that OUTPUT: refused without --overwrite; with it, replaced by a gzip merged file
-# (Spark's sortBy), the old parts gone.
+# From the command line, the refusal comes before the JVM starts.
 if python3 Integrations/spark/badgeflow_spark.py --input "$E/a.ndjson" --output "$E/out" --badgeflow "$BIN" 2> "$E/refused.log"; then
   fail "an existing OUTPUT was not refused without --overwrite"
 elif grep -q 'exists; pass --overwrite' "$E/refused.log" && ! grep -q Spark "$E/refused.log"; then
-  echo "spark-test: an existing OUTPUT without --overwrite: refused before the JVM starts"
+  echo "spark-test: an existing OUTPUT without --overwrite (command line): refused before the JVM starts"
 else
   cat "$E/refused.log"; fail "the refusal of an existing OUTPUT"
 fi
-t=$(now)
-python3 Integrations/spark/badgeflow_spark.py --master 'local[2,3]' --partitions 3 --merge spark --compress gzip \
-  --overwrite --input "$E/a.ndjson,$E/day" --output "$E/out" --badgeflow "$BIN" 2> "$E/spark2.log" \
-  || { tail -40 "$E/spark2.log"; fail "the --overwrite run"; }
-if [ -f "$E/out/merged/part-00000.gz" ] && zcat "$E/out/merged/part-00000.gz" | cmp -s - "$E/single.ndjson"; then
-  echo "spark-test: --overwrite, --merge spark, --compress gzip: byte-identical ($(secs "$t" "$(now)") s)"
-else
-  fail "--overwrite, --merge spark, --compress gzip: differs from one run"
-fi
-[ -e "$E/out/parts" ] && fail "--overwrite kept the old OUTPUT's parts"
-ls -a "$E" | grep -q '^\.out\.badgeflow' && fail "a staging folder was left beside OUTPUT"
-check_summary "$E/out" "$E/single.ndjson"
 
 echo "spark-test: $(secs "$T0" "$(now)") s in all"
 if [ "$status" = 0 ]; then echo "spark-test: 1 passed, 0 failed"; else echo "spark-test: 0 passed, 1 failed"; fi
