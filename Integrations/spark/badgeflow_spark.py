@@ -324,10 +324,13 @@ class HadoopOutput:
         jvm = spark.sparkContext._jvm
         self._Path = jvm.org.apache.hadoop.fs.Path
         self.path = path.rstrip("/")
-        parent, name = self.path.rsplit("/", 1)
-        self.staging = "%s/.%s.badgeflow-%s" % (parent, name, uuid.uuid4().hex[:12])
+        target = self._Path(self.path)
+        if target.getParent() is None:
+            raise JobError("--output %s: a folder's root cannot be OUTPUT" % path)
+        staging = self._Path(target.getParent(), ".%s.badgeflow-%s" % (target.getName(), uuid.uuid4().hex[:12]))
+        self.staging = staging.toString()
         self.url = self.staging
-        self.fs = self._Path(self.path).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        self.fs = target.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
     def exists(self):
         return self.fs.exists(self._Path(self.path))
@@ -643,6 +646,21 @@ class _TallyParam:
         return add_tallies(a, b)
 
 
+def ship_this_module():
+    """Imported (run() from a program), this module's functions would be pickled by reference
+    and the executors could not import them: they go by value instead, as when it runs as a
+    script (or, with an older cloudpickle, the file is shipped with addPyFile)."""
+    if __name__ == "__main__":
+        return
+    module = sys.modules[__name__]
+    try:
+        from pyspark import cloudpickle
+        cloudpickle.register_pickle_by_value(module)
+    except (ImportError, AttributeError):
+        from pyspark import SparkContext
+        SparkContext.getOrCreate().addPyFile(os.path.abspath(__file__))
+
+
 def read_rows(spark, paths):
     """A DataFrame of (input, file, block, line) over the inputs: Spark's text source with
     lines ending at \\n only and the raw bytes of each line (no UTF-8 decoding)."""
@@ -688,6 +706,7 @@ def run(spark, inputs, output, badgeflow="badgeflow", rules=None, filter_args=()
         raise JobError("no input")
     extra = split_filter_args(filter_args)
     sc = spark.sparkContext
+    ship_this_module()
     local = local_path(output)
     if local is not None and sc.master.startswith("local"):
         out = LocalOutput(local)

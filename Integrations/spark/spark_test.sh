@@ -159,7 +159,7 @@ if LC_ALL=C sort -m -s -t: -k2,2n "$E"/out-none/parts/part-* | cmp -s - "$E/sing
   echo "spark-test: a file, then a directory of 24 files (readdir order: $first…; BOM, CRLF, lone CR, invalid UTF-8, gzip, empty file), --merge none, sort -m of the parts: byte-identical ($(wc -l < "$E/single.ndjson") lines)"
 else
   fail "a file and a directory, --merge none: differs from one run"
-  LC_ALL=C sort -m -s -t: -k2,2n "$E"/out-none/parts/part-* | diff "$E/single.ndjson" - | head -6 | cut -c1-300
+  LC_ALL=C sort -m -s -t: -k2,2n "$E"/out-none/parts/part-* | diff "$E/single.ndjson" - | head -6 | cut -c1-300 || true
 fi
 grep -q '"invalid-utf8"' "$E/single.ndjson" || fail "the edge input has no invalid-utf8 line"
 [ -e "$E/out-none/merged" ] && fail "--merge none wrote a merged file"
