@@ -71,10 +71,12 @@ docs: deps
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
 
-# A partitioned run on Apache Spark (local[2], 4 partitions, ~200k generated lines) merged by
-# seq must be byte-identical to one `badgeflow filter` run. Installs Java (Debian
-# openjdk-17-jre-headless) and pyspark (PyPI) when missing. ALL_AT=1: a stream whose events
-# all carry `at`; LINES, SEED: the stream; PROFILE=1: time each Spark phase on its own.
+# The Spark job's driver and task code without Spark (Integrations/spark/test_badgeflow_spark.py),
+# then partitioned runs on Apache Spark (local[2]: the README's example over ~200k generated
+# lines, a directory of hourly files, --overwrite) whose results merged by seq must be
+# byte-identical to one `badgeflow filter` run, and whose summary.json must equal a recount.
+# Installs Java (Debian openjdk-17-jre-headless) and pyspark (PyPI) when missing. ALL_AT=1: a
+# stream whose events all carry `at`; LINES, SEED: the stream; PROFILE=1: time each Spark phase.
 spark-test: deps
 	Integrations/spark/spark_test.sh
 

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# make spark-test: a partitioned run on Spark (local[2], 4 partitions) must merge into exactly
-# the bytes of one `badgeflow filter` run. Installs Java and PySpark when missing.
-#   LINES=200000 SEED=15 ALL_AT=1 Integrations/spark/spark_test.sh
+# make spark-test: the job's driver and task code without Spark (test_badgeflow_spark.py), then
+# partitioned runs on Spark that must merge into exactly the bytes of one `badgeflow filter`
+# run: the README's own example command lines (local[2]); then, through run() on one
+# SparkSession (local[2,3]), a file and a directory of files created out of name order with a
+# BOM, CRLF, invalid UTF-8, a gzip file and an empty one (--merge none, the parts merged with
+# sort -m), and the same again over that OUTPUT with overwrite, --merge spark and --compress
+# gzip. Every summary.json is checked against a recount of the results (and against jq).
+# Installs Java and PySpark when missing.
+#   LINES=200000 SEED=15 ALL_AT=1 PROFILE=1 Integrations/spark/spark_test.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 LINES=${LINES:-200000}
 SEED=${SEED:-15}
 GEN_ARGS=(--lines "$LINES" --seed "$SEED")
-[ "${ALL_AT:-0}" = 1 ] && GEN_ARGS+=(--all-at)
+AT_ARG=(); [ "${ALL_AT:-0}" = 1 ] && AT_ARG=(--all-at)
+GEN_ARGS+=("${AT_ARG[@]}")
 SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+T0=$(now)
 
 t=$(now)
 if ! command -v java >/dev/null 2>&1; then
@@ -27,59 +35,153 @@ swift build -c release --product badgeflow >/dev/null
 BIN=$PWD/.build/release/badgeflow
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/badgeflow-spark.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+status=0
+fail() { echo "spark-test: FAIL: $*"; status=1; }
 
-python3 Integrations/spark/gen_stream.py "${GEN_ARGS[@]}" > "$WORK/stream.ndjson"
-echo "spark-test: stream ${GEN_ARGS[*]}: $(wc -l < "$WORK/stream.ndjson") lines, $(wc -c < "$WORK/stream.ndjson") bytes"
-
+# 1. Driver and task code, no Spark: every safety item that can be tested without a cluster.
 t=$(now)
-"$BIN" filter "$WORK/stream.ndjson" > "$WORK/single.ndjson"
+if BADGEFLOW=$BIN python3 -W error::ResourceWarning -m unittest Integrations/spark/test_badgeflow_spark.py > "$WORK/unit.log" 2>&1; then
+  echo "spark-test: $(grep -E '^Ran ' "$WORK/unit.log") without Spark: OK ($(secs "$t" "$(now)") s)"
+else
+  cat "$WORK/unit.log"
+  fail "test_badgeflow_spark.py"
+fi
+
+# What jq says of a results file: the fields of summary.json that come from the results.
+JQ_SUMMARY='{results: length,
+  errors: (map(select(.error) | .error.code) | group_by(.) | map({key: .[0], value: length}) | from_entries),
+  decrements: ([.[] | (., (select(.op == "expire") | .accounts[])) | select(.decrement)] | length),
+  decrementTotal: ([.[] | (., (select(.op == "expire") | .accounts[])) | .decrement.by // 0] | add // 0),
+  badgeUpdates: ([.[] | (., (select(.op == "expire") | .accounts[])) | (.badgeUpdates // []) | length] | add // 0),
+  stampedPayloads: (map(select(has("payload"))) | length)}'
+# The summary a recount of every result line gives (and jq, when installed), against OUTPUT/summary.json.
+check_summary() { # OUTPUT RESULTS-FILE
+  local summary=$1/summary.json results=$2
+  if ! python3 - "$summary" "$results" <<'EOF'
+import json, sys
+sys.path.insert(0, "Integrations/spark")
+from test_badgeflow_spark import recount
+summary = json.load(open(sys.argv[1]))
+with open(sys.argv[2], "rb") as f:
+    want = recount(f)
+got = {k: summary[k] for k in want}
+if got != want:
+    sys.exit("summary.json %s\nrecount      %s" % (got, want))
+EOF
+  then fail "$summary differs from a recount of $results"; return; fi
+  if command -v jq >/dev/null 2>&1; then
+    local by_jq
+    by_jq=$(jq -s -c "$JQ_SUMMARY" "$results")
+    if [ "$by_jq" != "$(jq -c '{results, errors, decrements, decrementTotal, badgeUpdates, stampedPayloads}' "$summary")" ]; then
+      fail "$summary differs from jq over $results: $by_jq"; return
+    fi
+  fi
+  echo "spark-test: $summary equals a recount of the results${by_jq:+ and jq}: $(jq -c '{lines, results, errors: (.errors | length), decrements, decrementTotal, badgeUpdates, stampedPayloads}' "$summary" 2>/dev/null || true)"
+}
+
+python3 Integrations/spark/gen_stream.py "${GEN_ARGS[@]}" > "$WORK/events.ndjson"
+echo "spark-test: stream ${GEN_ARGS[*]}: $(wc -l < "$WORK/events.ndjson") lines, $(wc -c < "$WORK/events.ndjson") bytes"
+t=$(now)
+"$BIN" filter --stamp "$WORK/events.ndjson" > "$WORK/single.ndjson"
 single=$(secs "$t" "$(now)")
 n=$(wc -l < "$WORK/single.ndjson")
-echo "spark-test: one badgeflow filter run: $n result lines in $single s ($(awk -v n="$n" -v s="$single" 'BEGIN { printf "%d", n / s }') lines/s)"
+echo "spark-test: one badgeflow filter --stamp run: $n result lines in $single s ($(awk -v n="$n" -v s="$single" 'BEGIN { printf "%d", n / s }') lines/s)"
 
+# 2. The README's local example, as written: events.ndjson and /tmp/replay are this run's.
+awk '/^Running locally/ { f = 1 } f && /^```sh$/ { g = 1; next } g && /^```$/ { exit } g' README.md \
+  | sed -e "s#events\\.ndjson#$WORK/events.ndjson#g" -e "s#/tmp/replay#$WORK/replay#g" > "$WORK/readme.sh"
+grep -q 'badgeflow_spark.py' "$WORK/readme.sh" || fail "no example command found in README.md"
+[ -n "${PROFILE:-}" ] && sed -i 's#--filter-args#--profile --filter-args#' "$WORK/readme.sh"
 t=$(now)
-python3 Integrations/spark/badgeflow_spark.py --master 'local[2]' --partitions 4 \
-  --input "$WORK/stream.ndjson" --output "$WORK/out" --badgeflow "$BIN" ${PROFILE:+--profile} 2> "$WORK/spark.log" \
-  || { cat "$WORK/spark.log"; exit 1; }
-spark=$(secs "$t" "$(now)")
-grep '^badgeflow_spark:' "$WORK/spark.log" | sed 's/^/spark-test: /'
-m=$(wc -l < "$WORK/out/merged/part-00000")
-echo "spark-test: Spark local[2], 4 partitions: $m result lines in $spark s ($(awk -v n="$m" -v s="$spark" 'BEGIN { printf "%d", n / s }') lines/s)"
-echo "spark-test: parts: $(for f in "$WORK"/out/parts/part-*; do wc -l < "$f"; done | tr '\n' ' ')"
+if bash -euo pipefail "$WORK/readme.sh" > "$WORK/readme.log" 2>&1; then
+  spark=$(secs "$t" "$(now)")
+  grep '^badgeflow_spark:' "$WORK/readme.log" | sed 's/^/spark-test: /'
+  m=$(wc -l < "$WORK/replay/merged/part-00000")
+  echo "spark-test: the README's example (local[2], 4 partitions, --filter-args --stamp): $m result lines in $spark s, byte-identical to one run (its cmp)"
+  [ -e "$WORK/replay/parts" ] && fail "the merged file and the parts both kept without --keep-parts"
+  check_summary "$WORK/replay" "$WORK/single.ndjson"
+else
+  tail -40 "$WORK/readme.log"
+  fail "the README's example command lines"
+fi
 
-status=0
-if cmp -s "$WORK/single.ndjson" "$WORK/out/merged/part-00000"; then
-  echo "spark-test: merged output (--merge driver) is byte-identical to one run"
-else
-  echo "spark-test: FAIL: merged output differs from one run; first differences:"
-  diff "$WORK/single.ndjson" "$WORK/out/merged/part-00000" | head -6 | cut -c1-300
-  status=1
-fi
-# The documented merge without Spark: each part is sorted by seq.
-if LC_ALL=C sort -m -s -t: -k2,2n "$WORK"/out/parts/part-* | cmp -s - "$WORK/single.ndjson"; then
-  echo "spark-test: sort -m of the parts is byte-identical to one run"
-else
-  echo "spark-test: FAIL: sort -m of the parts differs from one run"
-  status=1
-fi
-# Line ends, byte-order marks, empty files and several inputs, merged by Spark's sortBy.
+# 3. A file with a BOM, CRLF, a lone CR and no final newline, then a directory of hourly files
+# created in another order than their names' (one with invalid UTF-8, one gzip, one empty).
 E=$WORK/edge
-mkdir -p "$E"
+mkdir -p "$E/day"
 printf '\xef\xbb\xbf{"op":"login","device":"x","at":1}\r\n{"op":"tick",\r"device":"x","at":2}\r\n\r\n{"op":"push","device":"y","at":3,"payload":{"aps":{"alert":"a","thread-id":"t"}}}' > "$E/a.ndjson"
-: > "$E/b.ndjson"
-printf '\n\n\xef\xbb\xbf{"op":"tick","device":"x","at":5}\n{"op":"snapshot","device":"x","at":6}\n\n' > "$E/c.ndjson"
-printf '\xef\xbb\xbf{"aps":{"alert":"b","thread-id":"u"},"device":"x"}\nnot json\n{"op":"set","device":"x","path":"root.inbox","count":2,"at":9}\n' > "$E/d.ndjson"
-"$BIN" filter "$E/a.ndjson" "$E/b.ndjson" "$E/c.ndjson" "$E/d.ndjson" > "$E/single.ndjson"
+for h in 07 19 00 23 12 03 16 09 21 05 14 01 18 10 22 04 13 08 20 02 17 11 15 06; do
+  python3 Integrations/spark/gen_stream.py --lines 300 --seed "1$h" --accounts 5 --devices 12 "${AT_ARG[@]}" > "$E/day/hour-$h.ndjson"
+done
+printf '{"op":"login","account":"acct-1","device":"\xff\xfe","at":1}\n{"op":"set","account":"acct-1","device":"x","path":"root.inbox","count":2,"at":9}\n' >> "$E/day/hour-05.ndjson"
+: > "$E/day/hour-12.ndjson"
+gzip "$E/day/hour-06.ndjson"   # Spark decompresses it; one run reads it through zcat
+one=("$E/a.ndjson")
+for f in $(printf '%s\n' "$E"/day/hour-* | LC_ALL=C sort); do
+  case $f in *.gz) zcat "$f" > "$E/${f##*/}.txt"; one+=("$E/${f##*/}.txt");; *) one+=("$f");; esac
+done
+"$BIN" filter "${one[@]}" > "$E/single.ndjson"
+first=$(ls -U "$E/day" | awk 'NR <= 3' | tr '\n' ' ')
+
+# 3 and 4 through the API, on one SparkSession that must still run after both: --merge none
+# (kept as out-none), a refusal without overwrite, then overwrite=True with --merge spark and
+# --compress gzip over the same OUTPUT.
 t=$(now)
-python3 Integrations/spark/badgeflow_spark.py --master 'local[2]' --partitions 3 --merge spark \
-  --input "$E/a.ndjson,$E/b.ndjson,$E/c.ndjson,$E/d.ndjson" --output "$E/out" --badgeflow "$BIN" 2> "$E/spark.log" \
-  || { cat "$E/spark.log"; exit 1; }
-if cmp -s "$E/single.ndjson" "$E/out/merged/part-00000"; then
-  echo "spark-test: 4 input files (BOM, CRLF, lone CR, no final newline, empty file), --merge spark: byte-identical ($(wc -l < "$E/single.ndjson") lines, $(secs "$t" "$(now)") s)"
-else
-  echo "spark-test: FAIL: 4 input files, --merge spark: differs from one run"
-  diff "$E/single.ndjson" "$E/out/merged/part-00000" | head -6 | cut -c1-300
-  status=1
+if ! python3 - "$E" "$BIN" > "$E/api.log" 2>&1 <<'EOF'
+import shutil, sys
+sys.path.insert(0, "Integrations/spark")
+import badgeflow_spark as job
+from pyspark.sql import SparkSession
+E, BIN = sys.argv[1:3]
+spark = (SparkSession.builder.master("local[2,3]").appName("badgeflow-spark-test")
+         .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+spark.sparkContext.setLogLevel("WARN")
+inputs = [E + "/a.ndjson", E + "/day"]
+job.run(spark, inputs, E + "/out", badgeflow=BIN, partitions=3, merge="none")
+shutil.copytree(E + "/out", E + "/out-none")
+try:
+    job.run(spark, inputs, E + "/out", badgeflow=BIN, partitions=3)
+    sys.exit("an existing OUTPUT was not refused without overwrite")
+except job.JobError as e:
+    print("refused: %s" % e)
+summary = job.run(spark, inputs, E + "/out", badgeflow=BIN, partitions=3, merge="spark", compress="gzip",
+                  overwrite=True)
+assert spark.range(5).count() == 5, "the session no longer runs"
+print("session still running; summary results %d" % summary["results"])
+spark.stop()
+EOF
+then
+  tail -40 "$E/api.log"; fail "the runs through the API"
 fi
+api=$(secs "$t" "$(now)")
+grep -q '^session still running' "$E/api.log" && echo "spark-test: run(spark, …) three times on one SparkSession, which still runs after them ($api s in all)"
+if LC_ALL=C sort -m -s -t: -k2,2n "$E"/out-none/parts/part-* | cmp -s - "$E/single.ndjson"; then
+  echo "spark-test: a file, then a directory of 24 files (readdir order: $first…; BOM, CRLF, lone CR, invalid UTF-8, gzip, empty file), --merge none, sort -m of the parts: byte-identical ($(wc -l < "$E/single.ndjson") lines)"
+else
+  fail "a file and a directory, --merge none: differs from one run"
+  LC_ALL=C sort -m -s -t: -k2,2n "$E"/out-none/parts/part-* | diff "$E/single.ndjson" - | head -6 | cut -c1-300 || true
+fi
+grep -q '"invalid-utf8"' "$E/single.ndjson" || fail "the edge input has no invalid-utf8 line"
+[ -e "$E/out-none/merged" ] && fail "--merge none wrote a merged file"
+check_summary "$E/out-none" "$E/single.ndjson"
+grep -q '^refused: .*exists; pass --overwrite' "$E/api.log" || fail "run() did not refuse an existing OUTPUT"
+if [ -f "$E/out/merged/part-00000.gz" ] && zcat "$E/out/merged/part-00000.gz" | cmp -s - "$E/single.ndjson"; then
+  echo "spark-test: then overwrite, --merge spark, --compress gzip: byte-identical"
+else
+  fail "overwrite, --merge spark, --compress gzip: differs from one run"
+fi
+[ -e "$E/out/parts" ] && fail "overwrite kept the old OUTPUT's parts"
+ls -a "$E" | grep -q '^\.out\.badgeflow' && fail "a staging folder was left beside OUTPUT"
+check_summary "$E/out" "$E/single.ndjson"
+# From the command line, the refusal comes before the JVM starts.
+if python3 Integrations/spark/badgeflow_spark.py --input "$E/a.ndjson" --output "$E/out" --badgeflow "$BIN" 2> "$E/refused.log"; then
+  fail "an existing OUTPUT was not refused without --overwrite"
+elif grep -q 'exists; pass --overwrite' "$E/refused.log" && ! grep -q Spark "$E/refused.log"; then
+  echo "spark-test: an existing OUTPUT without --overwrite (command line): refused before the JVM starts"
+else
+  cat "$E/refused.log"; fail "the refusal of an existing OUTPUT"
+fi
+
+echo "spark-test: $(secs "$T0" "$(now)") s in all"
 if [ "$status" = 0 ]; then echo "spark-test: 1 passed, 0 failed"; else echo "spark-test: 0 passed, 1 failed"; fi
 exit $status

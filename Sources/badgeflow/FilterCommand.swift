@@ -16,8 +16,9 @@ struct FilterCommand: TakesManyInputs {
             are none; `-` is stdin. Each non-blank line gets exactly one result line, in input \
             order, with "seq" = its line number (continuing across files; a file that cannot be \
             read adds no lines). A bad line gets an "error" line and the stream goes on. An \
-            INPUT that cannot be read is reported on stderr, the others are still read, and the \
-            exit status is then 4.
+            INPUT that cannot be read, or that is compressed (gzip, zstd, bzip2, xz: pipe it \
+            through zcat, zstdcat, bzcat, xzcat), is reported on stderr, the others are still \
+            read, and the exit status is then 4.
             """
     )
 
@@ -413,6 +414,12 @@ struct FilterCommand: TakesManyInputs {
                 continue
             }
             defer { if fd != 0 { close(fd) } }
+            // A gzip/zstd/bzip2/xz file would give an error line for every line of it.
+            if let format = CompressedInput.format(ofFileAt: fd) {
+                Console.error(CompressedInput.message(source == "-" ? "<stdin>" : source, format))
+                inputFailed = true
+                continue
+            }
             reader.restart(fd: fd)
             bar?.begin(fd: fd, lines: filter.seq)
             var countdown = Progress.checkEvery

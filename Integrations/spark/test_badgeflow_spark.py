@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""Tests of badgeflow_spark's driver and task code that need no Spark: argument handling,
+the driver-side checks, OUTPUT's staging and replacement, numbering in file order, raw
+bytes, the filter's stderr in a task's error, the summary and the driver merge.
+
+    BADGEFLOW=.build/release/badgeflow python3 -m unittest -v Integrations/spark/test_badgeflow_spark.py
+
+BADGEFLOW (a built `badgeflow`) is required. `make spark-test` runs these first.
+"""
+import glob
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import badgeflow_spark as job  # noqa: E402
+
+BIN = os.environ.get("BADGEFLOW", "")
+
+
+def recount(lines):
+    """What jq over the results says, counted independently of the job's tally: every line
+    parsed, every field walked."""
+    out = {"results": 0, "errors": {}, "decrements": 0, "decrementTotal": 0, "badgeUpdates": 0,
+           "stampedPayloads": 0}
+    for line in lines:
+        obj = json.loads(line)
+        out["results"] += 1
+        if "error" in obj:
+            out["errors"][obj["error"]["code"]] = out["errors"].get(obj["error"]["code"], 0) + 1
+        if "payload" in obj:
+            out["stampedPayloads"] += 1
+        holders = [obj]
+        if obj.get("op") == "expire":
+            holders += obj["accounts"]
+        for h in holders:
+            if "decrement" in h:
+                out["decrements"] += 1
+                out["decrementTotal"] += h["decrement"]["by"]
+            out["badgeUpdates"] += len(h.get("badgeUpdates", []))
+    return out
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(BIN and os.access(BIN, os.X_OK), "set BADGEFLOW to a built badgeflow executable")
+        self.tmp = tempfile.TemporaryDirectory(prefix="badgeflow-spark-test.")
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def file(self, name, data):
+        path = os.path.join(self.dir, name)
+        with open(path, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode())
+        return path
+
+
+class Arguments(Base):
+    def test_filter_args_as_the_readme_writes_them(self):
+        for argv, want in [
+            (["--filter-args", "--stamp"], ["--stamp"]),            # --filter-args --stamp
+            (["--filter-args", "--stamp --jobs 2"], ["--stamp", "--jobs", "2"]),
+            (["--filter-args=--stamp"], ["--stamp"]),
+            (["--filter-args", "--stamp", "--merge", "none"], ["--stamp"]),
+        ]:
+            args = job.parse_args(["--input", "x", "--output", "o"] + argv)
+            self.assertEqual(job.split_filter_args(args.filter_args), want, argv)
+        self.assertEqual(job.parse_args(["--input", "x", "--output", "o", "--filter-args", "--stamp",
+                                         "--merge", "none"]).merge, "none")
+
+    def test_refused_filter_args(self):
+        for extra, word in [("-o out.ndjson", "-o"), ("-oout.ndjson", "-o"), ("--output=o", "--output"),
+                            ("--state s.json", "--state"), ("--state=s.sqlite", "--state"),
+                            ("--resume", "--resume"), ("--numbered", "--numbered"),
+                            ("--stamp --files-from list", "--files-from"), ("--rules r.json", "--rules"),
+                            ("a.ndjson", "a.ndjson"), ("--jobs 2 -", "'-'"), ("--stamp -- a", "--")]:
+            with self.assertRaises(job.JobError, msg=extra) as caught:
+                job.check_filter_args(job.split_filter_args(extra))
+            self.assertIn(word, str(caught.exception), extra)
+        # A value is never taken for an INPUT; allowed options pass.
+        job.check_filter_args(job.split_filter_args("--stamp --jobs 2 --max-line-bytes 4096 --strict"))
+
+    def test_a_refused_run_exits_2_before_the_jvm_starts(self):
+        rules = self.file("rules.json", "{ not json")
+        out = os.path.join(self.dir, "exists")
+        os.mkdir(out)
+        events = self.file("e.ndjson", '{"op":"tick"}\n')
+        script = os.path.join(HERE, "badgeflow_spark.py")
+        cases = [
+            (["--rules", rules], "rules.json"),
+            (["--filter-args", "-o x.ndjson"], "-o is not allowed"),
+            (["--filter-args=--state s.json"], "--state is not allowed"),
+            (["--filter-args", "--no-such-option"], "--no-such-option"),
+            (["--badgeflow", os.path.join(self.dir, "nope")], "not found on the driver"),
+        ]
+        for argv, word in cases:
+            started = time.time()
+            proc = subprocess.run([sys.executable, script, "--input", events, "--output",
+                                   os.path.join(self.dir, "new"), "--badgeflow", BIN] + argv,
+                                  capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 2, (argv, proc.stderr))
+            self.assertIn(word, proc.stderr, argv)
+            self.assertNotIn("Spark", proc.stderr, argv)      # no JVM log lines
+            self.assertLess(time.time() - started, 10, argv)
+        proc = subprocess.run([sys.executable, script, "--input", events, "--output", out, "--badgeflow", BIN],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("exists; pass --overwrite", proc.stderr)
+        self.assertNotIn("Spark", proc.stderr)
+
+
+class DriverCheck(Base):
+    def test_rules_binary_and_options_are_checked_with_the_filters_own_message(self):
+        bad = self.file("bad-rules.json", '{"root": 3}')
+        with self.assertRaises(job.JobError) as caught:
+            job.driver_check(BIN, bad, [])
+        self.assertIn("failed on the driver (exit status 2)", str(caught.exception))
+        self.assertIn("bad-rules.json", str(caught.exception))
+        with self.assertRaises(job.JobError) as caught:
+            job.driver_check(BIN, None, ["--max-line-bytes", "12"])
+        self.assertIn("--max-line-bytes", str(caught.exception))
+        with self.assertRaises(job.JobError):
+            job.driver_check(os.path.join(self.dir, "missing-badgeflow"), None, [])
+        with self.assertRaises(job.JobError):
+            job.driver_check(BIN, os.path.join(self.dir, "missing-rules.json"), [])
+        self.assertIn("--stamp", job.driver_check(BIN, None, ["--stamp"]))
+        # A name that is nowhere on the driver may be on the executors' PATH: not checked.
+        self.assertIsNone(job.driver_check("no-such-badgeflow-anywhere", None, []))
+        # ... unless it was shipped (SparkFiles' folder).
+        shipped = os.path.join(self.dir, "shipped")
+        os.mkdir(shipped)
+        os.symlink(os.path.abspath(BIN), os.path.join(shipped, "badgeflow-shipped"))
+        self.assertIsNotNone(job.driver_check("badgeflow-shipped", None, [], shipped_dir=shipped))
+
+
+class Output(Base):
+    def staged(self, path, text):
+        out = job.LocalOutput(path)
+        os.makedirs(out.staging)
+        out.write("summary.json", text.encode())
+        return out
+
+    def read(self, path):
+        with open(os.path.join(path, "summary.json")) as f:
+            return f.read()
+
+    def leftovers(self):
+        return [n for n in os.listdir(self.dir) if n.startswith(".")]
+
+    def test_a_new_output_is_moved_into_place_and_an_old_one_replaced_only_with_overwrite(self):
+        path = os.path.join(self.dir, "replay")
+        self.staged(path, "one").commit(overwrite=False)
+        self.assertEqual(self.read(path), "one")
+        second = self.staged(path, "two")
+        with self.assertRaises(job.JobError):
+            job.check_output(path, False, second.exists())
+        with self.assertRaises(job.JobError):
+            second.commit(overwrite=False)
+        self.assertEqual(self.read(path), "one")
+        second.commit(overwrite=True)
+        self.assertEqual(self.read(path), "two")
+        self.assertEqual(sorted(os.listdir(path)), ["summary.json"])  # nothing of the old one
+        self.assertEqual(self.leftovers(), [])
+
+    def test_a_failed_run_leaves_no_output(self):
+        path = os.path.join(self.dir, "replay")
+        out = self.staged(path, "half")
+        out.discard()
+        self.assertFalse(os.path.exists(path))
+        self.assertEqual(self.leftovers(), [])
+
+    def test_output_in_a_missing_folder_is_refused(self):
+        with self.assertRaises(job.JobError):
+            job.LocalOutput(os.path.join(self.dir, "no", "replay")).check_parent()
+
+
+class Numbering(unittest.TestCase):
+    def test_files_in_byte_order_of_their_paths_inputs_in_the_order_given(self):
+        hours = ["file:/d/hour-%02d.ndjson" % h for h in range(24)]
+        shuffled = [hours[i] for i in (0, 9, 4, 23, 1, 17, 12, 2, 3, 5, 6, 7, 8, 10, 11, 13, 14, 15, 16,
+                                       18, 19, 20, 21, 22)]
+        counts = [(1, "file:/a/first.ndjson", 0, 5)] + [(0, p, 0, 10) for p in shuffled]
+        counts.append((0, "file:/d/hour-03.ndjson", 64, 7))  # a second block of one file
+        bases, files, total = job.line_bases(counts)
+        self.assertEqual([p for p, _ in files], [p for p in hours] + ["file:/a/first.ndjson"])
+        self.assertEqual(bases[(0, "file:/d/hour-00.ndjson", 0)], 0)
+        self.assertEqual(bases[(0, "file:/d/hour-03.ndjson", 64)], 40)
+        self.assertEqual(bases[(0, "file:/d/hour-04.ndjson", 0)], 47)
+        self.assertEqual(bases[(1, "file:/a/first.ndjson", 0)], 247)
+        self.assertEqual(total, 252)
+        self.assertEqual(dict(files)["file:/d/hour-03.ndjson"], 17)
+        # %-escaped paths sort by their bytes: "a b" (a%20b) before "a~".
+        _, files, _ = job.line_bases([(0, "file:/a~", 0, 1), (0, "file:/a%20b", 0, 1)])
+        self.assertEqual([p for p, _ in files], ["file:/a b", "file:/a~"])
+
+    def test_rows_are_numbered_blank_lines_counted_and_dropped_bom_stripped_per_file(self):
+        bases = {(0, "f", 0): 0, (0, "f", 100): 3, (0, "g", 0): 5}
+        rows = [(0, "g", 0, bytearray(b"\xef\xbb\xbf{\"g\":1}")), (0, "f", 100, bytearray(b"\xef\xbb\xbfx")),
+                (0, "f", 0, bytearray(b"\xef\xbb\xbf{}")), (0, "g", 0, bytearray(b" \t\r")),
+                (0, "f", 0, bytearray(b"")), (0, "f", 100, bytearray(b"\xff\xfe")),
+                (0, "f", 0, bytearray(b"{\"c\":1}\r")), (0, "g", 0, bytearray(b"\xef\xbb\xbf"))]
+        got = sorted(job.number_rows(bases)(iter(rows)))
+        self.assertEqual(got, [(1, b"{}"), (3, b"{\"c\":1}\r"), (4, b"\xef\xbb\xbfx"), (5, b"\xff\xfe"),
+                               (6, b"{\"g\":1}"), (8, b"\xef\xbb\xbf")])
+
+    def test_keys(self):
+        self.assertEqual(job.partition_key(b'{"account":"a","device":"d"}'), "a")
+        self.assertEqual(job.partition_key(b'{"device":"d"}'), "d")
+        self.assertEqual(job.partition_key(b'{"aps":{},"account":"a"}'), "")
+        self.assertEqual(job.partition_key(b'{"account":"\xff"}'), "")
+        self.assertEqual(job.partition_key(b'{"account":"\xc3\xa9"}'), "\u00e9")
+        self.assertEqual(job.result_seq(b'{"seq":42,"op":"tick"}'), 42)
+
+
+class Pipe(Base):
+    def test_raw_bytes_reach_the_filter_as_one_run_reads_them(self):
+        lines = [b'{"op":"tick","device":"a","at":1}', b'{"op":"tick","device":"\xff\xfe","at":2}',
+                 b'{"op":"snapshot","device":"a","at":3}', b'{"op":"tick","device":"\xef\xbf\xbd","at":4}']
+        events = self.file("e.ndjson", b"\n".join(lines) + b"\n")
+        one = subprocess.run([BIN, "filter", events], capture_output=True, check=True).stdout
+        pipe = job.make_pipe(BIN, None, [], 1, resolve=lambda name: name)
+        got = b"".join(line + b"\n" for line in pipe(0, iter(((0, i + 1), line) for i, line in enumerate(lines))))
+        self.assertEqual(got, one)
+        self.assertIn(b'"invalid-utf8"', got.splitlines()[1])
+        self.assertNotIn(b'"error"', got.splitlines()[3])  # a real U+FFFD is a valid device id
+
+    def test_a_failed_filter_fails_the_task_with_its_stderr(self):
+        fake = self.file("fake-badgeflow", "#!/bin/sh\ncat > /dev/null\n"
+                                           "echo 'badgeflow: error: the disk is on fire' >&2\nexit 5\n")
+        os.chmod(fake, 0o755)
+        pipe = job.make_pipe(fake, None, [], 1, resolve=lambda name: name)
+        with self.assertRaises(RuntimeError) as caught:
+            list(pipe(7, iter([((0, 1), b'{"op":"tick"}')])))
+        text = str(caught.exception)
+        self.assertIn("exited with status 5 in partition 7", text)
+        self.assertIn("the disk is on fire", text)
+
+
+class Summary(Base):
+    def results(self):
+        """Real results: every scenario fixture through the filter with --stamp, and an
+        `expire` line as SPEC §4 writes it (accounts with decrements and badge updates)."""
+        lines = []
+        for events in sorted(glob.glob(os.path.join(ROOT, "Fixtures/scenarios/*.ndjson"))):
+            if events.endswith(".expected.ndjson"):
+                continue
+            rules = events[:-len(".ndjson")] + ".rules.json"
+            argv = [BIN, "filter", "--stamp"] + (["--rules", rules] if os.path.exists(rules) else []) + [events]
+            lines += subprocess.run(argv, capture_output=True, check=True).stdout.splitlines()
+        lines.append(b'{"seq":9,"op":"expire","at":100,"accounts":[{"account":"A","expired":["root.chat.x"],'
+                     b'"changes":[],"decrement":{"by":2,"paths":["root.chat.x"]},"icon":0,"badgeUpdates":'
+                     b'[{"device":"p","badge":0},{"device":"q","badge":0}]},{"account":"B","expired":[],'
+                     b'"changes":[],"icon":1}]}')
+        return lines
+
+    def test_the_tally_is_what_a_recount_of_every_field_says(self):
+        lines = self.results()
+        want = recount(lines)
+        self.assertGreater(want["stampedPayloads"], 0)
+        self.assertGreater(want["badgeUpdates"], 2)
+        self.assertGreater(want["decrements"], 1)
+        self.assertGreater(len(want["errors"]), 1)
+        # Tallied in two halves (two tasks) and added, as the accumulator does.
+        a, b = job.new_tally(), job.new_tally()
+        for i, line in enumerate(lines):
+            job.tally_line(a if i % 2 else b, line)
+        got = job.add_tallies(a, b)
+        doc = job.summary_document(got, len(lines) + 3, [("f", len(lines) + 3)], 4)
+        self.assertEqual({k: doc[k] for k in want}, want)
+        self.assertEqual(doc["lines"], len(lines) + 3)
+
+
+class Merge(Base):
+    def test_gzip_parts_merge_into_one_gzip_file_by_seq(self):
+        parts = os.path.join(self.dir, "parts")
+        os.mkdir(parts)
+        seqs = [[1, 4, 10], [2, 3], [5, 6, 7, 8, 9, 11]]
+        for i, s in enumerate(seqs):
+            with gzip.open(os.path.join(parts, "part-%05d.gz" % i), "wb") as f:
+                f.writelines(b'{"seq":%d,"op":"tick"}\n' % n for n in s)
+        job.merge_on_driver(parts, os.path.join(self.dir, "merged"), "gzip")
+        with gzip.open(os.path.join(self.dir, "merged", "part-00000.gz"), "rb") as f:
+            got = [job.result_seq(line) for line in f]
+        self.assertEqual(got, list(range(1, 12)))
+
+
+if __name__ == "__main__":
+    unittest.main()

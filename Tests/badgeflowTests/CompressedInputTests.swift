@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+@testable import badgeflow
+
+/// `filter` on a gzip/zstd/bzip2/xz INPUT says so (exit 4) instead of an error line a line.
+@Suite struct CompressedInputTests {
+    @Test func magicBytesNameTheFormatAndItsTool() {
+        #expect(CompressedInput.format(ofPrefix: [0x1F, 0x8B, 0x08, 0x00]) == .init(name: "gzip", tool: "zcat"))
+        #expect(CompressedInput.format(ofPrefix: [0x28, 0xB5, 0x2F, 0xFD, 0x24]) == .init(name: "zstd", tool: "zstdcat"))
+        #expect(CompressedInput.format(ofPrefix: Array("BZh91AY".utf8)) == .init(name: "bzip2", tool: "bzcat"))
+        #expect(CompressedInput.format(ofPrefix: [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) == .init(name: "xz", tool: "xzcat"))
+        // Text, and prefixes that only look alike, are not compressed.
+        #expect(CompressedInput.format(ofPrefix: Array("{\"op\":\"tick\"}".utf8)) == nil)
+        #expect(CompressedInput.format(ofPrefix: Array("BZh{".utf8)) == nil)
+        #expect(CompressedInput.format(ofPrefix: [0x1F]) == nil)
+        #expect(CompressedInput.format(ofPrefix: [0xFD, 0x37, 0x7A, 0x58, 0x5A]) == nil)
+        #expect(CompressedInput.format(ofPrefix: [UInt8]()) == nil)
+    }
+
+    @Test func aGzipInputIsRefusedAndTheOthersAreRead() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let a = dir + "/a.ndjson", b = dir + "/b.ndjson", gz = dir + "/x.ndjson.gz"
+        try "{\"op\":\"tick\"}\n".write(toFile: a, atomically: false, encoding: .utf8)
+        try "{\"op\":\"tick\"}\n".write(toFile: b, atomically: false, encoding: .utf8)
+        // A real gzip file, made by gzip(1).
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
+        gzip.arguments = ["-c", "printf '{\"op\":\"tick\"}\\n{\"op\":\"tick\"}\\n' | gzip -c > \"$0\"", gz]
+        try gzip.run()
+        gzip.waitUntilExit()
+        #expect(gzip.terminationStatus == 0)
+        let r = try CLI.run(["filter", a, gz, b])
+        #expect(r.status == 4)
+        #expect(r.stderr == "badgeflow: \(gz): compressed input; pipe it through zcat\n")
+        // No error lines for it: it adds no lines, as a file that cannot be read.
+        #expect(r.lines.count == 2)
+        #expect(r.lines.allSatisfy { !$0.contains("\"error\"") })
+        #expect(r.lines.last?.hasPrefix("{\"seq\":2,") == true)
+    }
+
+    @Test func aZstdInputNamesZstdcat() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let zst = dir + "/x.ndjson.zst"
+        try Data([0x28, 0xB5, 0x2F, 0xFD, 0x24, 0x05, 0x29, 0x00]).write(to: URL(fileURLWithPath: zst))
+        let r = try CLI.run(["filter", zst])
+        #expect(r.status == 4)
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr == "badgeflow: \(zst): compressed input; pipe it through zstdcat\n")
+    }
+}
