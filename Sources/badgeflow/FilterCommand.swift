@@ -46,8 +46,16 @@ struct FilterCommand: TakesManyInputs {
 
     @Flag(
         name: .long,
-        help: "SQLite state: skip the input lines up to the seq of the last checkpoint (a file must be the same one) and go on.")
+        help:
+            "SQLite state: skip the input lines up to the seq of the last checkpoint (a file must be the same one; with --numbered, the lines whose N is at or below it, from any input) and go on."
+    )
     var resume = false
+
+    @Flag(
+        name: .customLong("no-resume"),
+        help:
+            "SQLite state: apply the input again on top of the state even though its last checkpoint was committed reading this same INPUT file.")
+    var noResume = false
 
     @Option(
         name: .long,
@@ -125,6 +133,8 @@ struct FilterCommand: TakesManyInputs {
             throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)")
         }
         if resume && !sqlite { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db)") }
+        if noResume && !sqlite { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db)") }
+        if resume && noResume { throw ValidationError("--resume and --no-resume exclude each other") }
         guard expandedAccounts >= 1 else { throw ValidationError("--expanded-accounts must be at least 1, got \(expandedAccounts)") }
         if let maxResident {
             guard sqlite else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db)") }
@@ -172,13 +182,19 @@ struct FilterCommand: TakesManyInputs {
         return out
     }
 
-    /// What `--resume` checks the input against: `stdin`, or a file's path with its device
-    /// and inode (so a file replaced under the same name is told apart).
+    /// What `--resume` checks the input against: `stdin`, or a file's real path with its
+    /// device and inode (so a file replaced under the same name is told apart, and one file
+    /// named two ways is the same).
     static func identity(_ source: String) -> String {
         if source == "-" { return "stdin" }
         var st = stat()
         guard stat(source, &st) == 0 else { return source }
-        return "\(source) (dev \(st.st_dev), inode \(st.st_ino))"
+        var path = source
+        if let real = realpath(source, nil) {
+            path = String(cString: real)
+            free(real)
+        }
+        return "\(path) (dev \(st.st_dev), inode \(st.st_ino))"
     }
 
     /// What a failed checkpoint commit (e.g. on a full disk) says after `state file `: the
@@ -232,7 +248,19 @@ struct FilterCommand: TakesManyInputs {
         defer { lock?.release() }
         let identity = sources.map(Self.identity).joined(separator: ", ")
         var skip = 0
-        if resume, let store {
+        if let store, store.seq > 0, !resume, !noResume, identity != "stdin", store.input == identity {
+            // Resume is never silent: the same file again would be applied twice.
+            Console.error(
+                "badgeflow: error: state file \(store.path): its last checkpoint (seq \(store.seq)) was committed reading this input (\(identity)); pass --resume to go on after seq \(store.seq), or --no-resume to apply the input again on top of the state"
+            )
+            throw Exit.usage
+        }
+        if resume, let store, numbered {
+            // A queue consumer resumes by N, from any offset: no input identity to check.
+            if store.seq > 0 {
+                Console.error("badgeflow: --resume: skipping the lines numbered \(store.seq) or below (answered before the last checkpoint)")
+            }
+        } else if resume, let store {
             if !store.input.isEmpty && store.input != identity && store.seq > 0 {
                 Console.error("badgeflow: error: --resume: \(store.path) was checkpointed reading \(store.input), not \(identity)")
                 throw Exit.state
@@ -262,6 +290,7 @@ struct FilterCommand: TakesManyInputs {
             maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp,
             numbered: numbered)
         filter.skip(lines: skip)
+        if resume, numbered, let store { filter.skip(numbersThrough: store.seq) }
         // A JSON state saved after a failed write holds no line of the batch that failed.
         filter.keepsUndo = store == nil && state != nil
         var prefetcher: SQLitePrefetcher? = nil
@@ -281,6 +310,8 @@ struct FilterCommand: TakesManyInputs {
         var longestCheckpoint = 0.0
         var checkpointTime = 0.0
         var lastCheckpoint = Self.now()
+        // The seq the last checkpoint recorded: an idle stream commits when results went out since.
+        var committedSeq = store?.seq ?? 0
         // Results written to -o FILE count as delivered only when it is committed at the end.
         let checkpointsOnTheWay = store != nil && output == nil
         // Checkpoints commit on their own thread and connection (SQLiteCheckpointer).
@@ -329,7 +360,8 @@ struct FilterCommand: TakesManyInputs {
                     // Only committed accounts may leave memory: finish, evict, then begin.
                     try checkpointer.finish(&stream)
                     if let keepAfterEviction { stream.evict(keeping: keepAfterEviction) }
-                    checkpointer.begin(&stream, seq: filter.seq, input: identity)
+                    checkpointer.begin(&stream, seq: filter.resumeSeq, input: identity)
+                    committedSeq = filter.resumeSeq
                     if wait { try checkpointer.finish(&stream) }
                 } catch {
                     stateError = Self.checkpointFailure(error)
@@ -398,6 +430,20 @@ struct FilterCommand: TakesManyInputs {
             }
         }
 
+        // A live stream: once no input is ready, the results held back go out now, and an
+        // SQLite state commits them when its checkpoint is due, whether or not a line comes.
+        let idle: () -> Int32 = {
+            if outputClosed { return -1 }
+            filter.finish(output: write)
+            guard checkpointsOnTheWay, stateError == nil, filter.resumeSeq != committedSeq else { return -1 }
+            let wait = checkpoint - (Self.now() - lastCheckpoint)
+            if wait <= 0 {
+                commitCheckpoint()
+                return -1
+            }
+            return Int32(min(wait * 1000 + 1, 60_000))
+        }
+
         let showProgress = progress ?? (Console.isTerminal(2) && !outputIsTerminal)
         // Over files (or stdin redirected from one) only: a pipe has no total to show.
         let total = showProgress && Console.isTerminal(2) ? Progress.totalBytes(of: sources) : 0
@@ -424,7 +470,7 @@ struct FilterCommand: TakesManyInputs {
             bar?.begin(fd: fd, lines: filter.seq)
             var countdown = Progress.checkEvery
             do {
-                try reader.forEachLine(source == "-" ? "<stdin>" : source) { line in
+                try reader.forEachLine(source == "-" ? "<stdin>" : source, idle: idle) { line in
                     if skip > 0 {
                         skip -= 1
                         return receivedSignal == 0
@@ -450,7 +496,7 @@ struct FilterCommand: TakesManyInputs {
         // flight are not applied: their results cannot be written.
         if !outputClosed { filter.finish(output: write) }
         bar?.clear()
-        if skip > 0 {
+        if skip > 0 && !numbered {
             Console.error(
                 "badgeflow: --resume: the input ended \(skip) line\(skip == 1 ? "" : "s") before the checkpointed seq \(filter.seq)")
         }
