@@ -38,6 +38,7 @@ extension BadgeCenter {
     /// - Returns: what `body` returns.
     /// - Throws: ``PersistenceError`` when the file cannot be locked, read or written, or what
     ///   `body` throws.
+    @discardableResult
     public static func withSharedFile<Result>(
         _ path: String, configuration: BadgeTree.Configuration = .init(),
         _ body: (BadgeCenter) throws -> Result
@@ -75,6 +76,7 @@ extension BadgeCenter {
     }
 
     /// ``withSharedFile(_:configuration:_:)`` for a file URL.
+    @discardableResult
     public static func withSharedFile<Result>(
         _ url: URL, configuration: BadgeTree.Configuration = .init(),
         _ body: (BadgeCenter) throws -> Result
