@@ -129,7 +129,7 @@ private final class TempDir {
         withExtendedLifetime((slow, token)) {}
     }
 
-    @Test func aStreamOfStatesFinishesWhenItsCenterIsGone() async throws {
+    @Test(.timeLimit(.minutes(1))) func aStreamOfStatesFinishesWhenItsCenterIsGone() async throws {
         var center: BadgeCenter? = BadgeCenter()
         let states = try center!.states(of: "root.chat")
         try center!.increment("root.chat.alice")
@@ -145,7 +145,8 @@ private final class TempDir {
         let token = try center.observeOnMainActor("root", coalescing: true) { calls.append($0.count) }
         for _ in 0..<10_000 { try center.increment("root.chat.alice") }
         while calls.last != 10_000 { await Task.yield() }
-        #expect(calls == [0, 10_000])
+        #expect(calls.count == 2)
+        #expect(calls.first == 0)
         withExtendedLifetime(token) {}
     }
 
