@@ -34,7 +34,7 @@ extension BadgeCenter {
     /// to them collapse into the latest: 10,000 changes in a row make one call, not 10,000.
     /// Cancelling or releasing the token, or the owner's deallocation, stops delivery,
     /// including of changes already queued. Observing the same path again with the same living
-    /// `owner` replaces the handler, as ``observe(_:owner:_:)`` does.
+    /// `owner` replaces the handler, as ``observe(_:owner:_:)-(String,AnyObject?,_)`` does.
     ///
     /// - Throws: `BadgePathError` when the path is not valid in this tree.
     @MainActor

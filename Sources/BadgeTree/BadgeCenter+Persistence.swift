@@ -86,7 +86,7 @@ extension BadgeCenter {
     /// Writes the center's archive to `path` as JSON, atomically: readers (another process
     /// such as the app's Notification Service Extension) see the old file or the new one,
     /// never a part. To change a file another process also changes, use
-    /// ``withSharedFile(_:configuration:_:)``.
+    /// ``withSharedFile(_:configuration:_:)-(String,_,_)``.
     ///
     /// - Throws: ``PersistenceError`` when the file cannot be written.
     public func save(to path: String) throws(PersistenceError) {

@@ -75,7 +75,7 @@ extension BadgeCenter {
         }
     }
 
-    /// ``withSharedFile(_:configuration:_:)`` for a file URL.
+    /// ``withSharedFile(_:configuration:_:)-(String,_,_)`` for a file URL.
     @discardableResult
     public static func withSharedFile<Result>(
         _ url: URL, configuration: BadgeTree.Configuration = .init(),

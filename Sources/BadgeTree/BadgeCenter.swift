@@ -14,12 +14,12 @@
 /// Every operation takes one lock, changes the tree, and queues the notifications it caused.
 /// Four ways to hear them:
 ///
-/// - ``observe(_:owner:_:)``: the handler hears the current state on the calling thread
+/// - ``observe(_:owner:_:)-(String,AnyObject?,_)``: the handler hears the current state on the calling thread
 ///   before the call returns, then every change after the lock is released, on the thread
 ///   that made the change, in the order the changes were made; if another thread is already
 ///   delivering, it delivers these too and the caller returns at once. A handler may call back
 ///   into the center (even mutate it) without deadlocking. Use it off the UI, or hop yourself.
-/// - ``observeOnMainActor(_:owner:coalescing:_:)``: the handler is `@MainActor`; it hears the
+/// - ``observeOnMainActor(_:owner:coalescing:_:)-(_,AnyObject?,_,_)``: the handler is `@MainActor`; it hears the
 ///   current state before the call returns and later changes on the main actor, in change
 ///   order, whichever thread made them (with `coalescing`, only the latest once per turn).
 ///   This is the one for UIKit.
