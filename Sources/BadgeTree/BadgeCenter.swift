@@ -52,7 +52,9 @@
 /// that happens to reuse a released one's address is a new owner, and the observation ends
 /// when the owner is deallocated, whether or not its token is still held.
 public final class BadgeCenter: Sendable {
-    private struct Observer {
+    /// One observation's handler. A class, so that queueing a notification retains one
+    /// object; every `var` is read and written under the center's lock only.
+    private final class Observer {
         let id: UInt64
         let path: String
         /// The owner, held weakly: identity is compared while it lives, so a new object at a
@@ -67,6 +69,22 @@ public final class BadgeCenter: Sendable {
         var tokens: Int
         /// Called when the center goes away while the observation lives (a stream finishes).
         let onEnd: (@Sendable () -> Void)?
+        /// Set when the observation ends or this handler is replaced: queued notifications
+        /// for it are dropped.
+        var ended = false
+
+        init(
+            id: UInt64, path: String, owner: WeakOwner?, handler: @escaping @Sendable (BadgeState) -> Void,
+            serial: UInt64, tokens: Int, onEnd: (@Sendable () -> Void)?
+        ) {
+            self.id = id
+            self.path = path
+            self.owner = owner
+            self.handler = handler
+            self.serial = serial
+            self.tokens = tokens
+            self.onEnd = onEnd
+        }
     }
 
     private struct State {
@@ -267,8 +285,13 @@ public final class BadgeCenter: Sendable {
         _ path: String, owner: AnyObject?, onEnd: (@Sendable () -> Void)?,
         _ handler: @escaping @Sendable (BadgeState) -> Void
     ) throws(BadgePathError) -> BadgeObservation {
-        try state.withLock { (s: inout State) throws(BadgePathError) in try s.tree.validate(path) }
+        try validate(path)
         return register(path, owner: owner, onEnd: onEnd, handler)
+    }
+
+    /// Checks that `path` is valid in this tree (well formed, under the root).
+    func validate(_ path: String) throws(BadgePathError) {
+        try state.withLock { (s: inout State) throws(BadgePathError) in try s.tree.validate(path) }
     }
 
     /// Adds (or replaces) an observer, hands it the current state on this thread, then lets
@@ -285,6 +308,7 @@ public final class BadgeCenter: Sendable {
             if let owner, let existing = list.firstIndex(where: { $0.owner?.is(owner) == true }) {
                 id = list[existing].id
                 s.held[list[existing].serial] = nil
+                list[existing].ended = true
                 list[existing] = Observer(
                     id: id, path: path, owner: list[existing].owner, handler: handler,
                     serial: serial, tokens: list[existing].tokens + 1, onEnd: onEnd)
@@ -332,14 +356,16 @@ public final class BadgeCenter: Sendable {
     package func release(id: UInt64, path: String) {
         state.withLock { s in
             guard let i = s.observers[path]?.firstIndex(where: { $0.id == id }) else { return }
-            s.observers[path]?[i].tokens -= 1
-            if s.observers[path]?[i].tokens == 0 { Self.end(id: id, path: path, in: &s) }
+            guard let observer = s.observers[path]?[i] else { return }
+            observer.tokens -= 1
+            if observer.tokens == 0 { Self.end(id: id, path: path, in: &s) }
         }
     }
 
     private static func end(id: UInt64, path: String, in s: inout State) {
         guard let list = s.observers[path], let i = list.firstIndex(where: { $0.id == id }) else { return }
         if list[i].owner != nil { s.owned -= 1 }
+        list[i].ended = true
         s.held[list[i].serial] = nil
         s.observers[path]?.remove(at: i)
         if s.observers[path]?.isEmpty == true { s.observers[path] = nil }
@@ -404,9 +430,7 @@ public final class BadgeCenter: Sendable {
             guard var batch = taken else { return }
             for (observer, change) in batch {
                 let live = state.withLock { s -> Bool in
-                    guard s.observers[observer.path]?.contains(where: { $0.serial == observer.serial }) == true else {
-                        return false
-                    }
+                    if observer.ended { return false }
                     if let owner = observer.owner, owner.isGone {
                         Self.end(id: observer.id, path: observer.path, in: &s)
                         return false

@@ -29,10 +29,10 @@ public final class BadgeModel {
     public private(set) var state: BadgeState
     @ObservationIgnored private var token: BadgeObservation?
 
-    init(center: BadgeCenter, path: String) throws(BadgePathError) {
-        self.path = path
+    init(center: BadgeCenter, path: BadgePath) {
+        self.path = path.rawValue
         state = center.state(of: path)
-        token = try center.observeOnMainActor(path, owner: self, coalescing: true) { model, state in
+        token = center.observeOnMainActor(path, owner: self, coalescing: true) { model, state in
             model.state = state
         }
     }
@@ -46,11 +46,19 @@ extension BadgeCenter {
     /// - Throws: `BadgePathError` when the path is not valid in this tree.
     @MainActor
     public func model(for path: String) throws(BadgePathError) -> BadgeModel {
-        if let model = models.withLock({ $0[path]?.object }) as? BadgeModel { return model }
-        let model = try BadgeModel(center: self, path: path)
+        try validate(path)
+        return model(for: BadgePath(unchecked: path))
+    }
+
+    /// The `@Observable` model of a `BadgePath`; it cannot fail (a path outside this tree's
+    /// root stays hidden).
+    @MainActor
+    public func model(for path: BadgePath) -> BadgeModel {
+        if let model = models.withLock({ $0[path.rawValue]?.object }) as? BadgeModel { return model }
+        let model = BadgeModel(center: self, path: path)
         models.withLock { cache in
             cache = cache.filter { $0.value.object != nil }
-            cache[path] = WeakModel(model)
+            cache[path.rawValue] = WeakModel(model)
         }
         return model
     }

@@ -385,3 +385,13 @@ private final class TempDir {
         throw BadgeCenter.PersistenceError(path: "SharedFileHelper", kind: .missingFile, reason: "the helper executable was not built")
     }
 }
+
+@Suite struct BadgeModelPathTests {
+    @Test @MainActor func aModelOfABadgePathCannotFailAndAStringPathIsChecked() throws {
+        let center = BadgeCenter()
+        let model = center.model(for: BadgePath.root.child("chat"))
+        #expect(try center.model(for: "root.chat") === model)
+        #expect(throws: BadgePathError.self) { try center.model(for: "app.chat") }
+        #expect(throws: BadgePathError.self) { try center.model(for: "root..chat") }
+    }
+}
