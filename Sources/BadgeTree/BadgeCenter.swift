@@ -237,6 +237,19 @@ public final class BadgeCenter: Sendable {
         try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.setDisplay(mode, of: path) }
     }
 
+    /// Frees the nodes that hold nothing (see ``BadgeTree/compacted()``); observers hear
+    /// nothing, since no path's state changes.
+    ///
+    /// - Returns: how many nodes were freed.
+    @discardableResult
+    public func compact() -> Int {
+        state.withLock { s in
+            let before = s.tree.nodeCount
+            s.tree = s.tree.compacted()
+            return before - s.tree.nodeCount
+        }
+    }
+
     /// Observes `path`: `handler` hears its state at once (on this thread, before the call
     /// returns, even while another thread is delivering), then each time its (count, show)
     /// or display changes, through descendants too, and only then.

@@ -89,3 +89,22 @@ extension BadgeTree {
         return outcome
     }
 }
+
+extension BadgeTree {
+    /// The same tree without the nodes that hold nothing: no mark, no marked descendant and
+    /// no dismissed once token. What every path shows is unchanged; a node is made again
+    /// when a path under it is marked.
+    ///
+    /// A tree keeps the nodes its marks made after they are cleared (so marking the same
+    /// chat again is cheap); an app whose paths come and go (a node per conversation) frees
+    /// them with this now and then.
+    ///
+    /// - Complexity: O(marks · depth).
+    public func compacted() -> BadgeTree {
+        var tree = BadgeTree(configuration: configuration)
+        // Every record and token path was valid in this same configuration: nothing throws.
+        try? tree.restore(contentsOf: records)
+        for (path, list) in dismissedTokens { try? tree.restoreDismissed(path, tokens: list) }
+        return tree
+    }
+}

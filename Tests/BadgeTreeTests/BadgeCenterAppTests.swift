@@ -395,3 +395,31 @@ private final class TempDir {
         #expect(throws: BadgePathError.self) { try center.model(for: "root..chat") }
     }
 }
+
+@Suite struct CompactTests {
+    @Test func compactingFreesTheNodesOfClearedChatsAndChangesNoState() throws {
+        let center = BadgeCenter(configuration: try .init(display: ["root.chat": .dot]))
+        for i in 0..<2_000 { try center.increment("root.chat.c\(i)") }
+        for i in 0..<1_999 { try center.clear("root.chat.c\(i)") }
+        try center.set("root.news", expires: 50, once: "n1")
+        try center.set("root.promo", expires: nil, once: "p1")
+        try center.clear("root.promo")  // dismisses p1: the node keeps the token
+        let heard = Heard()
+        let token = try center.observe("root.chat") { heard.append($0) }
+        let before = center.tree
+        #expect(before.nodeCount == 2_004)
+        #expect(center.compact() == 1_999)
+        let after = center.tree
+        #expect(after.nodeCount == 5)  // root, chat, c1999, news, promo
+        for path in ["root", "root.chat", "root.chat.c1999", "root.chat.c5", "root.news", "root.promo"] {
+            #expect(after.state(of: path) == before.state(of: path))
+        }
+        #expect(after.records == before.records)
+        #expect(after.dismissedTokens.map(\.path) == ["root.promo"])
+        #expect(heard.all.count == 1)
+        try center.clear("root.chat.c1999")
+        #expect(heard.all.map(\.show) == [true, false])
+        #expect(center.expire(through: 50).paths == ["root.news"])
+        withExtendedLifetime(token) {}
+    }
+}
