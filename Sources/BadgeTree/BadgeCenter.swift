@@ -25,7 +25,7 @@
 ///   This is the one for UIKit.
 /// - ``states(of:bufferingPolicy:)``: an `AsyncStream` of states (current first, then changes);
 ///   it ends when the consuming task is cancelled or the center is gone.
-/// - ``model(for:)``: an `@Observable` model whose `state` SwiftUI views read directly.
+/// - ``model(for:)-(String)``: an `@Observable` model whose `state` SwiftUI views read directly.
 ///
 /// ```swift
 /// // SwiftUI: the view redraws when the model's state changes.
@@ -108,7 +108,7 @@ public final class BadgeCenter: Sendable {
     }
 
     private let state: Locked<State>
-    /// Models handed out by ``model(for:)``, weakly, by path.
+    /// Models handed out by ``model(for:)-(String)``, weakly, by path.
     let models = Locked<[String: WeakModel]>([:])
 
     /// Creates a center over an empty tree.
