@@ -251,8 +251,10 @@ public final class BadgeCenter: Sendable {
     }
 
     /// Observes `path`: `handler` hears its state at once (on this thread, before the call
-    /// returns, even while another thread is delivering), then each time its (count, show)
-    /// or display changes, through descendants too, and only then.
+    /// returns, even while another thread is delivering, so this first call may run at the
+    /// same time as another observation's handler), then each time its (count, show) or
+    /// display changes, through descendants too, and only then; the changes made meanwhile
+    /// come after the first call, in order.
     ///
     /// Observing the same path again with the same `owner` replaces the handler and returns
     /// the same observation. The observation ends when the token is cancelled or released,
