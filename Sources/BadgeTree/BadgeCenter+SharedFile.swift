@@ -18,7 +18,7 @@ extension BadgeCenter {
     /// ```swift
     /// // In the Notification Service Extension:
     /// let total = try BadgeCenter.withSharedFile(badgesURL.path, configuration: settings) { center in
-    ///     try center.increment(BadgePath.root.child("chat").child(sender).rawValue)
+    ///     try center.increment(BadgePath.root.child("chat").child(sender))
     ///     return center.total
     /// }
     /// content.badge = total as NSNumber

@@ -301,10 +301,16 @@ private final class TempDir {
         let center = BadgeCenter()
         let heard = Heard()
         let token = center.observe(path) { heard.append($0) }
-        try center.increment(path.rawValue)
+        try center.increment(path)
         #expect(center.state(of: path).count == 1)
+        try center.set(path, count: 4)
+        try center.set(BadgePath.root.child("news"))
+        #expect(center.total == 4)
+        #expect(try center.clear(path).decrement == Decrement(by: 4, paths: [path.rawValue]))
+        #expect(throws: BadgePathError.self) { try center.increment(BadgePath("app").child("x")) }
+        try center.increment(path)
         #expect(center.state(of: "root.chat").count == 1)
-        #expect(heard.all.map(\.count) == [0, 1])
+        #expect(heard.all.map(\.count) == [0, 1, 4, 0, 1])
         withExtendedLifetime(token) {}
     }
 }
