@@ -35,7 +35,7 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build
-	$(BIN) batch Fixtures/scenarios Fixtures/payloads
+	$(BIN) batch --strict Fixtures/scenarios Fixtures/payloads
 	Scripts/check-badgetree-only.sh
 	$(MAKE) install-check
 

@@ -116,7 +116,8 @@ struct BatchCommand: ParsableCommand {
         var seen = Set<String>()
         files = files.filter { seen.insert($0).inserted }
         if strict && files.isEmpty {
-            Console.error("badgeflow: error: no inputs (*.json, *.ndjson) found under \(paths.joined(separator: ", ")); --strict needs at least one")
+            Console.error(
+                "badgeflow: error: no inputs (*.json, *.ndjson) found under \(paths.joined(separator: ", ")); --strict needs at least one")
             throw Exit.rejected
         }
         // Two inputs sharing one expectation (a.json and a.ndjson) never run: an error in any mode.

@@ -65,9 +65,13 @@ struct BatchReport {
                 out += paint("NEW", strict ? "31;1" : "33") + "   \(r.file)  (no \(r.expectedFile); \(why))\n"
             case .updated:
                 if r.created {
-                    out += paint("UPDATED", "36") + " \(r.file)  → \(r.expectedFile) (created, \(r.output.split(separator: 0x0A).count) lines)\n"
+                    out +=
+                        paint("UPDATED", "36")
+                        + " \(r.file)  → \(r.expectedFile) (created, \(r.output.split(separator: 0x0A).count) lines)\n"
                 } else {
-                    out += paint("UPDATED", "36") + " \(r.file)  → \(r.expectedFile) (\(r.differing) line\(r.differing == 1 ? "" : "s") changed)\n"
+                    out +=
+                        paint("UPDATED", "36")
+                        + " \(r.file)  → \(r.expectedFile) (\(r.differing) line\(r.differing == 1 ? "" : "s") changed)\n"
                     out += indented(diff(r))
                 }
             case .error: out += paint("ERROR", "31;1") + " \(r.file): \(r.message)\n"
@@ -100,7 +104,8 @@ struct BatchReport {
             }
         }
         if r.differing > r.diffs.count {
-            d += "… \(r.differing - r.diffs.count) more differing line\(r.differing - r.diffs.count == 1 ? "" : "s") (\(r.differing) in all)\n"
+            d +=
+                "… \(r.differing - r.diffs.count) more differing line\(r.differing - r.diffs.count == 1 ? "" : "s") (\(r.differing) in all)\n"
         } else if r.differing > 1 {
             d += "\(r.differing) differing lines\n"
         }
