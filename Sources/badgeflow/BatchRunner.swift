@@ -98,7 +98,9 @@ struct BatchRunner {
             }
         } else {
             // A .json file is one payload, however it is laid out.
-            let bytes = try FileIO.readBytes(file)
+            var bytes = try FileIO.readBytes(file)
+            // A UTF-8 BOM is skipped, as in NDJSON.
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
             bytes.withUnsafeBytes { session.feed($0) }
         }
     }

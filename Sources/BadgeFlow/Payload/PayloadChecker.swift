@@ -166,7 +166,7 @@ struct PayloadChecker {
         switch pushType {
         case "background" where shows:
             warning(
-                .pushTypeMismatch, "push type background carries an alert, sound or badge; APNs delivers it as a silent push or not at all",
+                .pushTypeMismatch, "push type background is for pushes that show nothing, but this one has an alert, sound or badge",
                 at)
         case "alert" where !shows && !liveActivity:
             warning(.pushTypeMismatch, "push type alert without alert, sound or badge: nothing would be shown", at)

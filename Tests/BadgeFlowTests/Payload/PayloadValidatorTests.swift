@@ -44,7 +44,10 @@ import Testing
         (#"{"aps":{"alert":{"body":"b","summary-arg-count":-1}}}"#, "error:out-of-range@/aps/alert/summary-arg-count"),
         (#"{"aps":{"alert":{"body":"b","action-loc-key":false}}}"#, "error:wrong-type@/aps/alert/action-loc-key"),
         (#"{"aps":{"alert":{"body":"b","action":"View"},"x/y":1}}"#, "warning:unknown-aps-key@/aps/x~1y"),
-        (#"{"aps":{"event":"update","timestamp":1,"content-state":{},"alert":{"title":{"loc-key":1}}}}"#, "error:wrong-type@/aps/alert/title/loc-key"),
+        (
+            #"{"aps":{"event":"update","timestamp":1,"content-state":{},"alert":{"title":{"loc-key":1}}}}"#,
+            "error:wrong-type@/aps/alert/title/loc-key"
+        ),
         (
             #"{"aps":{"event":"update","timestamp":1,"content-state":{},"alert":{"body":{"loc-key":"K","loc-args":[1]}}}}"#,
             "error:wrong-type@/aps/alert/body/loc-args/0"
@@ -60,9 +63,15 @@ import Testing
         (#"{"aps":{"alert":{"body":"b","sound":"a.caf"}}}"#, "warning:unknown-aps-key@/aps/alert/sound"),
         (#"{"aps":{"sound":{"name":"a.caf","loudness":1}}}"#, "warning:unknown-aps-key@/aps/sound/loudness"),
         (#"{"aps":{"sound":{"name":7}}}"#, "error:wrong-type@/aps/sound/name"),
-        (#"{"aps":{"event":"start","timestamp":1,"content-state":{},"attributes-type":"A","attributes":{},"alert":"a","input-push-token":1,"input-push-channel":7}}"#, "error:wrong-type@/aps/input-push-channel"),
+        (
+            #"{"aps":{"event":"start","timestamp":1,"content-state":{},"attributes-type":"A","attributes":{},"alert":"a","input-push-token":1,"input-push-channel":7}}"#,
+            "error:wrong-type@/aps/input-push-channel"
+        ),
         (#"{"aps":{"event":"end","timestamp":1,"dismissal-date":"soon"}}"#, "error:wrong-type@/aps/dismissal-date"),
-        (#"{"aps":{"event":"start","timestamp":1,"content-state":{},"alert":"a","attributes-type":{},"attributes":{}}}"#, "error:wrong-type@/aps/attributes-type"),
+        (
+            #"{"aps":{"event":"start","timestamp":1,"content-state":{},"alert":"a","attributes-type":{},"attributes":{}}}"#,
+            "error:wrong-type@/aps/attributes-type"
+        ),
         (#"{"aps":{"alert":"x","filter-criteria":1}}"#, "error:wrong-type@/aps/filter-criteria"),
         (#"{"aps":{"content-changed":1}}"#, "error:wrong-type@/aps/content-changed"),
     ])
