@@ -62,7 +62,8 @@ public final class PayloadValidator {
             switch result {
             case .failure(let e):
                 // An unreadable line over the limit is reported by its size, as APNs would.
-                let d = size > PayloadLimits.maxBytes ? Self.tooLarge(size, limit: PayloadLimits.maxBytes, at: "") : e.diagnostic
+                let compact = size > PayloadLimits.maxBytes ? Self.compactCount(bytes) : size
+                let d = compact > PayloadLimits.maxBytes ? Self.tooLarge(compact, limit: PayloadLimits.maxBytes, at: "") : e.diagnostic
                 return PayloadReport(kind: nil, badge: nil, diagnostics: [d])
             case .success(let root):
                 if root.kind == .object, root["aps"] == nil, let op = root["op"], op.stringEquals("push"),
