@@ -56,7 +56,8 @@ public final class PayloadValidator {
     ///   - bytes: the line or file.
     ///   - pushType: the push type of a bare payload (`validate --push-type`); an envelope's own
     ///     `push-type` wins.
-    public func validateLine(_ bytes: UnsafeRawBufferPointer, pushType defaultPushType: String? = nil) -> PayloadReport {
+    public func validateLine(_ bytes: UnsafeRawBufferPointer, pushType: String? = nil) -> PayloadReport {
+        let defaultPushType = pushType
         let size = Self.trimmedCount(bytes)
         return parser.withDocument(bytes) { result in
             switch result {
