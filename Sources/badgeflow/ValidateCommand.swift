@@ -83,16 +83,21 @@ struct ValidateCommand: TakesManyInputs {
         var cases: [(file: String, line: Int, report: PayloadReport, seconds: Double)] = []
         var caseStart = Progress.now()
 
+        // Option values read once: each read of an ArgumentParser property goes through its
+        // wrapper (a copy and a generic metadata lookup), too dear once a line.
+        let collectCases = junit != nil
+        let asJSON = json
+
         func report(_ r: PayloadReport, file: String, line: Int, column: Int? = nil) {
             payloads += 1
             if !r.isValid { invalid += 1 }
             warnings += r.warnings.count
-            if junit != nil {
+            if collectCases {
                 let now = Progress.now()
                 cases.append((file, line, r, now - caseStart))
                 caseStart = now
             }
-            if json {
+            if asJSON {
                 out.beginObject()
                 out.key("file"); out.string(file)
                 out.key("line"); out.int(line)
@@ -114,10 +119,14 @@ struct ValidateCommand: TakesManyInputs {
                 out.endObject()
                 out.newline()
             } else {
-                let place = column.map { "\(line):\($0)" } ?? "\(line)"
                 for d in r.diagnostics {
                     let at = d.at.isEmpty ? "" : d.at + ": "
-                    text.append(contentsOf: "\(file):\(place): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\n".utf8)
+                    if let column {
+                        text.append(
+                            contentsOf: "\(file):\(line):\(column): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\n".utf8)
+                    } else {
+                        text.append(contentsOf: "\(file):\(line): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\n".utf8)
+                    }
                 }
             }
             if out.count > 1 << 16 { emit(out.bytes); out.removeAll() }
