@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
 MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps man-deps build test demo docs install install-check bench bench-deps bench-lib bench-fleet check leaks fuzz clean spark-test lint
+.PHONY: deps man-deps schema-deps schema-test build test demo docs install install-check bench bench-deps bench-lib bench-fleet check leaks fuzz clean spark-test lint
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages; so do mount(8) and chattr(1), which the full-disk
@@ -29,13 +29,28 @@ man-deps:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq man-db >/dev/null; \
 	fi
 
+# python3 and its jsonschema module (Debian's python3-jsonschema), for `make schema-test`.
+schema-deps:
+	@if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then \
+	  echo "make: installing python3-jsonschema"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq python3-jsonschema >/dev/null; \
+	fi
+
+# Schemas/rules.schema.json accepts every rules file in the repository and refuses every shape
+# in Fixtures/rules/refused/, as the rules compiler does.
+schema-test: schema-deps
+	$(SWIFT) build --product badgeflow $(SWIFTFLAGS)
+	python3 Scripts/check-rules-schema.py $(BIN)
+
 build: deps
 	$(SWIFT) build
 
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build
-	$(BIN) batch Fixtures/scenarios Fixtures/payloads
+	$(BIN) batch --strict Fixtures/scenarios Fixtures/payloads
+	$(MAKE) --no-print-directory schema-test
 	Scripts/check-badgetree-only.sh
 	$(MAKE) install-check
 
