@@ -130,7 +130,7 @@ extension ReplayReport {
             h.raw("<tr>")
             if withAccount {
                 h.raw("<td>")
-                h.text(m.account)
+                h.text(m.account.isEmpty ? "\"\"" : m.account)
                 h.raw("</td>")
             }
             h.raw("<td><code>")
@@ -168,7 +168,7 @@ extension ReplayReport {
         }
         h.raw("</tbody></table>")
         chart(a, number: n, into: &h)
-        h.raw("<details><summary>Results (\(a.rows.count))</summary><table class=\"rows\"><thead><tr>")
+        h.raw("<details\(a.rows.count <= 100 ? " open" : "")><summary>Results (\(a.rows.count))</summary><table class=\"rows\"><thead><tr>")
         for c in ["seq", "op", "device", "path", "rule", "change", "decrement", "badge updates", "icon"] {
             h.raw("<th scope=\"col\">\(c)</th>")
         }
@@ -233,6 +233,13 @@ extension ReplayReport {
         let last = a.timed ? Self.timeText(xMax) : "seq \(Int(xMax))"
         h.raw("<text x=\"\(Self.fixed(left))\" y=\"196\">\(first)</text>")
         h.raw("<text x=\"\(Self.fixed(right))\" y=\"196\" text-anchor=\"end\">\(last)</text>")
+        // The icon, solid steps.
+        var path = ""
+        for (i, r) in a.rows.enumerated() {
+            guard let icon = r.icon else { continue }
+            path += path.isEmpty ? "M\(x(xs[i])),\(y(icon))" : "H\(x(xs[i]))V\(y(icon))"
+        }
+        if !path.isEmpty { h.raw("<path class=\"icon\" d=\"\(path)H\(Self.fixed(right))\"><title>icon</title></path>") }
         // Each device's delivered number, dashed steps (a device that left ends its line).
         var devices: [String] = []
         for r in a.rows { for d in r.delivered where !devices.contains(d.device) { devices.append(d.device) } }
@@ -256,13 +263,6 @@ extension ReplayReport {
             h.text(device.isEmpty ? "\"\"" : device)
             h.raw("</title></path>")
         }
-        // The icon, solid steps.
-        var path = ""
-        for (i, r) in a.rows.enumerated() {
-            guard let icon = r.icon else { continue }
-            path += path.isEmpty ? "M\(x(xs[i])),\(y(icon))" : "H\(x(xs[i]))V\(y(icon))"
-        }
-        if !path.isEmpty { h.raw("<path class=\"icon\" d=\"\(path)H\(Self.fixed(right))\"><title>icon</title></path>") }
         // Markers under the axis.
         for (i, r) in a.rows.enumerated() {
             if let by = r.decrement {
@@ -331,7 +331,7 @@ extension ReplayReport {
     static let style = """
         body{font:14px/1.4 system-ui,sans-serif;margin:0 auto;max-width:1000px;padding:0 12px;color:#222}\
         table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid #ccc;padding:2px 6px;text-align:left}\
-        td{font-variant-numeric:tabular-nums}caption{text-align:left;font-weight:600}\
+        td{font-variant-numeric:tabular-nums}caption{text-align:left;font-weight:600;white-space:nowrap}\
         .tallies{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}.metrics td{text-align:right}\
         nav ul{columns:3;padding-left:18px}section.account{border-top:2px solid #444;margin-top:18px}\
         section.account:focus{outline:3px solid #1f77b4}a:focus,input:focus,summary:focus{outline:3px solid #1f77b4}\
