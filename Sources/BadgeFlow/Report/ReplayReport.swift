@@ -162,6 +162,8 @@ public struct ReplayReport {
     /// The shown accounts, named ones first (then by time above zero, longest first).
     public private(set) var shown: [AccountDetail] = []
     private var shownIndex: [String: Int] = [:]
+    private var detailSeq = 0
+    private let analyzer: LineAnalyzer
     private var detailing = false
 
     /// Starts a report.
@@ -185,6 +187,7 @@ public struct ReplayReport {
         self.shownByTime = max(0, shownByTime)
         self.rowsKept = max(1, rowsKept)
         session = FilterSession(rules: rules, stamp: stamp, numbered: numbered)
+        analyzer = LineAnalyzer(rules: rules, stamp: stamp)
     }
 
     // MARK: Pass 1
@@ -345,7 +348,7 @@ public struct ReplayReport {
 
     /// Pass 2: replays what a `LineReader` produced again, keeping the shown accounts' results.
     public mutating func detail(_ line: LineReader.Line, maxLineBytes: Int) {
-        guard detailing, let result = session.result(of: line, maxLineBytes: maxLineBytes) else { return }
+        guard detailing, let result = detailResult(of: line, maxLineBytes: maxLineBytes) else { return }
         switch result.body {
         case .rejected(let d):
             // An error line names no account; the line's own `account` (or `device`) says whose it was.
@@ -363,6 +366,39 @@ public struct ReplayReport {
         if session.stream.accounts.count > Self.expanded + Self.expanded / 4 {
             session.stream.compact(keeping: Self.expanded)
         }
+    }
+
+    /// The line's result, as ``FilterSession/result(of:maxLineBytes:)`` gives it, or nil when
+    /// it is blank or an event of an account not shown: accounts do not share state (a run
+    /// split by account gives the same results), so those are read but not applied, and the
+    /// second pass holds the shown accounts only. An event that names neither an account nor
+    /// a device is applied whatever it is (it may act on every account).
+    private mutating func detailResult(of line: LineReader.Line, maxLineBytes: Int) -> StreamResult? {
+        detailSeq += 1
+        var seq = detailSeq
+        let analyzed: LineResult
+        switch line {
+        case .text(let bytes):
+            if !numbered {
+                analyzed = analyzer.analyze(bytes)
+            } else if let (n, rest) = LineNumber.split(bytes) {
+                seq = n
+                analyzed = analyzer.analyze(rest)
+            } else if LineNumber.isBlank(bytes) {
+                return nil
+            } else {
+                analyzed = .rejected(LineNumber.invalid)
+            }
+        case .overlong(let n):
+            analyzed = .rejected(
+                .error(.lineTooLong, "line is \(n) bytes, more than the \(maxLineBytes) bytes a line may have", at: ""))
+        }
+        if case .event(let event) = analyzed, shownIndex[event.accountID] == nil,
+            event.account != nil || !event.device.isEmpty
+        {
+            return nil
+        }
+        return session.stream.apply(analyzed, seq: seq)
     }
 
     private mutating func record(_ a: StreamResult.Applied, seq: Int, account id: String, at i: Int) {
