@@ -155,7 +155,7 @@ public struct ReplayReport {
     public private(set) var syncs: [String: Tally] = [:]
     /// Pushes no rule matched, by payload shape (the keys present).
     public private(set) var shapes: [String: Tally] = [:]
-    /// Unmatched pushes whose shape was not listed (past ``shapesKept`` shapes).
+    /// Unmatched pushes whose shape was not listed (past the first 50 shapes).
     public private(set) var otherShapes = 0
     /// The marks standing longest at the end, oldest first.
     public private(set) var oldestMarks: [MarkAge] = []
