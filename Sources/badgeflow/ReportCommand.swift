@@ -57,6 +57,9 @@ struct ReportCommand: TakesManyInputs {
     var inputs: [String] = []
 
     func validate() throws {
+        if filesFrom == "-" {
+            throw ValidationError("--files-from - is not supported by report (it reads its input twice): give the list as a file")
+        }
         guard maxLineBytes >= 1024 else {
             throw ValidationError("--max-line-bytes must be a number of bytes of at least 1024; got \(maxLineBytes)")
         }
