@@ -108,6 +108,14 @@ import Testing
         #expect(!page.contains("src=") && !page.contains("http://") && !page.contains("https://"))
     }
 
+    @Test func anOverlongLineIsALineTooLongError() {
+        var report = ReplayReport(rules: .builtIn)
+        report.summarize(Self.lines[0])
+        report.summarize(.overlong(5000), maxLineBytes: 1024)
+        #expect(report.results == 2)
+        #expect(report.errorsByCode["line-too-long"] == .init(count: 1, firstSeq: 2))
+    }
+
     @Test func numberedLinesTakeTheirSeqFromThePrefix() throws {
         let lines = ["7\t" + Self.lines[1], "9\t{oops", "plain"]
         var report = ReplayReport(rules: .builtIn, numbered: true)
