@@ -80,8 +80,9 @@ struct ReportCommand: TakesManyInputs {
         return out
     }
 
-    /// Reads every source in order, handing each line to `body`; false when one could not be read.
-    private func replay(_ sources: [String], stdin: String?, _ body: (LineReader.Line) -> Void) -> Bool {
+    /// Reads every source in order, handing each line to `body` (with the reader's
+    /// `overlongHead` for an overlong line); false when one could not be read.
+    private func replay(_ sources: [String], stdin: String?, _ body: (LineReader.Line, [UInt8]) -> Void) -> Bool {
         var ok = true
         let reader = LineReader(fd: 0, maxLineBytes: maxLineBytes + (numbered ? LineNumber.maxPrefixBytes : 0))
         for source in sources {
@@ -97,7 +98,7 @@ struct ReportCommand: TakesManyInputs {
             reader.restart(fd: fd)
             do {
                 try reader.forEachLine(source == "-" ? "<stdin>" : source) { line in
-                    body(line)
+                    if case .overlong = line { body(line, reader.overlongHead) } else { body(line, []) }
                     return receivedSignal == 0
                 }
             } catch {
@@ -156,10 +157,10 @@ struct ReportCommand: TakesManyInputs {
         defer { if let stdin { unlink(stdin) } }
         var report = ReplayReport(rules: ruleSet, stamp: stamp, numbered: numbered, accounts: account)
         let limit = maxLineBytes
-        var ok = replay(sources, stdin: stdin) { report.summarize($0, maxLineBytes: limit) }
+        var ok = replay(sources, stdin: stdin) { report.summarize($0, maxLineBytes: limit, overlongHead: $1) }
         report.beginDetail()
         if !report.shown.isEmpty && receivedSignal == 0 {
-            ok = replay(sources, stdin: stdin) { report.detail($0, maxLineBytes: limit) } && ok
+            ok = replay(sources, stdin: stdin) { report.detail($0, maxLineBytes: limit, overlongHead: $1) } && ok
         }
         report.finish()
         if receivedSignal != 0 {

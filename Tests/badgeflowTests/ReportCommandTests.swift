@@ -53,4 +53,22 @@ import Testing
         #expect(r.status == 4)
         #expect(r.stderr.contains("nope.ndjson"))
     }
+
+    @Test func numberedOverlongLinesTakeTheirNumberAsInFilter() throws {
+        let long = #"{"aps":{"alert":""# + String(repeating: "x", count: 3000) + #""}}"#
+        // The second line is longer than the reader keeps (its number is read from its head);
+        // the third is within it but its JSON is over the limit.
+        let input =
+            "5\t" + #"{"aps":{"alert":"hi","thread-id":"a"}}"# + "\n" + "6\t" + long + "\n"
+            + "9\t" + String(long.prefix(1030)) + "\n"
+        let filter = try CLI.run(["filter", "--numbered", "--max-line-bytes", "1024"], input: input)
+        #expect(filter.lines.count == 3)
+        #expect(filter.lines[1].hasPrefix(#"{"seq":6,"error":{"code":"line-too-long""#), "\(filter.lines)")
+        #expect(filter.lines[2].hasPrefix(#"{"seq":9,"error":{"code":"line-too-long""#), "\(filter.lines)")
+        let r = try CLI.run(["report", "--numbered", "--max-line-bytes", "1024", "-o", "-"], input: input)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(metric("errors", in: r.stdout) == 2)
+        #expect(r.stdout.contains("<tr><td>line-too-long</td><td>2</td><td>6</td></tr>"))
+        #expect(r.stdout.contains("<tr><td>chat</td><td>1</td><td>5</td></tr>"))
+    }
 }

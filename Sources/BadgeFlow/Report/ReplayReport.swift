@@ -1,8 +1,9 @@
 /// What `badgeflow report` collects while it replays a stream: the figures of the summary
 /// table, one small summary per account, and full detail for the accounts the page shows.
 ///
-/// The replay is the filter's own: each line goes through a ``FilterSession`` and the report
-/// reads the ``StreamResult`` values it returns (icon, decrement, badge updates, rule, error),
+/// The replay is the filter's own: each line is read by a ``LineAnalyzer`` (`--numbered`
+/// prefixes and overlong lines as `filter` reads them) and applied by a ``BadgeStream``, and
+/// the report reads the ``StreamResult`` values it returns (icon, decrement, badge updates, rule, error),
 /// so every number on the page is one the filter writes. Memory stays bounded: pass 1 keeps
 /// a few counters per account; the accounts to show (those named, and the
 /// ``shownByTime`` whose icon stayed above zero the longest) are known only at its end, so a
@@ -162,7 +163,8 @@ public struct ReplayReport {
     /// The shown accounts, named ones first (then by time above zero, longest first).
     public private(set) var shown: [AccountDetail] = []
     private var shownIndex: [String: Int] = [:]
-    private var detailSeq = 0
+    /// The physical line number in the pass under way (blank lines counted).
+    private var passSeq = 0
     private let analyzer: LineAnalyzer
     private var detailing = false
 
@@ -198,9 +200,13 @@ public struct ReplayReport {
         line.withUTF8 { summarize(.text(UnsafeRawBufferPointer($0)), maxLineBytes: Int.max) }
     }
 
-    /// Pass 1: replays what a `LineReader` produced.
-    public mutating func summarize(_ line: LineReader.Line, maxLineBytes: Int) {
-        guard let result = session.result(of: line, maxLineBytes: maxLineBytes) else { return }
+    /// Pass 1: replays what a `LineReader` produced (`overlongHead`: the reader's
+    /// ``LineReader/overlongHead`` for an overlong line, whose `N<TAB>` it holds).
+    public mutating func summarize(_ line: LineReader.Line, maxLineBytes: Int, overlongHead: [UInt8] = []) {
+        passSeq += 1
+        guard let (analyzed, seq) = analyze(line, maxLineBytes: maxLineBytes, overlongHead: overlongHead),
+            let result = session.stream.apply(analyzed, seq: seq)
+        else { return }
         results += 1
         switch result.body {
         case .rejected(let d):
@@ -318,6 +324,7 @@ public struct ReplayReport {
         for (i, d) in shown.enumerated() { shownIndex[d.id] = i }
         summaries = [:]
         session = FilterSession(rules: rules, stamp: stamp, numbered: numbered)
+        passSeq = 0
         detailing = true
     }
 
@@ -346,9 +353,12 @@ public struct ReplayReport {
         line.withUTF8 { detail(.text(UnsafeRawBufferPointer($0)), maxLineBytes: Int.max) }
     }
 
-    /// Pass 2: replays what a `LineReader` produced again, keeping the shown accounts' results.
-    public mutating func detail(_ line: LineReader.Line, maxLineBytes: Int) {
-        guard detailing, let result = detailResult(of: line, maxLineBytes: maxLineBytes) else { return }
+    /// Pass 2: replays what a `LineReader` produced again, keeping the shown accounts' results
+    /// (`overlongHead` as for ``summarize(_:maxLineBytes:overlongHead:)``).
+    public mutating func detail(_ line: LineReader.Line, maxLineBytes: Int, overlongHead: [UInt8] = []) {
+        guard detailing else { return }
+        passSeq += 1
+        guard let result = detailResult(of: line, maxLineBytes: maxLineBytes, overlongHead: overlongHead) else { return }
         switch result.body {
         case .rejected(let d):
             // An error line names no account; the line's own `account` (or `device`) says whose it was.
@@ -368,31 +378,35 @@ public struct ReplayReport {
         }
     }
 
-    /// The line's result, as ``FilterSession/result(of:maxLineBytes:)`` gives it, or nil when
-    /// it is blank or an event of an account not shown: accounts do not share state (a run
-    /// split by account gives the same results), so those are read but not applied, and the
-    /// second pass holds the shown accounts only. An event that names neither an account nor
-    /// a device is applied whatever it is (it may act on every account).
-    private mutating func detailResult(of line: LineReader.Line, maxLineBytes: Int) -> StreamResult? {
-        detailSeq += 1
-        var seq = detailSeq
-        let analyzed: LineResult
+    /// The line analysed, with its seq, as `filter` reads it (`--numbered` prefixes and
+    /// overlong lines included); nil for a blank line.
+    private func analyze(_ line: LineReader.Line, maxLineBytes: Int, overlongHead: [UInt8]) -> (LineResult, Int)? {
+        func tooLong(_ n: Int) -> LineResult {
+            .rejected(.error(.lineTooLong, "line is \(n) bytes, more than the \(maxLineBytes) bytes a line may have", at: ""))
+        }
         switch line {
         case .text(let bytes):
-            if !numbered {
-                analyzed = analyzer.analyze(bytes)
-            } else if let (n, rest) = LineNumber.split(bytes) {
-                seq = n
-                analyzed = analyzer.analyze(rest)
-            } else if LineNumber.isBlank(bytes) {
-                return nil
-            } else {
-                analyzed = .rejected(LineNumber.invalid)
+            guard numbered else { return (analyzer.analyze(bytes), passSeq) }
+            guard let (n, rest) = LineNumber.split(bytes) else {
+                return LineNumber.isBlank(bytes) ? nil : (.rejected(LineNumber.invalid), passSeq)
             }
-        case .overlong(let n):
-            analyzed = .rejected(
-                .error(.lineTooLong, "line is \(n) bytes, more than the \(maxLineBytes) bytes a line may have", at: ""))
+            let seq = n > 0 ? n : passSeq
+            return rest.count > maxLineBytes ? (tooLong(rest.count), seq) : (analyzer.analyze(rest), seq)
+        case .overlong(let count):
+            guard numbered, let (n, rest) = overlongHead.withUnsafeBytes({ LineNumber.split($0) }) else {
+                return (tooLong(count), passSeq)
+            }
+            return (tooLong(count - (overlongHead.count - rest.count)), n > 0 ? n : passSeq)
         }
+    }
+
+    /// The line's result, or nil when it is blank or an event of an account not shown:
+    /// accounts do not share state (a run split by account gives the same results), so those
+    /// are read but not applied, and the second pass holds the shown accounts only. An event
+    /// that names neither an account nor a device is applied whatever it is (it may act on
+    /// every account).
+    private mutating func detailResult(of line: LineReader.Line, maxLineBytes: Int, overlongHead: [UInt8]) -> StreamResult? {
+        guard let (analyzed, seq) = analyze(line, maxLineBytes: maxLineBytes, overlongHead: overlongHead) else { return nil }
         if case .event(let event) = analyzed, shownIndex[event.accountID] == nil,
             event.account != nil || !event.device.isEmpty
         {

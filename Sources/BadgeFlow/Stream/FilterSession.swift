@@ -56,24 +56,6 @@ public struct FilterSession {
         return stream.apply(analyzer.analyze(line), seq: seq)
     }
 
-    /// Feeds what a `LineReader` produced and returns its result as a value instead of
-    /// writing it to ``output`` (nil for a blank line): what ``feed(_:maxLineBytes:)`` would
-    /// write, `--numbered` prefixes and overlong lines included (`badgeflow report`).
-    public mutating func result(of line: LineReader.Line, maxLineBytes: Int) -> StreamResult? {
-        switch line {
-        case .text(let bytes):
-            seq += 1
-            guard numbered else { return stream.apply(analyzer.analyze(bytes), seq: seq) }
-            if let (n, rest) = LineNumber.split(bytes) { return stream.apply(analyzer.analyze(rest), seq: n) }
-            if LineNumber.isBlank(bytes) { return nil }
-            return stream.apply(.rejected(LineNumber.invalid), seq: seq)
-        case .overlong(let n):
-            seq += 1
-            let d = Diagnostic.error(.lineTooLong, "line is \(n) bytes, more than the \(maxLineBytes) bytes a line may have", at: "")
-            return stream.apply(.rejected(d), seq: seq)
-        }
-    }
-
     /// Feeds one line given as text and returns its result as a value (nil for a blank line).
     public mutating func result(of line: String) -> StreamResult? {
         var line = line
