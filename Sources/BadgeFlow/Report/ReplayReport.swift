@@ -278,7 +278,7 @@ public struct ReplayReport {
     }
 
     /// Ends pass 1: takes the end-of-run figures and chooses the accounts to show. Call
-    /// ``detail(_:maxLineBytes:)`` with the same input next (unless ``shown`` is empty).
+    /// ``detail(_:maxLineBytes:overlongHead:)`` with the same input next (unless ``shown`` is empty).
     public mutating func beginDetail() {
         let stream = session.stream
         accountCount = stream.accountCount
