@@ -59,6 +59,7 @@ test: deps
 	$(SWIFT) test --skip-build
 	$(BIN) batch --strict Fixtures/scenarios Fixtures/payloads
 	$(MAKE) --no-print-directory schema-test
+	$(MAKE) --no-print-directory browser-test
 	Scripts/check-badgetree-only.sh
 	$(MAKE) install-check
 
