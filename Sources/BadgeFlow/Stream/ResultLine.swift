@@ -206,6 +206,8 @@ enum ResultLine {
         case .tick: return #","op":"tick","device":"#
         case .snapshot: return #","op":"snapshot","device":"#
         case .explain: return #","op":"explain","device":"#
+        case .reconcile: return #","op":"reconcile","device":"#
+        case .unregister: return #","op":"unregister","device":"#
         }
     }
 
