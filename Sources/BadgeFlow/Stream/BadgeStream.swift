@@ -394,6 +394,10 @@ public struct BadgeStream: Sendable {
             }
             index = made
         }
+        let eventID = event.id
+        if let eventID, accounts.values[index].ids.contains(eventID) {
+            return Self.duplicate(event, account: accounts.values[index], settings: settings)
+        }
         let own = event.account.map { $0 == event.device } ?? true
         let body = Self.apply(event, seq: seq, settings: settings, rules: rules, own: own, to: &accounts.values[index])
         if case .rejected = body {
@@ -401,6 +405,7 @@ public struct BadgeStream: Sendable {
             if created { accounts.remove(at: index) }
             return body
         }
+        if let eventID { accounts.values[index].ids.insert(eventID) }
         if tracksChanges || tracksUse {
             useCounter &+= 1
             accounts.values[index].lastUse = useCounter
@@ -412,6 +417,21 @@ public struct BadgeStream: Sendable {
             }
         }
         return body
+    }
+
+    /// The result of an event whose id its account already applied: the usual one with
+    /// `"duplicate":true`, no changes and nothing to send (no payload, badge updates or sync).
+    private static func duplicate(_ event: consuming Event, account: borrowing Account, settings: Settings) -> StreamResult.Body {
+        event.stamp = nil
+        let icon =
+            settings.icon == .payload ? (account.devices[event.device]?.payloadIcon ?? account.tree.total) : account.tree.total
+        let tree = event.op == .snapshot ? account.tree.snapshot() : nil
+        let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
+        var applied = StreamResult.Applied(
+            event: event, outcome: .unchanged, icon: icon, sync: nil, tree: tree, maxDisplay: settings.maxDisplay,
+            explain: explain)
+        applied.duplicate = true
+        return .applied(applied)
     }
 
     /// A rejection when the event's account, device or page holds U+0000: a state keeps them

@@ -45,6 +45,9 @@ public struct Event: Sendable {
     public var account: String?
     /// The event time, when the line gives one.
     public var at: Double?
+    /// The event's id (1 to 128 bytes), when the line gives one: an event whose account
+    /// already applied that id is a duplicate and changes nothing (``RecentIDs``).
+    public var id: String?
     /// For pushes: the payload's kind.
     public var kind: PayloadKind?
     /// For pushes: `aps.badge`, when present. For `reconcile`: the number the device reports

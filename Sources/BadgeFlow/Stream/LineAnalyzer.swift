@@ -70,6 +70,16 @@ public final class LineAnalyzer {
             }
             event.account = s
         }
+        if let i = root["id"] {
+            guard i.kind == .string, let s = i.string else {
+                return .rejected(.error(.wrongType, "id must be a string, got \(PayloadChecker.describe(i))", at: "/id"))
+            }
+            let bytes = s.utf8.count
+            guard bytes >= 1 && bytes <= 128 else {
+                return .rejected(.error(.invalidValue, "id must be 1 to 128 bytes, got \(bytes)", at: "/id"))
+            }
+            event.id = s
+        }
         if let t = root["at"], !t.isNull {
             switch t.kind {
             case .int, .double:

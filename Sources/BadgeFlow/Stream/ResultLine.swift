@@ -1,5 +1,5 @@
 /// Writes result lines: the filter's output format, keys in a fixed order: seq, op, device,
-/// account, kind, rule, path, page, expired, changes, decrement, icon, badgeUpdates, sync,
+/// account, kind, rule, path, page, expired, duplicate, changes, decrement, icon, badgeUpdates, sync,
 /// payload, warnings, tree, explain.
 enum ResultLine {
     static func error(_ d: Diagnostic, seq: Int, into w: inout JSONWriter) {
@@ -105,7 +105,7 @@ enum ResultLine {
             if let page = a.event.page {
                 o.fragment(#","page":"#); o.quoted(page)
             }
-            if a.expired.isEmpty { o.fragment(#","changes":["#) }
+            if a.expired.isEmpty { o.fragment(a.duplicate ? #","duplicate":true,"changes":["# : #","changes":["#) }
         }
         if !a.expired.isEmpty {
             w.fragment(#","expired":["#)
