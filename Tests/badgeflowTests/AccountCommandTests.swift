@@ -64,9 +64,9 @@ import Testing
 
                 """)
         let byDevice = try CLI.run(["tree", "--state", state, "--device", "phone"])
-        #expect(byDevice.stdout.hasPrefix(#"account "alice"  device "phone"  icon 1"# + "\n"))
+        #expect(byDevice.stdout.hasPrefix(#"account "alice"  device "phone"  icon 1  delivered 1"# + "\n"))
         let json = try CLI.run(["tree", "--state", state, "--device", "web", "--json"])
-        #expect(json.stdout.hasPrefix(#"{"device":"web","account":"alice","icon":1,"tree":[{"path":"root","#))
+        #expect(json.stdout.hasPrefix(#"{"device":"web","account":"alice","icon":1,"delivered":1,"stale":false,"tree":[{"path":"root","#))
         // The iPad logged out: it is no longer in the account.
         let gone = try CLI.run(["tree", "--state", state, "--device", "ipad"])
         #expect(gone.status == 2)
