@@ -17,6 +17,12 @@ public struct Account: Sendable {
     public var ids = RecentIDs()
     /// When a tracking stream last used the account (its use counter); for eviction.
     var lastUse: UInt64 = 0
+    /// The time of the stream's ``DueIndex`` entry for the account, when it has one that
+    /// the account knows of.
+    var indexedDue: Double?
+    /// An `expire` found nothing due where a state's due index said there might be: the
+    /// next commit drops the entry.
+    var dueStale = false
     /// Changed since the stream's last ``BadgeStream/takeChanged()``.
     var dirty = false
     /// Taken by a commit that has not finished (``BadgeStream/beginCommit()``): the account

@@ -7,6 +7,17 @@ public protocol AccountSource: AnyObject, Sendable {
     ///
     /// - Throws: `StateFile.Failure` when the stored account cannot be read.
     func loadAccount(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account?
+
+    /// The stored accounts with a mark that may be due at or before `time` (a fleet-wide
+    /// `expire`); they need not be loaded.
+    ///
+    /// - Throws: `StateFile.Failure` when the store cannot be read.
+    func accountsDue(through time: Double) throws(StateFile.Failure) -> [String]
+}
+
+extension AccountSource {
+    /// No stored account is due: a source without a due index.
+    public func accountsDue(through time: Double) throws(StateFile.Failure) -> [String] { [] }
 }
 
 /// Reads stored accounts ahead, on its own thread, while the filter applies the batch of
@@ -51,6 +62,8 @@ public struct BadgeStream: Sendable {
     public internal(set) var accounts: [String: Account] = [:]
     /// Idle accounts in compact form (``compact(keeping:)``).
     var compacted = CompactAccounts()
+    /// The accounts with expiring marks, by when the first may be due (for `expire`).
+    var due = DueIndex()
     /// Lines rejected so far.
     public private(set) var rejected = 0
     /// The `seq` of the first line rejected, if any.
@@ -265,6 +278,8 @@ public struct BadgeStream: Sendable {
 
     /// Adds a loaded account: compact when `compact`, else expanded.
     mutating func addLoaded(_ account: Account, as id: String, compact: Bool) {
+        // Indexed for `expire` when it holds expiring marks.
+        if let time = account.tree.earliestPendingExpiry { due.insert(id, at: time) }
         // An id met twice (a file that repeats a key) keeps its last value, in one form only.
         if compact {
             tracksUse = true
@@ -356,43 +371,14 @@ public struct BadgeStream: Sendable {
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
         let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay)
+        if event.op == .expire { return expireFleet(event, settings: settings) }
         // Mutate the account in place in the dictionary: one hash, no copy of its tree.
         let id = event.accountID
         let index: Dictionary<String, Account>.Index
-        var created = false
-        if let found = accounts.index(forKey: id) {
-            index = found
-            if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(accounts.values[found], forKey: id) }
-        } else {
-            var thawed: Account? = nil
-            if !compacted.isEmpty {
-                do { thawed = try compacted.take(id, rules: rules) } catch {
-                    sourceFailure = error
-                    return .rejected(.error(.invalidPath, "account \"\(id)\" could not be expanded: \(error.description)", at: ""))
-                }
-            }
-            // Undoing the batch puts an expanded account back as it was (nil: it is dropped).
-            if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(thawed, forKey: id) }
-            // An empty account is made only when none is found (making one builds a tree).
-            var found = thawed
-            if found == nil, let ahead = prefetched.removeValue(forKey: id) {
-                loads.ahead += 1
-                found = ahead
-            } else if found == nil, let source {
-                loads.inline += 1
-                do { found = try source.loadAccount(id, rules: rules) } catch {
-                    sourceFailure = error
-                    return .rejected(
-                        .error(.invalidPath, "account \"\(id)\" could not be loaded from the state: \(error.description)", at: ""))
-                }
-            }
-            created = found == nil
-            accounts[id] = found ?? Account(rules: rules)
-            guard let made = accounts.index(forKey: id) else {
-                return .rejected(
-                    .error(.invalidPath, "account \"\(id)\" could not be created", at: event.account == nil ? "/device" : "/account"))
-            }
-            index = made
+        let created: Bool
+        switch lookUp(id, pointer: event.account == nil ? "/device" : "/account") {
+        case .success(let found): (index, created) = found
+        case .failure(let d): return .rejected(d)
         }
         let eventID = event.id
         if let eventID, accounts.values[index].ids.contains(eventID) {
@@ -406,6 +392,24 @@ public struct BadgeStream: Sendable {
             return body
         }
         if let eventID { accounts.values[index].ids.insert(eventID) }
+        // One branch for an account without expiring marks.
+        if accounts.values[index].tree.hasPendingExpiries { indexDue(index) }
+        noteUse(index)
+        return body
+    }
+
+    /// Puts the account at `index` in ``due`` when its first mark may be due earlier than
+    /// the entry it knows of.
+    private mutating func indexDue(_ index: Dictionary<String, Account>.Index) {
+        guard let time = accounts.values[index].tree.earliestPendingExpiry else { return }
+        if let known = accounts.values[index].indexedDue, known <= time { return }
+        accounts.values[index].indexedDue = time
+        due.insert(accounts.keys[index], at: time)
+    }
+
+    /// Records that the account at `index` was used and changed (for eviction, compaction
+    /// and checkpoints).
+    private mutating func noteUse(_ index: Dictionary<String, Account>.Index) {
         if tracksChanges || tracksUse {
             useCounter &+= 1
             accounts.values[index].lastUse = useCounter
@@ -413,10 +417,106 @@ public struct BadgeStream: Sendable {
         if tracksChanges {
             if !accounts.values[index].dirty {
                 accounts.values[index].dirty = true
-                changed.append(id)
+                changed.append(accounts.keys[index])
             }
         }
-        return body
+    }
+
+    /// The account `id` in memory: expanded from its compact form, read ahead, loaded from
+    /// ``source``, or made empty (`created`).
+    private mutating func lookUp(
+        _ id: String, pointer: String
+    ) -> Result<(Dictionary<String, Account>.Index, created: Bool), Diagnostic> {
+        if let found = accounts.index(forKey: id) {
+            if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(accounts.values[found], forKey: id) }
+            return .success((found, false))
+        }
+        var thawed: Account? = nil
+        if !compacted.isEmpty {
+            do { thawed = try compacted.take(id, rules: rules) } catch {
+                sourceFailure = error
+                return .failure(.error(.invalidPath, "account \"\(id)\" could not be expanded: \(error.description)", at: ""))
+            }
+        }
+        // Undoing the batch puts an expanded account back as it was (nil: it is dropped).
+        if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(thawed, forKey: id) }
+        // An empty account is made only when none is found (making one builds a tree).
+        var found = thawed
+        if found == nil, let ahead = prefetched.removeValue(forKey: id) {
+            loads.ahead += 1
+            found = ahead
+        } else if found == nil, let source {
+            loads.inline += 1
+            do { found = try source.loadAccount(id, rules: rules) } catch {
+                sourceFailure = error
+                return .failure(
+                    .error(.invalidPath, "account \"\(id)\" could not be loaded from the state: \(error.description)", at: ""))
+            }
+        }
+        let created = found == nil
+        accounts[id] = found ?? Account(rules: rules)
+        guard let made = accounts.index(forKey: id) else {
+            return .failure(.error(.invalidPath, "account \"\(id)\" could not be created", at: pointer))
+        }
+        return .success((made, created))
+    }
+
+    /// A fleet-wide `expire`: every account with a mark due at or before the event's time
+    /// expires it as if its next event came then (its clock moves up to that time), and
+    /// is listed with its changes and the badge updates it owes, in byte order of account id.
+    private mutating func expireFleet(_ event: consuming Event, settings: Settings) -> StreamResult.Body {
+        let time = event.at ?? 0
+        var entries: [ExpiredAccount] = []
+        var seen: Set<String> = []
+        // Stored accounts that may be due join the resident ones (each is looked at once).
+        if let source {
+            do {
+                for id in try source.accountsDue(through: time) { due.insert(id, at: time) }
+            } catch {
+                sourceFailure = error
+                return .rejected(.error(.invalidPath, "the state's due index could not be read: \(error.description)", at: ""))
+            }
+        }
+        while let top = due.first, top.time <= time {
+            due.removeFirst()
+            guard seen.insert(top.account).inserted else { continue }
+            guard case .success(let (index, created)) = lookUp(top.account, pointer: "") else { continue }
+            if created {
+                // Indexed, then gone (not in the state): nothing to expire.
+                accounts.remove(at: index)
+                continue
+            }
+            accounts.values[index].indexedDue = nil
+            let expiry = accounts.values[index].tree.expire(through: time)
+            if source != nil && !accounts.values[index].tree.hasPendingExpiries {
+                // No mark left to expire: the stored due entry goes at the next commit.
+                accounts.values[index].dueStale = true
+                if expiry.paths.isEmpty { noteUse(index) }
+            }
+            if !expiry.paths.isEmpty {
+                accounts.values[index].clock = max(accounts.values[index].clock, time)
+                let total = accounts.values[index].tree.total
+                if settings.icon == .payload, let d = expiry.outcome.decrement {
+                    for i in accounts.values[index].devices.indices {
+                        accounts.values[index].devices.values[i].payloadIcon = max(
+                            0, accounts.values[index].devices.values[i].payloadIcon - d.by)
+                    }
+                }
+                let updates =
+                    settings.icon == .tree
+                    ? Self.deliver(event, index: nil, total: total, to: &accounts.values[index].devices, own: false) : []
+                entries.append(
+                    ExpiredAccount(
+                        account: top.account, expired: expiry.paths, outcome: expiry.outcome, icon: total, badgeUpdates: updates))
+                noteUse(index)
+            }
+            if accounts.values[index].tree.hasPendingExpiries { indexDue(index) }
+        }
+        entries.sort { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
+        var applied = StreamResult.Applied(
+            event: event, outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: settings.maxDisplay)
+        applied.fleet = entries
+        return .applied(applied)
     }
 
     /// The result of an event whose id its account already applied: the usual one with
@@ -511,7 +611,7 @@ public struct BadgeStream: Sendable {
         case .push: happening = .push
         case .tick: happening = .tick
         case .set, .clear, .snapshot, .explain, .reconcile: happening = .other
-        case .unregister: happening = nil
+        case .unregister, .expire: happening = nil
         }
         var reason: SyncPolicy.Reason? = nil
         if let happening, let index { reason = account.devices.values[index].sync.handle(happening, at: clock) }

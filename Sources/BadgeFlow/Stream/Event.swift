@@ -34,6 +34,8 @@ public struct Event: Sendable {
         case reconcile
         /// Drop a device APNs no longer delivers to (it answered 410), sending it nothing.
         case unregister
+        /// Time passed for the whole fleet: every account's marks due at `at` expire.
+        case expire
     }
 
     /// The operation.
@@ -48,6 +50,9 @@ public struct Event: Sendable {
     /// The event's id (1 to 128 bytes), when the line gives one: an event whose account
     /// already applied that id is a duplicate and changes nothing (``RecentIDs``).
     public var id: String?
+    /// For `expire`: `at` as the line gives it (JSON text: a number or a quoted string),
+    /// echoed in the result.
+    public var atText: String?
     /// For pushes: the payload's kind.
     public var kind: PayloadKind?
     /// For pushes: `aps.badge`, when present. For `reconcile`: the number the device reports

@@ -53,7 +53,7 @@ public final class LineAnalyzer {
         }
         guard opValue.kind == .string, let opText = opValue.string, let op = Event.Op(rawValue: opText) else {
             // The list predates `explain` and stays as it was, so error lines keep their bytes.
-            let later: [Event.Op] = [.explain, .reconcile, .unregister]
+            let later: [Event.Op] = [.explain, .reconcile, .unregister, .expire]
             let ops = Event.Op.allCases.filter { !later.contains($0) }.map(\.rawValue).joined(separator: ", ")
             return .rejected(.error(.unknownOp, "unknown op \(PayloadChecker.describe(opValue)); expected one of \(ops)", at: "/op"))
         }
@@ -187,6 +187,16 @@ public final class LineAnalyzer {
                 }
                 event.badge = Int(n)
             }
+        case .expire:
+            // Fleet-wide: it names no account or device, and its time is required.
+            for field in ["account", "device"] where root[field] != nil {
+                return .rejected(
+                    .error(.invalidValue, "expire acts on every account: it must not name \"\(field)\"", at: "/" + field))
+            }
+            guard event.at != nil, let t = root["at"] else {
+                return .rejected(.error(.missingField, "expire needs \"at\", the time marks due by then expire", at: "/at"))
+            }
+            event.atText = t.serialized(pretty: false)
         case .unregister:
             guard !event.isAccountLevel else {
                 return .rejected(.error(.missingField, "unregister needs the \"device\" APNs answered 410 for", at: "/device"))

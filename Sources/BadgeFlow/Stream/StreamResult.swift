@@ -60,6 +60,9 @@ public struct StreamResult: Sendable {
         /// Whether the event was a duplicate: its account had already applied its `id`, so
         /// it changed nothing (`"duplicate":true`).
         public var duplicate = false
+        /// For a fleet-wide `expire`: each account that had a due mark, in byte order of
+        /// account id.
+        public var fleet: [ExpiredAccount]?
 
         /// Creates an applied result.
         public init(
@@ -122,4 +125,18 @@ public struct StreamResult: Sendable {
                 as: UTF8.self)
         }
     }
+}
+
+/// One account's part of a fleet-wide `expire` result.
+public struct ExpiredAccount: Sendable {
+    /// The account id.
+    public var account: String
+    /// The marks that expired, in byte order.
+    public var expired: [String]
+    /// Their changes (deepest first) and the decrement.
+    public var outcome: Outcome
+    /// The account's total after.
+    public var icon: Int
+    /// The devices owed a number (every device whose delivered number is not the total).
+    public var badgeUpdates: [BadgeUpdate]
 }
