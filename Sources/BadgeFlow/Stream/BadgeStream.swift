@@ -385,7 +385,11 @@ public struct BadgeStream: Sendable {
             return Self.duplicate(event, account: accounts.values[index], settings: settings)
         }
         let own = event.account.map { $0 == event.device } ?? true
-        let body = Self.apply(event, seq: seq, settings: settings, rules: rules, own: own, to: &accounts.values[index])
+        // Read in the static apply, which holds the account in place: reading it here through
+        // `accounts.values[index]` copies the account (a retain and release of each part).
+        var expiring = false
+        let body = Self.apply(
+            event, seq: seq, settings: settings, rules: rules, own: own, to: &accounts.values[index], expiring: &expiring)
         if case .rejected = body {
             // A rejected line creates no account (one found in the state stays as it was).
             if created { accounts.remove(at: index) }
@@ -393,7 +397,7 @@ public struct BadgeStream: Sendable {
         }
         if let eventID { accounts.values[index].ids.insert(eventID) }
         // One branch for an account without expiring marks.
-        if accounts.values[index].tree.hasPendingExpiries { indexDue(index) }
+        if expiring { indexDue(index) }
         noteUse(index)
         return body
     }
@@ -558,7 +562,7 @@ public struct BadgeStream: Sendable {
     /// A rejected event leaves the account as it was: no clock, device, expiry or mark.
     private static func apply(
         _ event: consuming Event, seq: Int, settings: Settings, rules: RuleSet, own: Bool,
-        to account: inout Account
+        to account: inout Account, expiring: inout Bool
     ) -> StreamResult.Body {
         // The tree rejects a bad path before it changes anything; only the expiry that comes
         // first would have to be taken back, so with marks pending the path is checked first.
@@ -629,6 +633,7 @@ public struct BadgeStream: Sendable {
         }
         let tree = event.op == .snapshot ? account.tree.snapshot() : nil
         let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
+        expiring = account.tree.hasPendingExpiries
         return .applied(
             StreamResult.Applied(
                 event: event, outcome: outcome, icon: icon, sync: reason, tree: tree,
