@@ -538,6 +538,10 @@ extension BadgeTree {
     /// Whether some mark may still expire (``expire(through:)`` has work to do).
     public var hasPendingExpiries: Bool { !expiries.isEmpty }
 
+    /// No mark expires before this time (nil: none may expire). A bound, not always a due
+    /// time: a mark cleared or set again since may still hold its old place.
+    public var earliestPendingExpiry: Double? { expiries.first?.time }
+
     /// Clears every mark whose expiry is at or before `time`, as ``clear(_:force:)`` would.
     ///
     /// The due marks are found through a min-heap keyed by expiry time, without scanning the
