@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
 MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps man-deps build test demo docs install install-check bench bench-deps bench-lib bench-fleet check leaks fuzz clean spark-test lint
+.PHONY: deps man-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-deps bench-lib bench-fleet check leaks fuzz clean spark-test lint
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages; so do mount(8) and chattr(1), which the full-disk
@@ -21,6 +21,14 @@ deps:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libjson-c-dev libsqlite3-dev sqlite3 libmimalloc-dev pkg-config mount e2fsprogs >/dev/null; \
 	fi
 
+# Chromium (Debian's package), the real browser `make browser-test` opens reports in.
+browser-deps:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  echo "make: installing chromium"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+
 # man (man-db), to check that the installed man page renders.
 man-deps:
 	@if ! command -v man >/dev/null 2>&1; then \
@@ -29,13 +37,29 @@ man-deps:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq man-db >/dev/null; \
 	fi
 
+# python3 and its jsonschema module (Debian's python3-jsonschema), for `make schema-test`.
+schema-deps:
+	@if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then \
+	  echo "make: installing python3-jsonschema"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq python3-jsonschema >/dev/null; \
+	fi
+
+# Schemas/rules.schema.json accepts every rules file in the repository and refuses every shape
+# in Fixtures/rules/refused/, as the rules compiler does.
+schema-test: schema-deps
+	$(SWIFT) build --product badgeflow $(SWIFTFLAGS)
+	python3 Scripts/check-rules-schema.py $(BIN)
+
 build: deps
 	$(SWIFT) build
 
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build
-	$(BIN) batch Fixtures/scenarios Fixtures/payloads
+	$(BIN) batch --strict Fixtures/scenarios Fixtures/payloads
+	$(MAKE) --no-print-directory schema-test
+	$(MAKE) --no-print-directory browser-test
 	Scripts/check-badgetree-only.sh
 	$(MAKE) install-check
 
@@ -88,6 +112,30 @@ demo: deps
 	@echo
 	@echo '$$ badgeflow tree --state /tmp/badgeflow-demo.json'
 	@$(BIN) tree --state /tmp/badgeflow-demo.json
+	@echo
+	@$(BIN) report -o /tmp/badgeflow-demo-report.html Fixtures/scenarios/demo.ndjson 2>/dev/null
+	@echo "report: /tmp/badgeflow-demo-report.html (make report-demo also takes its screenshot)"
+
+# `badgeflow report` in headless Chromium: the reports of the scenario fixtures and of a
+# generated day open with no console message, and the figures read back from the DOM are the
+# filter's and the final state's (Scripts/report-browser-test.sh).
+browser-test: deps browser-deps
+	@$(SWIFT) build --product badgeflow >/dev/null
+	Scripts/report-browser-test.sh $(BIN)
+
+# The demo's report (Fixtures/scenarios/demo.ndjson, as `make demo` writes it) and a screenshot of it taken with the
+# same browser; the screenshot is the DocC article's (Sources/BadgeFlow/BadgeFlow.docc/Resources).
+REPORT_DEMO ?= /tmp/badgeflow-demo-report.html
+report-demo: deps browser-deps
+	@$(SWIFT) build --product badgeflow >/dev/null
+	@echo '$$ badgeflow report -o $(REPORT_DEMO) Fixtures/scenarios/demo.ndjson'
+	@$(BIN) report -o $(REPORT_DEMO) Fixtures/scenarios/demo.ndjson
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$$d" \
+	  --hide-scrollbars --window-size=1100,2400 --screenshot="$$d/shot.png" "file://$$(realpath $(REPORT_DEMO))" >/dev/null 2>&1 && \
+	cp "$$d/shot.png" Sources/BadgeFlow/BadgeFlow.docc/Resources/report-demo.png
+	@echo "report: $(REPORT_DEMO)"
+	@echo "screenshot: Sources/BadgeFlow/BadgeFlow.docc/Resources/report-demo.png"
 
 # The peers the benchmark compares against: jq (Debian) and orjson (PyPI).
 bench-deps:

@@ -60,7 +60,13 @@ let package = Package(
         ),
         .testTarget(
             name: "BadgeTreeTests",
-            dependencies: ["BadgeTree"]
+            dependencies: ["BadgeTree", "SharedFileHelper"]
+        ),
+        // The second process of BadgeTreeTests' shared-file test (no product).
+        .executableTarget(
+            name: "SharedFileHelper",
+            dependencies: ["BadgeTree"],
+            path: "Tests/SharedFileHelper"
         ),
         .testTarget(
             name: "BadgeFlowTests",

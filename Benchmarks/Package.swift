@@ -19,6 +19,7 @@ let package = Package(
         .target(name: "BenchmarkInputs", dependencies: [.product(name: "Benchmark", package: "benchmark")]),
         suite("TreeBenchmarks"),
         suite("StreamBenchmarks"),
+        suite("ObservationBenchmarks"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,58 +3,63 @@
 /// ```swift
 /// let center = BadgeCenter()
 /// let token = try center.observe("root.promotion") { state in
-///     print(state.path, state.display)           // at once, then on every change
+///     print(state.path, state.badgeValue ?? "hidden")   // at once, then on every change
 /// }
-/// try center.set("root.promotion.item1")          // observer hears count 0, show true, "dot"
+/// try center.set("root.promotion.item1")                // observer hears "" (a dot)
 /// token.cancel()
 /// ```
 ///
 /// ## Threading
 ///
 /// Every operation takes one lock, changes the tree, and queues the notifications it caused.
-/// Three ways to hear them:
+/// Four ways to hear them:
 ///
-/// - ``observe(_:owner:_:)``: the handler runs after the lock is released, on the thread
+/// - ``observe(_:owner:_:)-(String,AnyObject?,_)``: the handler hears the current state on the calling thread
+///   before the call returns, then every change after the lock is released, on the thread
 ///   that made the change, in the order the changes were made; if another thread is already
 ///   delivering, it delivers these too and the caller returns at once. A handler may call back
 ///   into the center (even mutate it) without deadlocking. Use it off the UI, or hop yourself.
-/// - ``observeOnMainActor(_:owner:_:)``: the handler is `@MainActor`; it hears the current
-///   state before the call returns and every later change on the main actor, in change
-///   order, whichever thread made it. This is the one for UIKit.
+/// - ``observeOnMainActor(_:owner:coalescing:_:)-(_,AnyObject?,_,_)``: the handler is `@MainActor`; it hears the
+///   current state before the call returns and later changes on the main actor, in change
+///   order, whichever thread made them (with `coalescing`, only the latest once per turn).
+///   This is the one for UIKit.
 /// - ``states(of:bufferingPolicy:)``: an `AsyncStream` of states (current first, then changes);
-///   it ends when the consuming task is cancelled. This is the one for SwiftUI's `.task`.
+///   it ends when the consuming task is cancelled or the center is gone.
+/// - ``model(for:)-(String)``: an `@Observable` model whose `state` SwiftUI views read directly.
 ///
 /// ```swift
-/// // SwiftUI: the view's task ends the observation when the view goes away.
+/// // SwiftUI: the view redraws when the model's state changes.
 /// struct ChatTab: View {
-///     let center: BadgeCenter
-///     @State private var badge = 0
+///     let chat: BadgeModel   // center.model(for: "root.chat")
 ///     var body: some View {
-///         ChatList().badge(badge)
-///             .task { if let states = try? center.states(of: "root.chat") { for await s in states { badge = s.count } } }
+///         ChatList().badge(chat.state.badgeValue.map { Text($0) })
 ///     }
 /// }
 ///
-/// // UIKit: the token lives as long as the controller.
+/// // UIKit: the observation ends with the controller; the handler gets it, not `self`.
 /// final class TabController: UITabBarController {
 ///     private var token: BadgeObservation?
 ///     override func viewDidLoad() {
 ///         super.viewDidLoad()
-///         token = try? center.observeOnMainActor("root.chat", owner: self) { [weak self] s in
-///             self?.tabBar.items?[0].badgeValue = s.count > 0 ? "\(s.count)" : nil
+///         token = center.observeOnMainActor(BadgePath.root.child("chat"), owner: self) { tabs, state in
+///             tabs.tabBar.items?[1].badgeValue = state.badgeValue
 ///         }
 ///     }
 /// }
 /// ```
 ///
 /// An `owner` is compared by identity while it lives and is never retained: a new object
-/// that happens to reuse a released one's address is a new owner.
+/// that happens to reuse a released one's address is a new owner, and the observation ends
+/// when the owner is deallocated, whether or not its token is still held.
 public final class BadgeCenter: Sendable {
-    private struct Observer {
+    /// One observation's handler. A class, so that queueing a notification retains one
+    /// object; every `var` is read and written under the center's lock only.
+    private final class Observer {
         let id: UInt64
         let path: String
         /// The owner, held weakly: identity is compared while it lives, so a new object at a
-        /// dead one's address is a new owner (an `ObjectIdentifier` would be reused).
+        /// dead one's address is a new owner (an `ObjectIdentifier` would be reused), and the
+        /// observation ends once it is gone.
         let owner: WeakOwner?
         let handler: @Sendable (BadgeState) -> Void
         /// Which handler this is: a repeated observation keeps `id` but replaces the handler,
@@ -62,6 +67,24 @@ public final class BadgeCenter: Sendable {
         let serial: UInt64
         /// Tokens handed out for this observation; it ends when the last one is released.
         var tokens: Int
+        /// Called when the center goes away while the observation lives (a stream finishes).
+        let onEnd: (@Sendable () -> Void)?
+        /// Set when the observation ends or this handler is replaced: queued notifications
+        /// for it are dropped.
+        var ended = false
+
+        init(
+            id: UInt64, path: String, owner: WeakOwner?, handler: @escaping @Sendable (BadgeState) -> Void,
+            serial: UInt64, tokens: Int, onEnd: (@Sendable () -> Void)?
+        ) {
+            self.id = id
+            self.path = path
+            self.owner = owner
+            self.handler = handler
+            self.serial = serial
+            self.tokens = tokens
+            self.onEnd = onEnd
+        }
     }
 
     private struct State {
@@ -73,9 +96,20 @@ public final class BadgeCenter: Sendable {
         /// An empty queue buffer kept for the next delivery (see `deliver`).
         var spare: [(Observer, BadgeState)] = []
         var delivering = false
+        /// Changes held back, by serial, for observers whose current state is being handed
+        /// to them by `observe` (so they hear it first).
+        var held: [UInt64: [(Observer, BadgeState)]] = [:]
+        /// Observers with an owner: when one is deallocated, these are swept.
+        var owned = 0
+        /// The next id handed to a decrement (``decrements``).
+        var nextDecrement: UInt64 = 1
+        /// Decrement listeners (``decrements``) by id.
+        var decrementListeners: [UInt64: AsyncStream<DecrementRequest>.Continuation] = [:]
     }
 
     private let state: Locked<State>
+    /// Models handed out by ``model(for:)-(String)``, weakly, by path.
+    let models = Locked<[String: WeakModel]>([:])
 
     /// Creates a center over an empty tree.
     ///
@@ -91,6 +125,13 @@ public final class BadgeCenter: Sendable {
         state = Locked(State(tree: tree, sync: sync))
     }
 
+    deinit {
+        // Streams of states and decrements finish: nothing will ever change again.
+        let (observers, listeners) = state.withLock { s in (s.observers, s.decrementListeners) }
+        for list in observers.values { for observer in list { observer.onEnd?() } }
+        for continuation in listeners.values { continuation.finish() }
+    }
+
     /// The unread-sync policy's state as it is now.
     public var syncPolicy: SyncPolicy { state.withLock { $0.sync } }
 
@@ -104,8 +145,22 @@ public final class BadgeCenter: Sendable {
     /// A copy of the tree as it is now.
     public var tree: BadgeTree { state.withLock { $0.tree } }
 
-    /// The current state of `path`.
+    /// The settings in force (they change with ``setContribution(_:of:)`` and ``setDisplay(_:of:)``).
+    public var configuration: BadgeTree.Configuration { state.withLock { $0.tree.configuration } }
+
+    /// The root's count: the number for the app icon (`UNMutableNotificationContent.badge`,
+    /// `UNUserNotificationCenter.setBadgeCount`).
+    public var total: Int { state.withLock { $0.tree.total } }
+
+    /// The marks that make `path` show, deepest first (see ``BadgeTree/explain(_:)``): why a
+    /// badge is there.
+    public func explain(_ path: String) -> [MarkRecord] { state.withLock { $0.tree.explain(path) } }
+
+    /// The current state of `path`; a path with no node (or not in this tree) is hidden.
     public func state(of path: String) -> BadgeState { state.withLock { $0.tree.state(of: path) } }
+
+    /// The current state of `path`.
+    public func state(of path: BadgePath) -> BadgeState { state(of: path.rawValue) }
 
     /// Sets a dot on `path` (see `BadgeTree.set(_:)`).
     @discardableResult
@@ -126,10 +181,18 @@ public final class BadgeCenter: Sendable {
     }
 
     /// Sets a dot on `path` that expires at `expires` and holds the once token `once` (see
-    /// `BadgeTree.set(_:expires:once:source:)`).
+    /// `BadgeTree.set(_:expires:once:source:)`); ``expire(through:)`` clears it when due.
     @discardableResult
     public func set(_ path: String, expires: Double?, once: String? = nil) throws(BadgePathError) -> Outcome {
         try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.set(path, expires: expires, once: once) }
+    }
+
+    /// Sets `path`'s count, expiring at `expires` (see `BadgeTree.set(_:count:expires:once:source:)`).
+    @discardableResult
+    public func set(_ path: String, count: Int, expires: Double?, once: String? = nil) throws(BadgePathError) -> Outcome {
+        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in
+            try tree.set(path, count: count, expires: expires, once: once)
+        }
     }
 
     /// Clears every mark due at or before `time` (see `BadgeTree.expire(through:)`); observers
@@ -151,51 +214,153 @@ public final class BadgeCenter: Sendable {
         try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.clear(path, force: force) }
     }
 
-    /// Observes `path`: `handler` hears its state at once, then each time its (count, show)
-    /// changes, through descendants too, and only then.
+    /// Changes how `path`'s aggregate reaches its parent, on the live center: `.none` mutes a
+    /// chat (its count stays on its own badge but leaves the tab's and the icon's).
+    ///
+    /// Observers hear every node whose (count, show) changed; when the icon's total drops, the
+    /// outcome carries the decrement to send (its `paths` is `[path]`).
+    ///
+    /// - Throws: `BadgePathError` when the path is not valid in this tree.
+    /// - Complexity: O(nodes).
+    @discardableResult
+    public func setContribution(_ contribution: Contribution, of path: String) throws(BadgePathError) -> Outcome {
+        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.setContribution(contribution, of: path) }
+    }
+
+    /// Changes how `path` shows its badge, on the live center; its observers hear the new
+    /// display when it differs.
+    ///
+    /// - Throws: `BadgePathError` when the path is not valid in this tree, or the mode is a
+    ///   custom badge with an empty name.
+    @discardableResult
+    public func setDisplay(_ mode: DisplayMode, of path: String) throws(BadgePathError) -> Outcome {
+        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.setDisplay(mode, of: path) }
+    }
+
+    /// Frees the nodes that hold nothing (see ``BadgeTree/compacted()``); observers hear
+    /// nothing, since no path's state changes.
+    ///
+    /// - Returns: how many nodes were freed.
+    @discardableResult
+    public func compact() -> Int {
+        state.withLock { s in
+            let before = s.tree.nodeCount
+            s.tree = s.tree.compacted()
+            return before - s.tree.nodeCount
+        }
+    }
+
+    /// Observes `path`: `handler` hears its state at once (on this thread, before the call
+    /// returns, even while another thread is delivering, so this first call may run at the
+    /// same time as another observation's handler), then each time its (count, show) or
+    /// display changes, through descendants too, and only then; the changes made meanwhile
+    /// come after the first call, in order.
     ///
     /// Observing the same path again with the same `owner` replaces the handler and returns
-    /// the same observation. The observation ends when the token is cancelled or released.
+    /// the same observation. The observation ends when the token is cancelled or released,
+    /// or when `owner` is deallocated. Observing makes no node: a path that is never marked
+    /// costs only its observer.
     ///
     /// - Throws: `BadgePathError` when the path is not valid in this tree.
     public func observe(
         _ path: String, owner: AnyObject? = nil,
         _ handler: @escaping @Sendable (BadgeState) -> Void
     ) throws(BadgePathError) -> BadgeObservation {
-        let id: UInt64 = try state.withLock { (s: inout State) throws(BadgePathError) -> UInt64 in
-            _ = try s.tree.node(path)
+        try observe(path, owner: owner, onEnd: nil, handler)
+    }
+
+    /// Observes `path` on behalf of `owner`, which the handler receives, so it never needs to
+    /// capture it: the center holds the owner weakly and the observation ends when it is
+    /// deallocated.
+    ///
+    /// ```swift
+    /// try center.observe("root.chat", owner: badgeCache) { cache, state in cache.store(state) }
+    /// ```
+    ///
+    /// - Throws: `BadgePathError` when the path is not valid in this tree.
+    public func observe<Owner: AnyObject & Sendable>(
+        _ path: String, owner: Owner,
+        _ handler: @escaping @Sendable (Owner, BadgeState) -> Void
+    ) throws(BadgePathError) -> BadgeObservation {
+        try observe(path, owner: owner, onEnd: nil) { [weak owner] state in
+            if let owner { handler(owner, state) }
+        }
+    }
+
+    /// Observes a `BadgePath`; it cannot fail: a path outside this tree's root never changes
+    /// and is heard once, hidden.
+    public func observe(
+        _ path: BadgePath, owner: AnyObject? = nil,
+        _ handler: @escaping @Sendable (BadgeState) -> Void
+    ) -> BadgeObservation {
+        register(path.rawValue, owner: owner, onEnd: nil, handler)
+    }
+
+    func observe(
+        _ path: String, owner: AnyObject?, onEnd: (@Sendable () -> Void)?,
+        _ handler: @escaping @Sendable (BadgeState) -> Void
+    ) throws(BadgePathError) -> BadgeObservation {
+        try validate(path)
+        return register(path, owner: owner, onEnd: onEnd, handler)
+    }
+
+    /// Checks that `path` is valid in this tree (well formed, under the root).
+    func validate(_ path: String) throws(BadgePathError) {
+        try state.withLock { (s: inout State) throws(BadgePathError) in try s.tree.validate(path) }
+    }
+
+    /// Adds (or replaces) an observer, hands it the current state on this thread, then lets
+    /// the changes held back meanwhile go.
+    private func register(
+        _ path: String, owner: AnyObject?, onEnd: (@Sendable () -> Void)?,
+        _ handler: @escaping @Sendable (BadgeState) -> Void
+    ) -> BadgeObservation {
+        let (id, serial, current) = state.withLock { (s: inout State) -> (UInt64, UInt64, BadgeState) in
             var list = s.observers[path] ?? []
             let id: UInt64
             let serial = s.nextID
             s.nextID += 1
             if let owner, let existing = list.firstIndex(where: { $0.owner?.is(owner) == true }) {
                 id = list[existing].id
+                s.held[list[existing].serial] = nil
+                list[existing].ended = true
                 list[existing] = Observer(
                     id: id, path: path, owner: list[existing].owner, handler: handler,
-                    serial: serial, tokens: list[existing].tokens + 1)
+                    serial: serial, tokens: list[existing].tokens + 1, onEnd: onEnd)
             } else {
                 id = serial
+                if owner != nil { s.owned += 1 }
                 list.append(
                     Observer(
                         id: id, path: path, owner: owner.map(WeakOwner.init), handler: handler,
-                        serial: serial, tokens: 1))
+                        serial: serial, tokens: 1, onEnd: onEnd))
             }
             s.observers[path] = list
-            if let observer = list.first(where: { $0.id == id }) {
-                s.pending.append((observer, s.tree.state(of: path)))
-            }
-            return id
+            s.held[serial] = []
+            return (id, serial, s.tree.state(of: path))
+        }
+        handler(current)
+        state.withLock { s in
+            if let held = s.held.removeValue(forKey: serial) { s.pending.append(contentsOf: held) }
         }
         deliver()
         return BadgeObservation(center: self, id: id, path: path)
     }
 
-    /// Number of live observations (for tests and diagnostics).
-    public var observationCount: Int { state.withLock { $0.observers.values.reduce(0) { $0 + $1.count } } }
+    /// Number of live observations (for tests and diagnostics); observations whose owner is
+    /// gone are not counted.
+    public var observationCount: Int {
+        state.withLock { s in
+            Self.sweepOwners(in: &s)
+            return s.observers.values.reduce(0) { $0 + $1.count }
+        }
+    }
 
     /// Whether observation `id` of `path` is still live.
     package func isObserving(id: UInt64, path: String) -> Bool {
-        state.withLock { s in s.observers[path]?.contains { $0.id == id } ?? false }
+        state.withLock { s in
+            s.observers[path]?.contains { $0.id == id && $0.owner?.isGone != true } ?? false
+        }
     }
 
     package func cancel(id: UInt64, path: String) {
@@ -206,29 +371,62 @@ public final class BadgeCenter: Sendable {
     package func release(id: UInt64, path: String) {
         state.withLock { s in
             guard let i = s.observers[path]?.firstIndex(where: { $0.id == id }) else { return }
-            s.observers[path]?[i].tokens -= 1
-            if s.observers[path]?[i].tokens == 0 { Self.end(id: id, path: path, in: &s) }
+            guard let observer = s.observers[path]?[i] else { return }
+            observer.tokens -= 1
+            if observer.tokens == 0 { Self.end(id: id, path: path, in: &s) }
         }
     }
 
     private static func end(id: UInt64, path: String, in s: inout State) {
-        s.observers[path]?.removeAll { $0.id == id }
+        guard let list = s.observers[path], let i = list.firstIndex(where: { $0.id == id }) else { return }
+        if list[i].owner != nil { s.owned -= 1 }
+        list[i].ended = true
+        s.held[list[i].serial] = nil
+        s.observers[path]?.remove(at: i)
         if s.observers[path]?.isEmpty == true { s.observers[path] = nil }
         s.pending.removeAll { $0.0.id == id }
+    }
+
+    /// Ends every observation whose owner has been deallocated.
+    private static func sweepOwners(in s: inout State) {
+        guard s.owned > 0 else { return }
+        var dead: [(UInt64, String)] = []
+        for list in s.observers.values {
+            for o in list where o.owner?.isGone == true { dead.append((o.id, o.path)) }
+        }
+        for (id, path) in dead { end(id: id, path: path, in: &s) }
     }
 
     private func mutate(_ body: (inout BadgeTree) throws(BadgePathError) -> Outcome) throws(BadgePathError) -> Outcome {
         let outcome = try state.withLock { (s: inout State) throws(BadgePathError) -> Outcome in
             let outcome = try body(&s.tree)
-            if !s.observers.isEmpty {
-                for change in outcome.changes {
-                    for observer in s.observers[change.path] ?? [] { s.pending.append((observer, change)) }
-                }
-            }
+            Self.queue(outcome, in: &s)
             return outcome
         }
         deliver()
         return outcome
+    }
+
+    /// Queues the notifications `outcome` causes (under the lock): its changes for their
+    /// observers, its decrement for the ``decrements`` listeners.
+    private static func queue(_ outcome: Outcome, in s: inout State) {
+        if !s.observers.isEmpty {
+            for change in outcome.changes {
+                guard let list = s.observers[change.path] else { continue }
+                for observer in list {
+                    if !s.held.isEmpty, s.held[observer.serial] != nil {
+                        s.held[observer.serial]?.append((observer, change))
+                    } else {
+                        s.pending.append((observer, change))
+                    }
+                }
+            }
+        }
+        if let decrement = outcome.decrement, !s.decrementListeners.isEmpty {
+            let request = DecrementRequest(id: s.nextDecrement, decrement: decrement)
+            s.nextDecrement += 1
+            for continuation in s.decrementListeners.values { continuation.yield(request) }
+        }
     }
 
     /// Delivers queued notifications unless another call is already doing so.
@@ -246,7 +444,14 @@ public final class BadgeCenter: Sendable {
             }
             guard var batch = taken else { return }
             for (observer, change) in batch {
-                let live = state.withLock { s in s.observers[observer.path]?.contains { $0.serial == observer.serial } ?? false }
+                let live = state.withLock { s -> Bool in
+                    if observer.ended { return false }
+                    if let owner = observer.owner, owner.isGone {
+                        Self.end(id: observer.id, path: observer.path, in: &s)
+                        return false
+                    }
+                    return true
+                }
                 if live { observer.handler(change) }
             }
             batch.removeAll(keepingCapacity: true)
@@ -255,6 +460,33 @@ public final class BadgeCenter: Sendable {
                 s.spare = batch
             }
         }
+    }
+
+    /// Registers a listener for ``decrements``.
+    func addDecrementListener(_ continuation: AsyncStream<DecrementRequest>.Continuation) -> UInt64 {
+        state.withLock { s in
+            let id = s.nextID
+            s.nextID += 1
+            s.decrementListeners[id] = continuation
+            return id
+        }
+    }
+
+    func removeDecrementListener(_ id: UInt64) {
+        _ = state.withLock { s in s.decrementListeners.removeValue(forKey: id) }
+    }
+
+    /// Replaces the tree and sync state (a reload), telling observers what changed.
+    func replace(with archive: Archive) -> Outcome {
+        let outcome = state.withLock { s -> Outcome in
+            let outcome = s.tree.difference(to: archive.tree)
+            s.tree = archive.tree
+            s.sync = archive.sync
+            Self.queue(outcome, in: &s)
+            return outcome
+        }
+        deliver()
+        return outcome
     }
 }
 
@@ -267,6 +499,9 @@ private final class WeakOwner: @unchecked Sendable {
 
     /// Whether this is `other` (false once the owner is gone, whatever the address).
     func `is`(_ other: AnyObject) -> Bool { object.map { $0 === other } ?? false }
+
+    /// Whether the owner has been deallocated.
+    var isGone: Bool { object == nil }
 }
 
 /// A live observation; it ends when cancelled or when the last reference is released.

@@ -43,6 +43,22 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
         return BadgePath(unchecked: String(rawValue[..<dot]))
     }
 
+    /// The default tree's root, `root`: the start of a path built with ``child(_:)``.
+    public static let root = BadgePath(unchecked: "root")
+
+    /// The path of a child node for `id`, escaped so it stays one segment whatever it holds:
+    /// `bob@mail.com` becomes `bob@mail%2Ecom` (see ``escapeSegment(_:)``), an empty id `%00`.
+    ///
+    /// ```swift
+    /// BadgePath.root.child("chat").child("bob@mail.com")   // root.chat.bob@mail%2Ecom
+    /// ```
+    ///
+    /// The result is valid unless it passes ``maxSegments`` or ``maxBytes``; a tree refuses
+    /// such a path when it is marked, and it reads as hidden.
+    public func child(_ id: String) -> BadgePath {
+        BadgePath(unchecked: rawValue + "." + (id.isEmpty ? "%00" : Self.escapeSegment(id)))
+    }
+
     /// The path of a child node named `segment` (which must be a valid segment).
     public func appending(_ segment: String) -> BadgePath {
         BadgePath(unchecked: rawValue + "." + segment)

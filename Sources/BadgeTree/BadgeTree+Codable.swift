@@ -132,21 +132,20 @@ extension BadgeState: Codable {
 extension BadgeTree.Configuration: Codable {
     private enum Key: String, CodingKey { case root, maxDisplay, display, contribute }
 
-    /// Decodes `{root, maxDisplay, display, contribute}`, checking the root and the display paths.
+    /// Decodes `{root, maxDisplay, display, contribute}`, checked as ``validate()`` checks them.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
-        let root = try c.decode(String.self, forKey: .root)
-        guard (try? BadgePath.validate(root)) != nil, !root.contains(".") else {
-            throw DecodingError.dataCorruptedError(forKey: .root, in: c, debugDescription: "root must be one path segment, got \"\(root)\"")
+        var configuration = Self()
+        configuration.root = try c.decode(String.self, forKey: .root)
+        configuration.maxDisplay = try c.decode(Int.self, forKey: .maxDisplay)
+        configuration.display = try c.decodeIfPresent([String: DisplayMode].self, forKey: .display) ?? [:]
+        configuration.contribute = try c.decodeIfPresent([String: Contribution].self, forKey: .contribute) ?? [:]
+        do {
+            try configuration.validate()
+        } catch {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: c.codingPath, debugDescription: error.description))
         }
-        let maxDisplay = try c.decode(Int.self, forKey: .maxDisplay)
-        guard maxDisplay >= 1 else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .maxDisplay, in: c, debugDescription: "maxDisplay must be 1 or more, got \(maxDisplay)")
-        }
-        let display = try c.decodeIfPresent([String: DisplayMode].self, forKey: .display) ?? [:]
-        let contribute = try c.decodeIfPresent([String: Contribution].self, forKey: .contribute) ?? [:]
-        self.init(root: root, maxDisplay: maxDisplay, display: display, contribute: contribute)
+        self = configuration
     }
 
     /// Encodes `{root, maxDisplay, display, contribute}` (`display` and `contribute` only when not empty).

@@ -30,21 +30,36 @@ public struct BadgeTree: Sendable {
         /// ``Contribution/count``.
         public var contribute: [String: Contribution]
 
-        /// Creates tree settings; the defaults are a `root` tree, `99+` above 99, numbers everywhere.
+        /// The default settings: a `root` tree, `99+` above 99, numbers everywhere.
+        public init() {
+            root = "root"
+            maxDisplay = 99
+            display = [:]
+            contribute = [:]
+        }
+
+        /// Creates tree settings, checked now: settings that could be saved but not loaded
+        /// back (an empty custom badge, a cap of 0, a path outside the root) are an error here,
+        /// not at the app's next launch.
         ///
         /// - Parameters:
         ///   - root: the first segment of every path; one segment, without `.`.
-        ///   - maxDisplay: the largest count shown as a number; above it the text is `"\(maxDisplay)+"`.
-        ///   - display: display modes by exact path; paths not named use ``DisplayMode/number``.
-        ///   - contribute: contribution modes by exact path; paths not named use ``Contribution/count``.
+        ///   - maxDisplay: the largest count shown as a number (1 or more); above it the text
+        ///     is `"\(maxDisplay)+"`.
+        ///   - display: display modes by exact path under `root`; paths not named use
+        ///     ``DisplayMode/number``.
+        ///   - contribute: contribution modes by exact path under `root`; paths not named use
+        ///     ``Contribution/count``.
+        /// - Throws: ``ConfigurationError`` naming the setting and what is wrong with it.
         public init(
             root: String = "root", maxDisplay: Int = 99, display: [String: DisplayMode] = [:],
             contribute: [String: Contribution] = [:]
-        ) {
+        ) throws(ConfigurationError) {
             self.root = root
             self.maxDisplay = maxDisplay
             self.display = display
             self.contribute = contribute
+            try validate()
         }
     }
 
@@ -82,8 +97,9 @@ public struct BadgeTree: Sendable {
         var node: Int32
     }
 
-    /// The configuration the tree was made with.
-    public let configuration: Configuration
+    /// The configuration the tree was made with, as run-time settings (``setContribution(_:of:)``,
+    /// ``setDisplay(_:of:)``) changed it.
+    public internal(set) var configuration: Configuration
     var nodes: [Node] = []
     /// Nodes by path, built once the tree has more than ``smallTree`` nodes: a small tree
     /// (most accounts' are) is searched by scanning `nodes`, and allocates no table.
@@ -337,7 +353,7 @@ public struct BadgeTree: Sendable {
         return index[path]
     }
 
-    private func validate(_ path: String) throws(BadgePathError) {
+    package func validate(_ path: String) throws(BadgePathError) {
         try BadgePath.validate(path)
         let root = configuration.root
         // The first segment is the root: the path is the root, or the root and a dot. (No
@@ -521,6 +537,10 @@ extension BadgeTree {
 
     /// Whether some mark may still expire (``expire(through:)`` has work to do).
     public var hasPendingExpiries: Bool { !expiries.isEmpty }
+
+    /// No mark expires before this time (nil: none may expire). A bound, not always a due
+    /// time: a mark cleared or set again since may still hold its old place.
+    public var earliestPendingExpiry: Double? { expiries.first?.time }
 
     /// Clears every mark whose expiry is at or before `time`, as ``clear(_:force:)`` would.
     ///

@@ -9,7 +9,7 @@ struct Badgeflow: ParsableCommand {
         // `--version` names the allocator too: it is the one build choice that moves the figures.
         version: "badgeflow \(version) (\(Allocator.name))",
         subcommands: [
-            FilterCommand.self, BatchCommand.self, ValidateCommand.self, TreeCommand.self, StateCommand.self,
+            FilterCommand.self, ReportCommand.self, BatchCommand.self, ValidateCommand.self, TreeCommand.self, StateCommand.self,
             RulesCommand.self, ExampleCommand.self,
         ]
     )
@@ -42,7 +42,7 @@ enum Main {
 extension Main {
     /// Parses argv; `filter` and `validate` INPUTs bypass ArgumentParser (see `TakesManyInputs`).
     static func parse(_ argv: [String]) throws -> any ParsableCommand {
-        guard let (split, type) = InputSplit.split(argv, commands: [FilterCommand.self, ValidateCommand.self]) else {
+        guard let (split, type) = InputSplit.split(argv, commands: [FilterCommand.self, ReportCommand.self, ValidateCommand.self]) else {
             return try Badgeflow.parseAsRoot(argv)
         }
         let parsed = try Badgeflow.parseAsRoot(split.arguments)

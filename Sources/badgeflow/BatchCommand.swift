@@ -9,8 +9,11 @@ struct BatchCommand: ParsableCommand {
         discussion: """
             Folders are walked recursively. Each file runs from empty state, and its output is byte \
             for byte what `badgeflow filter` writes for it (a *.json file is one payload, whatever \
-            its layout). Files are processed on all cores and reported in path order. Exit 1 when \
-            any file fails or cannot be read; files without an expectation are reported as new.
+            its layout). Files are processed on all cores and reported in path order. Sidecars \
+            give options and are never inputs: rules.json and batch.json per folder, NAME.rules.json \
+            and NAME.batch.json per file ({"rules","stamp","numbered","state","expected-errors"}). \
+            Exit 1 when any file fails or cannot be read, or two inputs share one expectation; \
+            files without an expectation are reported as new (a failure with --strict).
             """
     )
 
@@ -23,8 +26,18 @@ struct BatchCommand: ParsableCommand {
     @Flag(name: .long, help: "Write NAME.expected.ndjson for new and failing files.")
     var update = false
 
+    @Flag(
+        name: .long,
+        help:
+            "Release gate: also fail on an input without expectation, an expectation without input, no inputs at all, and error lines the fixture does not declare."
+    )
+    var strict = false
+
     @Option(name: .long, help: "Report format: text, json or junit.")
     var report: ReportFormat = .text
+
+    @Option(name: .long, help: ArgumentHelp("Also write the JUnit XML report to FILE.", valueName: "FILE"))
+    var junit: String?
 
     @Option(
         name: .long,
@@ -52,45 +65,118 @@ struct BatchCommand: ParsableCommand {
         Console.write(Array("\r[\(bar)] \(done)/\(total)".utf8), to: 2)
     }
 
+    /// Where `--out DIR` writes `file`'s actual output: DIR, then the file's path with `.`
+    /// and `..` resolved (a path that climbs above the working folder is taken from its
+    /// absolute form), so nothing lands outside DIR.
+    static func outPath(_ out: String, for file: String, cwd: String) -> String {
+        func normalized(_ path: String) -> [Substring]? {
+            var parts: [Substring] = []
+            for part in path.split(separator: "/") where part != "." {
+                if part == ".." {
+                    if parts.isEmpty { return nil }
+                    parts.removeLast()
+                } else {
+                    parts.append(part)
+                }
+            }
+            return parts
+        }
+        let parts =
+            file.hasPrefix("/")
+            ? normalized(file) ?? [] : normalized(file) ?? normalized(cwd + "/" + file) ?? []
+        let stem = BatchOptions.stem(parts.joined(separator: "/"))
+        let base = out.hasSuffix("/") && out.count > 1 ? String(out.dropLast()) : out
+        return base + "/" + stem + ".actual.ndjson"
+    }
+
+    /// The working folder.
+    static var currentDirectory: String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return "/" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     func run() throws {
         let ruleSet = try rules.load()
         var files: [String] = []
+        var expectations: [String] = []
         for path in paths {
             guard FileIO.exists(path) else {
                 Console.error("badgeflow: error: \(path): no such file or folder")
                 throw Exit.io
             }
             let found = FileWalk.files(under: path)
-            files.append(contentsOf: FileWalk.isDirectory(path) ? found.filter(BatchRunner.isInput) : found)
+            if FileWalk.isDirectory(path) {
+                files.append(contentsOf: found.filter(BatchRunner.isInput))
+                expectations.append(contentsOf: found.filter { $0.hasSuffix(".expected.ndjson") })
+            } else {
+                files.append(path)
+            }
         }
-        let runner = BatchRunner(rules: ruleSet, update: update)
+        var seen = Set<String>()
+        files = files.filter { seen.insert($0).inserted }
+        if strict && files.isEmpty {
+            Console.error(
+                "badgeflow: error: no inputs (*.json, *.ndjson) found under \(paths.joined(separator: ", ")); --strict needs at least one")
+            throw Exit.rejected
+        }
+        // Two inputs sharing one expectation (a.json and a.ndjson) never run: an error in any mode.
+        var byExpectation: [String: [String]] = [:]
+        for f in files { byExpectation[BatchRunner.expectationPath(f), default: []].append(f) }
+        let resolver = BatchOptions.Resolver(base: ruleSet)
+        var plans: [BatchRunner.Plan] = []
+        for f in files {
+            let expected = BatchRunner.expectationPath(f)
+            if let group = byExpectation[expected], group.count > 1 {
+                let others = group.filter { $0 != f }.joined(separator: ", ")
+                plans.append(
+                    .init(file: f, options: .failure(BatchFailure(message: "shares \(expected) with \(others); rename one of them"))))
+                continue
+            }
+            do { plans.append(.init(file: f, options: .success(try resolver.options(for: f)))) } catch {
+                plans.append(.init(file: f, options: .failure(BatchFailure(message: error.message))))
+            }
+        }
+        var runner = BatchRunner(rules: ruleSet, update: update)
+        runner.strict = strict
         let showProgress = Console.isTerminal(2) && files.count > 1
         let total = files.count
         var progress: (@Sendable (Int) -> Void)? = nil
         if showProgress {
             progress = { @Sendable done in BatchCommand.drawProgress(done, of: total) }
         }
-        let results = runner.run(files, jobs: jobs ?? ProcessorCount.online, progress: progress)
+        var results = runner.run(plans, jobs: jobs ?? ProcessorCount.online, progress: progress)
         if showProgress { Console.write(Array("\r\u{1B}[K".utf8), to: 2) }
+        // Expectations whose input is gone.
+        for e in Set(expectations).subtracting(byExpectation.keys).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            var r = BatchRunner.Result(file: e, status: .orphan, expectedFile: e)
+            r.message = "no input (\(BatchOptions.stem(e).dropLast(9)).json or .ndjson) for this expectation"
+            results.append(r)
+        }
         if let out {
-            for r in results where r.status != .error {
-                let target = out + "/" + String(r.file.drop(while: { $0 == "/" }))
-                let stem = target.hasSuffix(".ndjson") ? String(target.dropLast(7)) : String(target.dropLast(5))
-                if let slash = stem.lastIndex(of: "/") { FileWalk.makeDirectories(String(stem[..<slash])) }
-                do { try FileIO.writeAtomically(r.output, to: stem + ".actual.ndjson") } catch {
+            let cwd = Self.currentDirectory
+            for r in results where r.status != .error && r.status != .orphan {
+                let target = Self.outPath(out, for: r.file, cwd: cwd)
+                if let slash = target.lastIndex(of: "/") { FileWalk.makeDirectories(String(target[..<slash])) }
+                do { try FileIO.writeAtomically(r.output, to: target) } catch {
                     Console.error("badgeflow: error: \(error.description)")
                     throw Exit.io
                 }
             }
         }
-        let formatter = BatchReport(results: results, colored: color ?? Console.colorByDefault(1))
+        let formatter = BatchReport(results: results, colored: color ?? Console.colorByDefault(1), strict: strict)
         switch report {
         case .text: Console.out(formatter.text())
         case .json: Console.write(formatter.json())
         case .junit: Console.out(formatter.junit())
         }
-        let c = formatter.counts
-        if c.fail > 0 || c.error > 0 { throw Exit.rejected }
+        if let junit {
+            do { try FileIO.writeAtomically(Array(formatter.junit().utf8), to: junit) } catch {
+                Console.error("badgeflow: error: \(error.description)")
+                throw Exit.io
+            }
+        }
+        if formatter.failed { throw Exit.rejected }
     }
 }
 

@@ -12,7 +12,25 @@ import Darwin
 struct BatchRunner {
     /// What happened to one input file.
     enum Status: String {
-        case pass, fail, new, updated, error
+        /// Output equals the expectation.
+        case pass
+        /// Output differs, or (`--strict`) holds an error line the fixture did not declare.
+        case fail
+        /// No expectation (a failure with `--strict`).
+        case new
+        /// `--update` wrote the expectation.
+        case updated
+        /// The input, its sidecars or its expectation could not be used.
+        case error
+        /// An expectation whose input is gone (a failure with `--strict`).
+        case orphan
+    }
+
+    /// One differing line: 1-based line number, expected and actual text (nil: absent).
+    struct LineDiff {
+        let line: Int
+        let expected: String?
+        let actual: String?
     }
 
     /// One file's outcome.
@@ -20,48 +38,55 @@ struct BatchRunner {
         let file: String
         var status: Status
         var expectedFile: String
-        /// 1-based line of the first difference (fail only).
-        var line = 0
-        var expectedLine: String? = nil
-        var actualLine: String? = nil
+        /// The differing lines, at most `BatchRunner.maxShownLines` (fail and updated).
+        var diffs: [LineDiff] = []
+        /// How many lines differ in all.
+        var differing = 0
+        /// Error lines of the output whose code the fixture did not declare (`--strict`).
+        var undeclared: [(line: Int, code: String)] = []
+        /// Whether `--update` created the expectation (false: replaced it).
+        var created = false
         var message = ""
         var output: [UInt8] = []
+        /// Seconds spent on this file.
+        var seconds = 0.0
+
+        /// 1-based line of the first difference (0: none).
+        var line: Int { diffs.first?.line ?? 0 }
     }
+
+    /// Differing lines kept per file (the count is always exact).
+    static let maxShownLines = 20
 
     let rules: RuleSet
     let update: Bool
+    var strict = false
 
-    /// True for files batch reads: `*.json` and `*.ndjson`, never `*.expected.ndjson`
-    /// (expectations) nor `*.rules.json` (per-file rules).
+    /// True for files batch reads: `*.json` and `*.ndjson`, never sidecars (see `BatchOptions`).
     static func isInput(_ path: String) -> Bool {
-        if path.hasSuffix(".expected.ndjson") || path.hasSuffix(".rules.json") { return false }
+        if BatchOptions.isSidecar(path) { return false }
         return path.hasSuffix(".json") || path.hasSuffix(".ndjson")
     }
 
     /// `a/b.ndjson` → `a/b.expected.ndjson`; `a/b.json` → `a/b.expected.ndjson`.
     static func expectationPath(_ file: String) -> String {
-        let stem = file.hasSuffix(".ndjson") ? String(file.dropLast(7)) : String(file.dropLast(5))
-        return stem + ".expected.ndjson"
+        BatchOptions.stem(file) + ".expected.ndjson"
     }
 
-    /// `a/b.ndjson` → `a/b.rules.json`: rules that apply to that one file instead of `--rules`.
-    static func rulesPath(_ file: String) -> String {
-        let stem = file.hasSuffix(".ndjson") ? String(file.dropLast(7)) : String(file.dropLast(5))
-        return stem + ".rules.json"
-    }
-
-    /// The output `badgeflow filter` writes for the file, from empty state.
-    func output(of file: String) throws(BatchFailure) -> [UInt8] {
-        var rules = self.rules
-        let own = Self.rulesPath(file)
-        if FileIO.exists(own) {
-            do { rules = try RuleSet.load(file: own) } catch { throw BatchFailure(message: error.description) }
+    /// The output `badgeflow filter` writes for the file, with its options.
+    func output(of file: String, options: BatchOptions) throws(BatchFailure) -> [UInt8] {
+        var stream = BadgeStream(rules: options.rules)
+        if let state = options.state {
+            do { stream = try StateFile.load(state, rules: options.rules) } catch {
+                throw BatchFailure(message: "starting state: \(error.description)")
+            }
         }
-        do { return try output(of: file, rules: rules) } catch { throw BatchFailure(message: error.description) }
+        var session = FilterSession(stream: stream, stamp: options.stamp, numbered: options.numbered)
+        do { try Self.feed(file, into: &session) } catch { throw BatchFailure(message: error.description) }
+        return session.output.bytes
     }
 
-    private func output(of file: String, rules: RuleSet) throws(FileIO.Failure) -> [UInt8] {
-        var session = FilterSession(rules: rules)
+    private static func feed(_ file: String, into session: inout FilterSession) throws(FileIO.Failure) {
         if file.hasSuffix(".ndjson") {
             let fd = open(file, O_RDONLY | O_CLOEXEC)
             if fd < 0 { throw FileIO.Failure(path: file, message: "cannot open: \(String(cString: strerror(errno)))") }
@@ -73,26 +98,96 @@ struct BatchRunner {
             }
         } else {
             // A .json file is one payload, however it is laid out.
-            let bytes = try FileIO.readBytes(file)
+            var bytes = try FileIO.readBytes(file)
+            // A UTF-8 BOM is skipped, as in NDJSON.
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
             bytes.withUnsafeBytes { session.feed($0) }
         }
-        return session.output.bytes
+    }
+
+    /// The error codes in result lines: `(line, code)` for each line holding `"error":{"code":…`.
+    static func errorLines(_ output: [UInt8]) -> [(line: Int, code: String)] {
+        let marker = Array(#""error":{"code":""#.utf8)
+        var found: [(Int, String)] = []
+        var n = 0
+        for line in output.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            n += 1
+            guard line.count > marker.count else { continue }
+            var i = line.startIndex
+            while i + marker.count <= line.endIndex {
+                if line[i] == marker[0] && line[i..<(i + marker.count)].elementsEqual(marker) {
+                    let start = i + marker.count
+                    let end = line[start...].firstIndex(of: 0x22) ?? line.endIndex
+                    found.append((n, String(decoding: line[start..<end], as: UTF8.self)))
+                    break
+                }
+                i += 1
+            }
+        }
+        return found
+    }
+
+    /// Every differing line of two outputs, aligned by line number; the count is exact, at
+    /// most `maxShownLines` are kept.
+    static func diff(expected: [UInt8], actual: [UInt8]) -> (shown: [LineDiff], count: Int) {
+        var e = expected.split(separator: 0x0A, omittingEmptySubsequences: false)
+        var a = actual.split(separator: 0x0A, omittingEmptySubsequences: false)
+        if e.last?.isEmpty == true { e.removeLast() }
+        if a.last?.isEmpty == true { a.removeLast() }
+        var shown: [LineDiff] = []
+        var count = 0
+        for i in 0..<max(e.count, a.count) {
+            let x = i < e.count ? e[i] : nil
+            let y = i < a.count ? a[i] : nil
+            if let x, let y, x.elementsEqual(y) { continue }
+            count += 1
+            if shown.count < maxShownLines {
+                shown.append(
+                    LineDiff(
+                        line: i + 1, expected: x.map { String(decoding: $0, as: UTF8.self) },
+                        actual: y.map { String(decoding: $0, as: UTF8.self) }))
+            }
+        }
+        if count == 0 && expected != actual {
+            // Only the final newline differs.
+            shown.append(LineDiff(line: max(e.count, a.count), expected: "(final newline differs)", actual: nil))
+            count = 1
+        }
+        return (shown, count)
     }
 
     /// Runs and compares one file.
-    func run(_ file: String) -> Result {
+    func run(_ file: String, options: BatchOptions) -> Result {
+        let start = Progress.now()
+        var result = run(file, options)
+        result.seconds = Progress.now() - start
+        return result
+    }
+
+    private func run(_ file: String, _ options: BatchOptions) -> Result {
         let expectedFile = Self.expectationPath(file)
         var result = Result(file: file, status: .pass, expectedFile: expectedFile)
         do {
-            result.output = try output(of: file)
+            result.output = try output(of: file, options: options)
         } catch {
             result.status = .error
             result.message = error.message
             return result
         }
+        if strict {
+            result.undeclared = Self.errorLines(result.output).filter { !options.expectedErrors.contains($0.code) }
+        }
         guard FileIO.exists(expectedFile) else {
             result.status = .new
-            if update { write(&result) }
+            result.created = true
+            if update && result.undeclared.isEmpty {
+                let (shown, count) = Self.diff(expected: [], actual: result.output)
+                result.diffs = shown
+                result.differing = count
+                write(&result)
+            } else if !result.undeclared.isEmpty {
+                result.status = .fail
+            }
             return result
         }
         let expected: [UInt8]
@@ -101,16 +196,15 @@ struct BatchRunner {
             result.message = error.description
             return result
         }
-        if expected == result.output { return result }
-        result.status = .fail
-        let e = expected.split(separator: 0x0A, omittingEmptySubsequences: false)
-        let a = result.output.split(separator: 0x0A, omittingEmptySubsequences: false)
-        var i = 0
-        while i < e.count && i < a.count && e[i] == a[i] { i += 1 }
-        result.line = i + 1
-        result.expectedLine = i < e.count ? String(decoding: e[i], as: UTF8.self) : nil
-        result.actualLine = i < a.count ? String(decoding: a[i], as: UTF8.self) : nil
-        if update { write(&result) }
+        if expected != result.output {
+            result.status = .fail
+            let (shown, count) = Self.diff(expected: expected, actual: result.output)
+            result.diffs = shown
+            result.differing = count
+            if update && result.undeclared.isEmpty { write(&result) }
+        } else if !result.undeclared.isEmpty {
+            result.status = .fail
+        }
         return result
     }
 
@@ -124,19 +218,33 @@ struct BatchRunner {
         }
     }
 
-    /// Runs every file on `jobs` threads; results come back in `files` order.
-    func run(_ files: [String], jobs: Int, progress: (@Sendable (Int) -> Void)?) -> [Result] {
+    /// One planned input: the file and its options, or why it cannot run.
+    struct Plan {
+        let file: String
+        let options: Swift.Result<BatchOptions, BatchFailure>
+    }
+
+    /// Runs every plan on `jobs` threads; results come back in `plans` order.
+    func run(_ plans: [Plan], jobs: Int, progress: (@Sendable (Int) -> Void)?) -> [Result] {
         // The package's one lock type (BadgeTree's `Locked`), as BadgeCenter uses it.
-        let results = Locked<[BatchRunner.Result?]>(Array(repeating: nil, count: files.count))
+        let results = Locked<[BatchRunner.Result?]>(Array(repeating: nil, count: plans.count))
         let next = Locked(0)
         let done = Locked(0)
-        DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, files.count))) { _ in
+        DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, plans.count))) { _ in
             while true {
                 let i = next.withLock { n in
                     n += 1; return n - 1
                 }
-                if i >= files.count { return }
-                let result = run(files[i])
+                if i >= plans.count { return }
+                let plan = plans[i]
+                let result: Result
+                switch plan.options {
+                case .success(let options): result = run(plan.file, options: options)
+                case .failure(let failure):
+                    var r = Result(file: plan.file, status: .error, expectedFile: Self.expectationPath(plan.file))
+                    r.message = failure.message
+                    result = r
+                }
                 results.withLock { $0[i] = result }
                 let n = done.withLock { d in
                     d += 1; return d

@@ -9,7 +9,7 @@ struct ExampleCommand: ParsableCommand {
     )
 
     func run() throws {
-        let center = BadgeCenter(configuration: .init(display: ["root.promotion": .custom("new")]))
+        let center = BadgeCenter(configuration: try .init(display: ["root.promotion": .custom("new")]))
         let heard = LinesBox()
         let token = try center.observe("root.promotion") { state in
             heard.append("  observer root.promotion: count \(state.count), show \(state.show), display \(state.display)")

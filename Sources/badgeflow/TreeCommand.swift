@@ -26,7 +26,7 @@ struct TreeCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Device id (default \"\"); its icon number is shown. Without --account: the device's account, its own when it has one.",
+            "Device id (default \"\"); its icon number is shown, and the number it was last delivered (\"stale\" when that is not the icon number). Without --account: the device's account, its own when it has one.",
             valueName: "ID"))
     var device: String?
 
@@ -144,6 +144,9 @@ struct TreeCommand: ParsableCommand {
         guard let acc = stream.accounts[accountID] else { throw Exit.usage }
         let deviceID = device ?? (account == nil ? "" : nil)
         var icon = ruleSet.icon == .tree ? acc.tree.total : 0
+        // Under icon policy `tree`: the number the device was last delivered (what the
+        // server knows it shows), stale when it is not the account's total.
+        var delivered: Int? = nil
         if let deviceID {
             guard let dev = acc.devices[deviceID] else {
                 let known = quotedList(acc.devices.keys)
@@ -152,6 +155,7 @@ struct TreeCommand: ParsableCommand {
                 throw Exit.usage
             }
             icon = acc.icon(ruleSet.icon, device: dev)
+            if ruleSet.icon == .tree { delivered = dev.delivered }
         }
         // The account is named when it is not the device's own.
         let namedAccount = accountID == deviceID ? nil : accountID
@@ -165,6 +169,10 @@ struct TreeCommand: ParsableCommand {
             if let deviceID { w.key("device"); w.string(deviceID) }
             if let namedAccount { w.key("account"); w.string(namedAccount) }
             w.key("icon"); w.int(icon)
+            if let delivered {
+                w.key("delivered"); w.int(delivered)
+                w.key("stale"); w.bool(delivered != icon)
+            }
             w.key("tree")
             w.beginArray()
             for s in acc.tree.snapshot() {
@@ -183,7 +191,8 @@ struct TreeCommand: ParsableCommand {
             return
         }
         let colored = color ?? Console.colorByDefault(1)
-        Console.out(TreeDrawing(tree: acc.tree, colored: colored).render(account: namedAccount, device: deviceID, icon: icon))
+        Console.out(
+            TreeDrawing(tree: acc.tree, colored: colored).render(account: namedAccount, device: deviceID, icon: icon, delivered: delivered))
     }
 
     /// `--explain`: one line a mark (`PATH  COUNT|dot  seq N  rule R  at T  expires T|never`),
@@ -234,11 +243,19 @@ struct TreeDrawing {
 
     private func paint(_ s: String, _ code: String) -> String { colored ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
 
-    func render(account: String?, device: String?, icon: Int) -> String {
+    /// The drawing, after a head line naming the account and device, the icon number and
+    /// (`delivered`, when given) the number the device was last delivered, with `stale` when
+    /// it is not the icon number.
+    func render(account: String?, device: String?, icon: Int, delivered: Int? = nil) -> String {
         let root = tree.configuration.root
         var out = account.map { "account \"\($0)\"  " } ?? ""
         out += device.map { "device \"\($0)\"  " } ?? ""
-        out += "icon \(paint(String(icon), "1"))\n"
+        out += "icon \(paint(String(icon), "1"))"
+        if let delivered {
+            out += "  delivered \(delivered)"
+            if delivered != icon { out += "  " + paint("stale", "33") }
+        }
+        out += "\n"
         out += line(root, name: root, prefix: "", connector: "")
         draw(root, prefix: "", into: &out)
         return out

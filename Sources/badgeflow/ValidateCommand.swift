@@ -12,16 +12,19 @@ struct ValidateCommand: TakesManyInputs {
         commandName: "validate",
         abstract: "Check APNs payloads: every aps key, its type and range, size and kind.",
         discussion: """
-            A *.json FILE holds one payload; any other FILE, and stdin, hold one payload per line \
-            (blank lines skipped). A line may also be a push envelope \
-            {"op":"push","push-type":"voip","payload":{…}}. Problems print one a line: \
-            FILE:LINE: error[CODE] POINTER: message. A FILE that cannot be read is reported on \
-            stderr and the others are still checked. Exit 0 when every payload is valid, 1 when \
-            any has an error, 4 when a file cannot be read.
+            A *.json FILE holds one payload (a syntax error is reported at its line and column); \
+            any other FILE, and stdin, hold one payload per line (blank lines skipped); a FOLDER is \
+            walked for *.json and *.ndjson (batch sidecars and expectations skipped). A leading \
+            UTF-8 BOM is skipped. A line may also be a push envelope \
+            {"op":"push","push-type":"voip","payload":{…}}, whose push-type wins over --push-type. \
+            Problems print one a line: FILE:LINE: error[CODE] POINTER: message. A FILE that cannot \
+            be read is reported on stderr and the others are still checked. Exit 0 when every \
+            payload is valid, 1 when any has an error (with --strict: also any warning, or no \
+            payload at all), 4 when a file cannot be read.
             """
     )
 
-    static let optionsWithValues = ["-o": "output", "--output": "output"]
+    static let optionsWithValues = ["-o": "output", "--output": "output", "--push-type": "push-type", "--junit": "junit"]
 
     @Flag(name: .long, help: "Print one JSON result object per payload instead.")
     var json = false
@@ -31,8 +34,20 @@ struct ValidateCommand: TakesManyInputs {
         help: ArgumentHelp("Write the report to FILE instead of stdout (the summary stays on stderr).", valueName: "FILE"))
     var output: String?
 
+    @Flag(name: .long, help: "Release gate: exit 1 on any warning too, and when no payload was checked.")
+    var strict = false
+
+    @Option(
+        name: .customLong("push-type"),
+        help: ArgumentHelp("The apns-push-type of bare payloads (alert, background, voip, liveactivity, …).", valueName: "TYPE"))
+    var pushType: String?
+
+    @Option(name: .long, help: ArgumentHelp("Also write a JUnit XML report to FILE (a suite per file).", valueName: "FILE"))
+    var junit: String?
+
     @Argument(
-        help: ArgumentHelp("Payload files (*.json: one payload; *.ndjson: one per line; `-`: stdin); stdin when none.", valueName: "FILE"))
+        help: ArgumentHelp(
+            "Payload files (*.json: one payload; *.ndjson: one per line; `-`: stdin) and folders; stdin when none.", valueName: "PATH"))
     var files: [String] = []
 
     var inputs: [String] {
@@ -65,14 +80,28 @@ struct ValidateCommand: TakesManyInputs {
         var payloads = 0, invalid = 0, warnings = 0
         var unreadable = false
 
-        func report(_ r: PayloadReport, file: String, line: Int) {
+        var cases: [(file: String, line: Int, report: PayloadReport, seconds: Double)] = []
+        var caseStart = Progress.now()
+
+        // Option values read once: each read of an ArgumentParser property goes through its
+        // wrapper (a copy and a generic metadata lookup), too dear once a line.
+        let collectCases = junit != nil
+        let asJSON = json
+
+        func report(_ r: PayloadReport, file: String, line: Int, column: Int? = nil) {
             payloads += 1
             if !r.isValid { invalid += 1 }
             warnings += r.warnings.count
-            if json {
+            if collectCases {
+                let now = Progress.now()
+                cases.append((file, line, r, now - caseStart))
+                caseStart = now
+            }
+            if asJSON {
                 out.beginObject()
                 out.key("file"); out.string(file)
                 out.key("line"); out.int(line)
+                if let column { out.key("column"); out.int(column) }
                 out.key("valid"); out.bool(r.isValid)
                 out.key("kind")
                 if let k = r.kind { out.string(k.rawValue) } else { out.null() }
@@ -92,21 +121,44 @@ struct ValidateCommand: TakesManyInputs {
             } else {
                 for d in r.diagnostics {
                     let at = d.at.isEmpty ? "" : d.at + ": "
-                    text.append(contentsOf: "\(file):\(line): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\n".utf8)
+                    if let column {
+                        text.append(
+                            contentsOf: "\(file):\(line):\(column): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\n".utf8)
+                    } else {
+                        text.append(contentsOf: "\(file):\(line): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\n".utf8)
+                    }
                 }
             }
             if out.count > 1 << 16 { emit(out.bytes); out.removeAll() }
             if text.count > 1 << 16 { emit(text); text.removeAll(keepingCapacity: true) }
         }
 
-        let sources = files.isEmpty ? ["-"] : files
+        var sources: [String] = []
+        for path in files.isEmpty ? ["-"] : files {
+            if path != "-" && FileWalk.isDirectory(path) {
+                sources += FileWalk.files(under: path).filter {
+                    ($0.hasSuffix(".json") || $0.hasSuffix(".ndjson")) && !BatchOptions.isSidecar($0)
+                }
+            } else {
+                sources.append(path)
+            }
+        }
+        let pushType = self.pushType
         for source in sources {
             let name = source == "-" ? "<stdin>" : source
             if source.hasSuffix(".json") {
                 do {
-                    let bytes = try FileIO.readBytes(source)
-                    let r = bytes.withUnsafeBytes { validator.validateLine($0) }
-                    report(r, file: name, line: 1)
+                    var bytes = try FileIO.readBytes(source)
+                    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+                    let r = bytes.withUnsafeBytes { validator.validateLine($0, pushType: pushType) }
+                    if r.firstError?.code == .invalidJSON, bytes.contains(0x0A),
+                        let (line, column, message) = Self.syntaxError(bytes)
+                    {
+                        let d = Diagnostic(.error, .invalidJSON, message, at: "")
+                        report(PayloadReport(kind: nil, badge: nil, diagnostics: [d]), file: name, line: line, column: column)
+                    } else {
+                        report(r, file: name, line: 1)
+                    }
                 } catch {
                     Console.error("badgeflow: \(source): \(error.message.replacing("cannot open: ", with: ""))")
                     unreadable = true
@@ -127,7 +179,7 @@ struct ValidateCommand: TakesManyInputs {
                     switch item {
                     case .text(let bytes):
                         if PayloadValidatorSupport.isBlank(bytes) { return true }
-                        report(validator.validateLine(bytes), file: name, line: line)
+                        report(validator.validateLine(bytes, pushType: pushType), file: name, line: line)
                     case .overlong(let n):
                         report(
                             PayloadReport(
@@ -159,8 +211,72 @@ struct ValidateCommand: TakesManyInputs {
                 "\(payloads) payload\(payloads == 1 ? "" : "s"): \(payloads - invalid) valid, \(invalid) invalid, \(warnings) warning\(warnings == 1 ? "" : "s")"
             )
         }
+        if let junit {
+            let xml = Self.junit(cases, strict: strict)
+            do { try FileIO.writeAtomically(Array(xml.utf8), to: junit) } catch {
+                Console.error("badgeflow: error: \(error.description)")
+                throw Exit.io
+            }
+        }
         if unreadable { throw Exit.io }
         if invalid > 0 { throw Exit.rejected }
+        if strict && payloads == 0 {
+            Console.error("badgeflow: error: no payloads checked; --strict needs at least one")
+            throw Exit.rejected
+        }
+        if strict && warnings > 0 { throw Exit.rejected }
+    }
+
+    /// The line, column and message of a syntax error in a multi-line file (json-c's
+    /// offset turned into a place).
+    static func syntaxError(_ bytes: [UInt8]) -> (Int, Int, String)? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        do {
+            _ = try JSONValue.parse(text)
+            return nil
+        } catch {
+            let (line, column) = error.location(in: text)
+            return (line, column, "\(error.message) at line \(line), column \(column)")
+        }
+    }
+
+    /// JUnit XML: a suite per file, a testcase per payload (`FILE:LINE`), a failure for an
+    /// error (and, with `strict`, a warning).
+    static func junit(_ cases: [(file: String, line: Int, report: PayloadReport, seconds: Double)], strict: Bool) -> String {
+        var files: [String] = []
+        var byFile: [String: [(file: String, line: Int, report: PayloadReport, seconds: Double)]] = [:]
+        for c in cases {
+            if byFile[c.file] == nil { files.append(c.file) }
+            byFile[c.file, default: []].append(c)
+        }
+        func failing(_ r: PayloadReport) -> Bool { !r.isValid || (strict && !r.warnings.isEmpty) }
+        let total = cases.reduce(0.0) { $0 + $1.seconds }
+        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        out +=
+            "<testsuites name=\"badgeflow validate\" tests=\"\(cases.count)\" failures=\"\(cases.filter { failing($0.report) }.count)\" errors=\"0\" time=\"\(BatchReport.seconds(total))\">\n"
+        for file in files {
+            let cs = byFile[file] ?? []
+            let time = cs.reduce(0.0) { $0 + $1.seconds }
+            out +=
+                "  <testsuite name=\"\(BatchReport.xml(file))\" tests=\"\(cs.count)\" failures=\"\(cs.filter { failing($0.report) }.count)\" errors=\"0\" time=\"\(BatchReport.seconds(time))\">\n"
+            for c in cs {
+                out +=
+                    "    <testcase classname=\"\(BatchReport.xml(file))\" name=\"\(BatchReport.xml(file)):\(c.line)\" time=\"\(BatchReport.seconds(c.seconds))\""
+                guard failing(c.report) else {
+                    out += "/>\n"
+                    continue
+                }
+                let shown = c.report.diagnostics.filter { $0.severity == .error || strict }
+                let first = shown.first
+                let body = shown.map { "\($0.severity.rawValue)[\($0.code.rawValue)] \($0.at): \($0.message)" }.joined(separator: "\n")
+                out +=
+                    ">\n      <failure message=\"\(BatchReport.xml(first.map { "\($0.code.rawValue): \($0.message)" } ?? ""))\" type=\"\(BatchReport.xml(first?.code.rawValue ?? ""))\">"
+                out += BatchReport.xml(body) + "</failure>\n    </testcase>\n"
+            }
+            out += "  </testsuite>\n"
+        }
+        out += "</testsuites>\n"
+        return out
     }
 }
 

@@ -87,21 +87,24 @@ private final class Collected<T: Sendable>: @unchecked Sendable {
         var tokens: [BadgeObservation] = []
         for _ in 0..<50 {
             // Each screen lives only for this iteration: its address is free for the next one.
+            // The new screen is a new owner, and the old one's observation ended with it.
             let screen = Screen()
             tokens.append(try center.observe("root.chat", owner: screen) { _ in })
+            #expect(center.observationCount == 1)
+            #expect(tokens.count < 2 || !tokens[tokens.count - 2].isLive)
         }
-        #expect(center.observationCount == 50)
         // The same living owner twice is still one observation.
         let screen = Screen()
         let a = try center.observe("root.chat", owner: screen) { _ in }
         let b = try center.observe("root.chat", owner: screen) { _ in }
-        #expect(center.observationCount == 51)
+        #expect(center.observationCount == 1)
+        #expect(a.isLive && b.isLive)
         withExtendedLifetime((a, b, tokens)) {}
     }
 
     @Test func aCenterWithMarksAndSyncStateRoundTripsThroughAFile() throws {
         let center = BadgeCenter(
-            configuration: .init(root: "app", maxDisplay: 9, display: ["app.promo": .custom("new")]),
+            configuration: try .init(root: "app", maxDisplay: 9, display: ["app.promo": .custom("new")]),
             sync: .init(pages: ["home"], interval: 30, away: 10))
         try center.increment("app.chat.alice", by: 12)
         try center.set("app.promo.sale")

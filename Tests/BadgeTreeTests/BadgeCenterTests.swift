@@ -56,7 +56,7 @@ private final class Owner: Sendable {}
     }
 
     @Test func anObserverHearsEveryChangeOfItsAggregateThroughDescendants() throws {
-        let center = BadgeCenter(configuration: .init(display: ["root.promotion": .custom("new")]))
+        let center = BadgeCenter(configuration: try .init(display: ["root.promotion": .custom("new")]))
         let heard = Recorder()
         let token = try center.observe("root.promotion", heard.record)
         try center.set("root.promotion.item1")

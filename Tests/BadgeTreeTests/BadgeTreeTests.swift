@@ -427,7 +427,7 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
     }
 
     @Test func maxDisplayComesFromTheConfiguration() throws {
-        var tree = BadgeTree(configuration: .init(maxDisplay: 9))
+        var tree = BadgeTree(configuration: try .init(maxDisplay: 9))
         try tree.set("root.a", count: 9)
         #expect(tree.state(of: "root").display.description == "9")
         try tree.set("root.b", count: 1)
@@ -436,7 +436,7 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
     }
 
     @Test func aDotModeTabShowsADotWhileItsChildrenShowNumbers() throws {
-        var tree = BadgeTree(configuration: .init(display: ["root.chat": .dot]))
+        var tree = BadgeTree(configuration: try .init(display: ["root.chat": .dot]))
         try tree.set("root.chat.alice", count: 3)
         try tree.set("root.chat.bob", count: 1)
         #expect(line(tree, "root.chat") == "root.chat 4 true dot")
@@ -447,7 +447,7 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
     }
 
     @Test func aCustomModeNodeShowsItsBadgeInsteadOfTheDot() throws {
-        var tree = BadgeTree(configuration: .init(display: ["root.promotion": .custom("new")]))
+        var tree = BadgeTree(configuration: try .init(display: ["root.promotion": .custom("new")]))
         #expect(tree.state(of: "root.promotion").display == .hidden)
         let outcome = try tree.set("root.promotion.item1")
         #expect(
@@ -461,7 +461,7 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
     }
 
     @Test func theRootCanHaveADisplayMode() throws {
-        var tree = BadgeTree(configuration: .init(display: ["root": .dot]))
+        var tree = BadgeTree(configuration: try .init(display: ["root": .dot]))
         try tree.set("root.a", count: 2)
         #expect(line(tree, "root") == "root 2 true dot")
     }
@@ -481,7 +481,7 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
     }
 
     @Test func theRootNameComesFromTheConfiguration() throws {
-        var tree = BadgeTree(configuration: .init(root: "app"))
+        var tree = BadgeTree(configuration: try .init(root: "app"))
         try tree.set("app.inbox", count: 1)
         #expect(tree.total == 1)
         #expect(throws: BadgePathError.self) { try tree.set("root.inbox") }
@@ -529,7 +529,7 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
     }
 
     @Test func marksRoundTripThroughInit() throws {
-        let configuration = BadgeTree.Configuration(maxDisplay: 9, display: ["root.chat": .dot])
+        let configuration = try BadgeTree.Configuration(maxDisplay: 9, display: ["root.chat": .dot])
         var tree = BadgeTree(configuration: configuration)
         try tree.set("root.promotion", count: 5)
         try tree.set("root.promotion.item1")

@@ -4,7 +4,7 @@ import Testing
 
 /// Contribution modes, expiry, once tokens and explain on the tree itself.
 @Suite struct TreeFeatureTests {
-    private static let muted = BadgeTree.Configuration(contribute: ["root.chat.muted": .none, "root.chat.quiet": .dot])
+    private static let muted = try! BadgeTree.Configuration(contribute: ["root.chat.muted": .none, "root.chat.quiet": .dot])
 
     @Test func aMutedChatShowsItsOwnNumberButNothingReachesItsParent() throws {
         var tree = BadgeTree(configuration: Self.muted)
@@ -190,7 +190,7 @@ private final class Heard: @unchecked Sendable {
 
 @Suite struct TreeFeatureCodableTests {
     @Test func theCodableFormKeepsSourcesExpiriesAndTokens() throws {
-        var tree = BadgeTree(configuration: .init(contribute: ["root.chat.muted": .dot]))
+        var tree = BadgeTree(configuration: try .init(contribute: ["root.chat.muted": .dot]))
         try tree.increment("root.chat.muted", by: 2, source: MarkSource(seq: 7, origin: "chat", at: 1.5))
         try tree.set("root.promo", expires: 100, once: "p1")
         try tree.set("root.me.new", once: "v3.2")

@@ -290,7 +290,7 @@ private struct ReferenceModel {
 }
 
 @Suite struct TreePropertyTests {
-    static let configuration = BadgeTree.Configuration(
+    static let configuration = try! BadgeTree.Configuration(
         maxDisplay: 9,
         display: ["root.a": .dot, "root.b": .custom("new"), "root.a.c": .custom("x"), "root.c.c.c": .dot],
         contribute: ["root.a.b": .dot, "root.b": .none, "root.c.a": .dot, "root.c.c": .none, "root.a.a.a": .none]

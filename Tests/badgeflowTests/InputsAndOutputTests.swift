@@ -186,7 +186,10 @@ import Testing
 
     /// The argv splitter must know every option that takes a value, or it would take the
     /// value for an INPUT: checked against ArgumentParser's own description of each command.
-    @Test(arguments: [("filter", FilterCommand.optionsWithValues), ("validate", ValidateCommand.optionsWithValues)])
+    @Test(arguments: [
+        ("filter", FilterCommand.optionsWithValues), ("report", ReportCommand.optionsWithValues),
+        ("validate", ValidateCommand.optionsWithValues),
+    ])
     func theSplitterKnowsEveryOptionWithAValue(_ command: String, _ table: [String: String]) throws {
         let dump = try CLI.run([command, "--experimental-dump-help"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])

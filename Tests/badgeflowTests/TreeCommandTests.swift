@@ -16,7 +16,7 @@ import Testing
         #expect(r.status == 0)
         #expect(
             r.stdout == """
-                device ""  icon 5
+                device ""  icon 5  delivered 5
                 root (5)
                 ├── chat (1)
                 │   └── xiaowang (1)
@@ -99,7 +99,7 @@ import Testing
         let (_, state) = try setUp(in: dir)
         let r = try CLI.run(["tree", "--state", state])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout == "device \"\"  icon 12\napp (9+)\n└── a (9+)\n")
+        #expect(r.stdout == "device \"\"  icon 12  delivered 12\napp (9+)\n└── a (9+)\n")
     }
 
     @Test func theSameRulesAreFineAndOtherRulesAreNamed() throws {
@@ -128,5 +128,25 @@ import Testing
         let without = try CLI.run(["tree", "--state", state])
         #expect(without.status == 3)
         #expect(without.stderr.contains("other rules"))
+    }
+
+    /// A device whose delivered number is not the account's total (here a state edited as
+    /// after a rules change) is drawn as stale, and `--json` says so.
+    @Test func aDeviceShowsItsDeliveredNumberAndWhetherItIsStale() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let state = dir + "/s.json"
+        let input = #"{"op":"push","account":"u","device":"ipad","payload":{"aps":{"alert":"m","thread-id":"c"}}}"#
+        _ = try CLI.run(["filter", "--state", state], input: input + "\n")
+        let text = try String(contentsOfFile: state, encoding: .utf8)
+        #expect(text.contains(#""delivered": 1"#))
+        try text.replacingOccurrences(of: #""delivered": 1"#, with: #""delivered": 0"#).write(
+            toFile: state, atomically: true, encoding: .utf8)
+        let drawn = try CLI.run(["tree", "--state", state, "--account", "u", "--device", "ipad", "--no-color"])
+        #expect(drawn.lines.first == #"account "u"  device "ipad"  icon 1  delivered 0  stale"#)
+        let json = try CLI.run(["tree", "--state", state, "--account", "u", "--device", "ipad", "--json"])
+        #expect(json.stdout.hasPrefix(#"{"device":"ipad","account":"u","icon":1,"delivered":0,"stale":true,"tree":"#))
+        // Without a device there is no delivered number to show.
+        #expect(try CLI.run(["tree", "--state", state, "--account", "u"]).lines.first == #"account "u"  icon 1"#)
     }
 }

@@ -45,7 +45,17 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
         public static let tooDeep = Code(rawValue: "too-deep")
         /// `invalid-utf8`: bytes that are not well-formed UTF-8 (RFC 3629).
         public static let invalidUTF8 = Code(rawValue: "invalid-utf8")
+        /// `missing-key`: a key a Live Activity event requires is absent (`timestamp`; `content-state`
+        /// for `update`; `content-state`, `attributes-type`, `attributes` and `alert` for `start`).
+        public static let missingKey = Code(rawValue: "missing-key")
         // Payload warnings.
+        /// `timestamp-in-milliseconds` (warning): a Live Activity `timestamp` past 10^11, which
+        /// reads as milliseconds where APNs wants UNIX seconds.
+        public static let timestampInMilliseconds = Code(rawValue: "timestamp-in-milliseconds")
+        /// `push-type-mismatch` (warning): the payload does not fit its push type (`background`
+        /// with an alert, sound or badge; `alert` with none; `liveactivity` without `event`; Live
+        /// Activity keys under another type).
+        public static let pushTypeMismatch = Code(rawValue: "push-type-mismatch")
         /// `unknown-aps-key` (warning): a key inside `aps`, `alert` or `sound` that APNs does not define.
         public static let unknownApsKey = Code(rawValue: "unknown-aps-key")
         /// `empty-alert` (warning): an alert that would show no text.

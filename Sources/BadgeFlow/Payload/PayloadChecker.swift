@@ -23,9 +23,22 @@ struct PayloadChecker {
     private mutating func run(_ root: JSONRef, byteCount: Int, pushType: String?) -> PayloadReport {
         let limit = PayloadLimits.maxBytes(pushType: pushType)
         if byteCount > limit {
+            // Size is the payload as sent: its compact form (a pretty-printed template is
+            // measured without its layout). Only computed for a payload over the limit.
+            let compact = root.serializedByteCount
+            if compact > limit {
+                let size = compact < byteCount ? "\(compact) bytes compact (\(byteCount) as written)" : "\(byteCount) bytes"
+                error(
+                    .payloadTooLarge,
+                    "payload is \(size), more than the \(limit) bytes APNs accepts" + (pushType == "voip" ? " for VoIP" : ""), base)
+                return report(kind: nil, badge: nil)
+            }
+        }
+        if let pushType, !PayloadLimits.pushTypes.contains(pushType) {
             error(
-                .payloadTooLarge,
-                "payload is \(byteCount) bytes, more than the \(limit) bytes APNs accepts" + (pushType == "voip" ? " for VoIP" : ""), base)
+                .invalidValue,
+                "push-type must be one of \(PayloadLimits.pushTypes.joined(separator: ", ")), got \(Self.quoted(pushType))",
+                "/push-type")
             return report(kind: nil, badge: nil)
         }
         guard root.kind == .object else {
@@ -102,6 +115,11 @@ struct PayloadChecker {
                 "content-available with alert, badge or sound is not delivered as a silent push",
                 apsPointer("content-available"))
         }
+        if isLiveActivity { checkLiveActivity(aps) }
+        if let pushType {
+            checkPushType(
+                pushType, liveActivity: isLiveActivity, shows: hasAlert || hasSound || hasBadge, badge: hasBadge)
+        }
         if diagnostics.contains(where: { $0.severity == .error }) { return report(kind: nil, badge: nil) }
         let kind: PayloadKind
         if isLiveActivity {
@@ -118,6 +136,55 @@ struct PayloadChecker {
             kind = .noAction
         }
         return report(kind: kind, badge: badge)
+    }
+
+    /// The keys a Live Activity event requires, and a timestamp in milliseconds.
+    private mutating func checkLiveActivity(_ aps: JSONRef) {
+        guard let event = aps[HashedKey.event], event.kind == .string else { return }
+        var required = ["timestamp"]
+        if event.stringEquals("update") {
+            required.append("content-state")
+        } else if event.stringEquals("start") {
+            required += ["content-state", "attributes-type", "attributes", "alert"]
+        } else if !event.stringEquals("end") {
+            return  // an unknown event is already an invalid-value
+        }
+        let name = event.string ?? ""
+        for key in required where aps[key] == nil {
+            error(.missingKey, "a Live Activity \(name) needs \"\(key)\"", apsPointer(key))
+        }
+        if let t = aps["timestamp"], t.kind == .int, let n = t.int, n > PayloadLimits.maxTimestampSeconds {
+            warning(
+                .timestampInMilliseconds,
+                "timestamp \(n) looks like milliseconds; APNs wants UNIX seconds (\(n / 1000))", apsPointer("timestamp"))
+        }
+    }
+
+    /// Whether the payload fits its push type (SPEC §1 "Push types").
+    private mutating func checkPushType(_ pushType: String, liveActivity: Bool, shows: Bool, badge: Bool) {
+        let at = base + "/aps"
+        switch pushType {
+        case "background" where shows:
+            warning(
+                .pushTypeMismatch, "push type background is for pushes that show nothing, but this one has an alert, sound or badge",
+                at)
+        case "alert" where !shows && !liveActivity:
+            warning(.pushTypeMismatch, "push type alert without alert, sound or badge: nothing would be shown", at)
+        case "liveactivity" where !liveActivity:
+            warning(.pushTypeMismatch, "push type liveactivity without \"event\"", JSONPointer.appending(at, "event"))
+        default:
+            if liveActivity && pushType != "liveactivity" {
+                warning(
+                    .pushTypeMismatch, "Live Activity keys under push type \(pushType); a Live Activity is sent as liveactivity",
+                    JSONPointer.appending(at, "event"))
+            }
+        }
+    }
+
+    private static func quoted(_ s: String) -> String {
+        var w = JSONWriter(capacity: s.utf8.count + 2)
+        w.string(s)
+        return String(decoding: w.bytes, as: UTF8.self)
     }
 
     private func report(kind: PayloadKind?, badge: Int?) -> PayloadReport {

@@ -17,4 +17,13 @@ public enum PayloadKind: String, Sendable {
     /// a payload that carries only custom keys. Written `none`; not named `.none`, which would
     /// read as `Optional.none` wherever a kind is optional.
     case noAction = "none"
+
+    /// Whether iOS sets the app icon's badge from a push of this kind (`alert`, `badge-only`,
+    /// `none`); a `background`, `voip` or `live-activity` push leaves the icon as it was.
+    public var setsIcon: Bool {
+        switch self {
+        case .alert, .badgeOnly, .noAction: return true
+        case .background, .voip, .liveActivity: return false
+        }
+    }
 }

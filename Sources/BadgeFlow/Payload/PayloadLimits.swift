@@ -7,6 +7,14 @@ public enum PayloadLimits {
     /// Deepest nesting of arrays and objects accepted.
     public static let maxDepth = 32
 
+    /// The values Apple documents for the `apns-push-type` header.
+    public static let pushTypes: [String] = [
+        "alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity", "pushtotalk", "widgets",
+    ]
+
+    /// A Live Activity `timestamp` above this is taken for milliseconds.
+    public static let maxTimestampSeconds: Int64 = 100_000_000_000
+
     /// The byte limit for a push of the given APNs push type.
     public static func maxBytes(pushType: String?) -> Int {
         pushType == "voip" ? maxVoIPBytes : maxBytes

@@ -26,8 +26,12 @@ public final class PayloadValidator {
         let size = Self.trimmedCount(bytes)
         let limit = PayloadLimits.maxBytes(pushType: pushType)
         if size > limit {
-            // APNs refuses an oversized payload before reading it; so do we.
-            return PayloadReport(kind: nil, badge: nil, diagnostics: [Self.tooLarge(size, limit: limit, at: "")])
+            // APNs refuses an oversized payload before reading it; so do we. Size is the
+            // compact form's: a pretty-printed template is measured as a server sends it.
+            let compact = Self.compactCount(bytes)
+            if compact > limit {
+                return PayloadReport(kind: nil, badge: nil, diagnostics: [Self.tooLarge(compact, limit: limit, at: "")])
+            }
         }
         return parser.withDocument(bytes) { result in
             switch result {
@@ -47,30 +51,69 @@ public final class PayloadValidator {
 
     /// Validates one `badgeflow validate` input: a bare payload, or a push envelope
     /// `{"op":"push","payload":{…},"push-type":"voip"}` whose pointers start at `/payload`.
-    public func validateLine(_ bytes: UnsafeRawBufferPointer) -> PayloadReport {
+    ///
+    /// - Parameters:
+    ///   - bytes: the line or file.
+    ///   - pushType: the push type of a bare payload (`validate --push-type`); an envelope's own
+    ///     `push-type` wins.
+    public func validateLine(_ bytes: UnsafeRawBufferPointer, pushType: String? = nil) -> PayloadReport {
+        let defaultPushType = pushType
         let size = Self.trimmedCount(bytes)
         return parser.withDocument(bytes) { result in
             switch result {
             case .failure(let e):
                 // An unreadable line over the limit is reported by its size, as APNs would.
-                let d = size > PayloadLimits.maxBytes ? Self.tooLarge(size, limit: PayloadLimits.maxBytes, at: "") : e.diagnostic
+                let compact = size > PayloadLimits.maxBytes ? Self.compactCount(bytes) : size
+                let d = compact > PayloadLimits.maxBytes ? Self.tooLarge(compact, limit: PayloadLimits.maxBytes, at: "") : e.diagnostic
                 return PayloadReport(kind: nil, badge: nil, diagnostics: [d])
             case .success(let root):
                 if root.kind == .object, root["aps"] == nil, let op = root["op"], op.stringEquals("push"),
                     let payload = root["payload"]
                 {
-                    let pushType = root["push-type"]?.string
+                    var pushType = defaultPushType
+                    if let p = root["push-type"] {
+                        guard p.kind == .string else {
+                            let d = Diagnostic.error(
+                                .wrongType, "push-type must be a string, got \(PayloadChecker.describe(p))", at: "/push-type")
+                            return PayloadReport(kind: nil, badge: nil, diagnostics: [d])
+                        }
+                        pushType = p.string
+                    }
                     return PayloadChecker.check(
                         payload, byteCount: payload.serializedByteCount,
                         pushType: pushType, base: "/payload")
                 }
-                return PayloadChecker.check(root, byteCount: size, pushType: nil, base: "")
+                return PayloadChecker.check(root, byteCount: size, pushType: defaultPushType, base: "")
             }
         }
     }
 
     static func tooLarge(_ size: Int, limit: Int, at: String) -> Diagnostic {
         .error(.payloadTooLarge, "payload is \(size) bytes, more than the \(limit) bytes APNs accepts", at: at)
+    }
+
+    /// The byte count of the JSON text without insignificant whitespace (outside strings).
+    static func compactCount(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var n = 0
+        var inString = false, escaped = false
+        for b in bytes {
+            if inString {
+                n += 1
+                if escaped {
+                    escaped = false
+                } else if b == 0x5C {
+                    escaped = true
+                } else if b == 0x22 {
+                    inString = false
+                }
+            } else if b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 {
+                continue
+            } else {
+                n += 1
+                if b == 0x22 { inString = true }
+            }
+        }
+        return n
     }
 
     /// The byte count without leading and trailing JSON whitespace.

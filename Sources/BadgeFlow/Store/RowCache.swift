@@ -15,7 +15,7 @@
 enum RowCache {
     /// The cache's format; change it whenever ``AccountCodec``'s encoding changes, so that
     /// no build reads another's bytes.
-    static let tag: UInt8 = 1
+    static let tag: UInt8 = 2
     /// Bytes before the binary form: the tag and the hash.
     static let header = 9
 

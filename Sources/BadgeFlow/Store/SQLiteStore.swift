@@ -18,7 +18,14 @@ import Darwin
 /// CREATE TABLE accounts(id TEXT PRIMARY KEY, data TEXT NOT NULL,
 ///                       devices INTEGER NOT NULL, marks INTEGER NOT NULL,
 ///                       compact BLOB) WITHOUT ROWID;
+/// CREATE TABLE due(account TEXT PRIMARY KEY, at REAL NOT NULL) WITHOUT ROWID;
+/// CREATE INDEX due_at ON due(at);
 /// ```
+///
+/// `due` lists the accounts with expiring marks and when the first may be due (a bound:
+/// the entry of an account whose marks went is dropped once an `expire` finds nothing
+/// there), for a fleet-wide `expire` to find the stored accounts it must load. A writer
+/// opening a database without it makes it from the rows' `expires`.
 ///
 /// `meta` holds `format` (`badgeflow-state`), `version` (of the per-account encoding,
 /// ``StateFile/version``), `schema` (2), `rules` (the rules' JSON text, when they have one),
@@ -47,6 +54,9 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     private var upsertMeta: OpaquePointer?
     private var selectCounts: OpaquePointer?
     private var selectMeta: OpaquePointer?
+    private var upsertDue: OpaquePointer?
+    private var deleteDue: OpaquePointer?
+    private var selectDue: OpaquePointer?
     /// `meta.writer` as this connection found it when it opened (nil: none).
     private var openedWriter: String?
     private var writer = JSONWriter()
@@ -173,7 +183,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// Closes the database (also done on deinit).
     public func close() {
-        for s in [selectAccount, upsertAccount, upsertMeta, selectCounts, selectMeta] { sqlite3_finalize(s) }
+        for s in [selectAccount, upsertAccount, upsertMeta, selectCounts, selectMeta, upsertDue, deleteDue, selectDue] {
+            sqlite3_finalize(s)
+        }
+        upsertDue = nil
+        deleteDue = nil
+        selectDue = nil
         selectMeta = nil
         selectAccount = nil
         upsertAccount = nil
@@ -297,6 +312,10 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 }
                 hasCacheColumn = true
             }
+            if !tables.contains("due") { try createDueIndex() }
+            upsertDue = try prepare("INSERT INTO due(account, at) VALUES (?1, ?2) ON CONFLICT(account) DO UPDATE SET at = excluded.at")
+            deleteDue = try prepare("DELETE FROM due WHERE account = ?1")
+            selectDue = try prepare("SELECT account FROM due WHERE at <= ?1 ORDER BY at, account")
             upsertAccount = try prepare(
                 "INSERT INTO accounts(id, data, devices, marks, compact) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(id) DO UPDATE SET data = excluded.data, devices = excluded.devices, marks = excluded.marks, compact = excluded.compact"
             )
@@ -304,6 +323,43 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         // Older schemas read a NULL cache: one statement shape for both.
         selectAccount = try prepare("SELECT data, \(hasCacheColumn ? "compact" : "NULL") FROM accounts WHERE id = ?1")
         selectCounts = try prepare("SELECT devices, marks FROM accounts WHERE id = ?1")
+    }
+
+    /// Creates the `due` table, the index of accounts with expiring marks by when the first
+    /// may be due, filled from the rows (a database that an earlier build made has none).
+    private func createDueIndex() throws(StateFile.Failure) {
+        try exec("BEGIN IMMEDIATE")
+        do throws(StateFile.Failure) {
+            try exec(
+                """
+                CREATE TABLE IF NOT EXISTS due(account TEXT PRIMARY KEY, at REAL NOT NULL) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS due_at ON due(at);
+                INSERT OR REPLACE INTO due(account, at)
+                  SELECT id, (SELECT min(value) FROM json_each(data, '$.expires')) FROM accounts
+                  WHERE json_type(data, '$.expires') = 'object';
+                COMMIT;
+                """)
+        } catch {
+            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
+    }
+
+    /// The accounts stored with a mark that may be due at or before `time` (``AccountSource``):
+    /// read from the `due` index, not from the rows.
+    public func accountsDue(through time: Double) throws(StateFile.Failure) -> [String] {
+        guard let selectDue else { return [] }
+        sqlite3_reset(selectDue)
+        sqlite3_bind_double(selectDue, 1, time)
+        defer { sqlite3_reset(selectDue) }
+        var ids: [String] = []
+        while true {
+            switch sqlite3_step(selectDue) {
+            case SQLITE_ROW: ids.append(Self.text(selectDue, 0))
+            case SQLITE_DONE: return ids
+            default: throw failure("cannot read the due index")
+            }
+        }
     }
 
     /// The names of `table`'s columns.
@@ -612,6 +668,22 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 let rc = sqlite3_step(upsertAccount)
                 sqlite3_reset(upsertAccount)
                 guard rc == SQLITE_DONE else { throw failure("cannot write account \"\(id)\"") }
+                // The due index: kept for accounts with expiring marks; an entry that outlived
+                // its marks goes once an `expire` found nothing due there (`dueStale`).
+                if let due = a.tree.earliestPendingExpiry {
+                    sqlite3_reset(upsertDue)
+                    bind(upsertDue, 1, id)
+                    sqlite3_bind_double(upsertDue, 2, due)
+                    let rc = sqlite3_step(upsertDue)
+                    sqlite3_reset(upsertDue)
+                    guard rc == SQLITE_DONE else { throw failure("cannot write the due index of account \"\(id)\"") }
+                } else if a.dueStale {
+                    sqlite3_reset(deleteDue)
+                    bind(deleteDue, 1, id)
+                    let rc = sqlite3_step(deleteDue)
+                    sqlite3_reset(deleteDue)
+                    guard rc == SQLITE_DONE else { throw failure("cannot write the due index of account \"\(id)\"") }
+                }
             }
             /// `write`, its failure returned: the byte-buffer closures it runs in do not pass
             /// a typed error on.

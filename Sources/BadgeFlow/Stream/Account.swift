@@ -8,11 +8,21 @@ public struct Account: Sendable {
     public var tree: BadgeTree
     /// The time of the account's last event (its events without `at` take it; 0 at first).
     public var clock: Double = 0
-    /// The devices of the account. A device joins with its first event here and leaves with
-    /// `logout`, except in its own account (the one an event without `account` names).
+    /// The devices of the account. A device joins with its first event here that names it
+    /// and leaves with `logout` (except in its own account, the one an event without
+    /// `account` names) or `unregister`.
     public var devices: [String: Device] = [:]
+    /// The ids of the last events the account applied (an event's `id`), for telling a
+    /// duplicate: see ``RecentIDs``.
+    public var ids = RecentIDs()
     /// When a tracking stream last used the account (its use counter); for eviction.
     var lastUse: UInt64 = 0
+    /// The time of the stream's ``DueIndex`` entry for the account, when it has one that
+    /// the account knows of.
+    var indexedDue: Double?
+    /// An `expire` found nothing due where a state's due index said there might be: the
+    /// next commit drops the entry.
+    var dueStale = false
     /// Changed since the stream's last ``BadgeStream/takeChanged()``.
     var dirty = false
     /// Taken by a commit that has not finished (``BadgeStream/beginCommit()``): the account
@@ -48,5 +58,40 @@ public struct BadgeUpdate: Sendable, Equatable {
     public init(device: String, badge: Int) {
         self.device = device
         self.badge = badge
+    }
+}
+
+/// The last ``limit`` event ids an account applied, oldest first: an event whose `id` is
+/// among them is a duplicate and changes nothing. A duplicate does not refresh its id's
+/// place, so the oldest id is forgotten first.
+///
+/// Empty (and allocation-free) for an account whose events carry no ids.
+public struct RecentIDs: Sendable, Equatable {
+    /// How many ids an account keeps.
+    public static let limit = 256
+    /// The ids, oldest first.
+    public private(set) var list: [String] = []
+    private var members: Set<String> = []
+
+    /// No ids.
+    public init() {}
+
+    /// The last ``limit`` of `ids` (oldest first), each once.
+    public init(_ ids: some Sequence<String>) {
+        for id in ids { insert(id) }
+    }
+
+    /// Whether `id` is among the ids kept.
+    public func contains(_ id: String) -> Bool { !members.isEmpty && members.contains(id) }
+
+    /// Whether no id is kept.
+    public var isEmpty: Bool { list.isEmpty }
+
+    /// Adds `id` as the newest (nothing when it is kept already), forgetting the oldest
+    /// beyond ``limit``.
+    public mutating func insert(_ id: String) {
+        guard members.insert(id).inserted else { return }
+        list.append(id)
+        if list.count > Self.limit { members.remove(list.removeFirst()) }
     }
 }

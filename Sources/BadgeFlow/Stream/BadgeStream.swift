@@ -7,6 +7,17 @@ public protocol AccountSource: AnyObject, Sendable {
     ///
     /// - Throws: `StateFile.Failure` when the stored account cannot be read.
     func loadAccount(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account?
+
+    /// The stored accounts with a mark that may be due at or before `time` (a fleet-wide
+    /// `expire`); they need not be loaded.
+    ///
+    /// - Throws: `StateFile.Failure` when the store cannot be read.
+    func accountsDue(through time: Double) throws(StateFile.Failure) -> [String]
+}
+
+extension AccountSource {
+    /// No stored account is due: a source without a due index.
+    public func accountsDue(through time: Double) throws(StateFile.Failure) -> [String] { [] }
 }
 
 /// Reads stored accounts ahead, on its own thread, while the filter applies the batch of
@@ -51,6 +62,8 @@ public struct BadgeStream: Sendable {
     public internal(set) var accounts: [String: Account] = [:]
     /// Idle accounts in compact form (``compact(keeping:)``).
     var compacted = CompactAccounts()
+    /// The accounts with expiring marks, by when the first may be due (for `expire`).
+    var due = DueIndex()
     /// Lines rejected so far.
     public private(set) var rejected = 0
     /// The `seq` of the first line rejected, if any.
@@ -265,6 +278,8 @@ public struct BadgeStream: Sendable {
 
     /// Adds a loaded account: compact when `compact`, else expanded.
     mutating func addLoaded(_ account: Account, as id: String, compact: Bool) {
+        // Indexed for `expire` when it holds expiring marks.
+        if let time = account.tree.earliestPendingExpiry { due.insert(id, at: time) }
         // An id met twice (a file that repeats a key) keeps its last value, in one form only.
         if compact {
             tracksUse = true
@@ -356,42 +371,49 @@ public struct BadgeStream: Sendable {
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
         let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay)
+        if event.op == .expire { return expireFleet(event, settings: settings) }
         // Mutate the account in place in the dictionary: one hash, no copy of its tree.
         let id = event.accountID
         let index: Dictionary<String, Account>.Index
-        if let found = accounts.index(forKey: id) {
-            index = found
-            if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(accounts.values[found], forKey: id) }
-        } else {
-            var thawed: Account? = nil
-            if !compacted.isEmpty {
-                do { thawed = try compacted.take(id, rules: rules) } catch {
-                    sourceFailure = error
-                    return .rejected(.error(.invalidPath, "account \"\(id)\" could not be expanded: \(error.description)", at: ""))
-                }
-            }
-            // Undoing the batch puts an expanded account back as it was (nil: it is dropped).
-            if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(thawed, forKey: id) }
-            // An empty account is made only when none is found (making one builds a tree).
-            var found = thawed
-            if found == nil, let ahead = prefetched.removeValue(forKey: id) {
-                loads.ahead += 1
-                found = ahead
-            } else if found == nil, let source {
-                loads.inline += 1
-                do { found = try source.loadAccount(id, rules: rules) } catch {
-                    sourceFailure = error
-                    return .rejected(
-                        .error(.invalidPath, "account \"\(id)\" could not be loaded from the state: \(error.description)", at: ""))
-                }
-            }
-            accounts[id] = found ?? Account(rules: rules)
-            guard let made = accounts.index(forKey: id) else {
-                return .rejected(
-                    .error(.invalidPath, "account \"\(id)\" could not be created", at: event.account == nil ? "/device" : "/account"))
-            }
-            index = made
+        let created: Bool
+        switch lookUp(id, pointer: event.account == nil ? "/device" : "/account") {
+        case .success(let found): (index, created) = found
+        case .failure(let d): return .rejected(d)
         }
+        let eventID = event.id
+        if let eventID, accounts.values[index].ids.contains(eventID) {
+            return Self.duplicate(event, account: accounts.values[index], settings: settings)
+        }
+        let own = event.account.map { $0 == event.device } ?? true
+        // Read in the static apply, which holds the account in place: reading it here through
+        // `accounts.values[index]` copies the account (a retain and release of each part).
+        var expiring = false
+        let body = Self.apply(
+            event, seq: seq, settings: settings, rules: rules, own: own, to: &accounts.values[index], expiring: &expiring)
+        if case .rejected = body {
+            // A rejected line creates no account (one found in the state stays as it was).
+            if created { accounts.remove(at: index) }
+            return body
+        }
+        if let eventID { accounts.values[index].ids.insert(eventID) }
+        // One branch for an account without expiring marks.
+        if expiring { indexDue(index) }
+        noteUse(index)
+        return body
+    }
+
+    /// Puts the account at `index` in ``due`` when its first mark may be due earlier than
+    /// the entry it knows of.
+    private mutating func indexDue(_ index: Dictionary<String, Account>.Index) {
+        guard let time = accounts.values[index].tree.earliestPendingExpiry else { return }
+        if let known = accounts.values[index].indexedDue, known <= time { return }
+        accounts.values[index].indexedDue = time
+        due.insert(accounts.keys[index], at: time)
+    }
+
+    /// Records that the account at `index` was used and changed (for eviction, compaction
+    /// and checkpoints).
+    private mutating func noteUse(_ index: Dictionary<String, Account>.Index) {
         if tracksChanges || tracksUse {
             useCounter &+= 1
             accounts.values[index].lastUse = useCounter
@@ -399,11 +421,121 @@ public struct BadgeStream: Sendable {
         if tracksChanges {
             if !accounts.values[index].dirty {
                 accounts.values[index].dirty = true
-                changed.append(id)
+                changed.append(accounts.keys[index])
             }
         }
-        let own = event.account.map { $0 == event.device } ?? true
-        return Self.apply(event, seq: seq, settings: settings, rules: rules, own: own, to: &accounts.values[index])
+    }
+
+    /// The account `id` in memory: expanded from its compact form, read ahead, loaded from
+    /// ``source``, or made empty (`created`).
+    private mutating func lookUp(
+        _ id: String, pointer: String
+    ) -> Result<(Dictionary<String, Account>.Index, created: Bool), Diagnostic> {
+        if let found = accounts.index(forKey: id) {
+            if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(accounts.values[found], forKey: id) }
+            return .success((found, false))
+        }
+        var thawed: Account? = nil
+        if !compacted.isEmpty {
+            do { thawed = try compacted.take(id, rules: rules) } catch {
+                sourceFailure = error
+                return .failure(.error(.invalidPath, "account \"\(id)\" could not be expanded: \(error.description)", at: ""))
+            }
+        }
+        // Undoing the batch puts an expanded account back as it was (nil: it is dropped).
+        if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(thawed, forKey: id) }
+        // An empty account is made only when none is found (making one builds a tree).
+        var found = thawed
+        if found == nil, let ahead = prefetched.removeValue(forKey: id) {
+            loads.ahead += 1
+            found = ahead
+        } else if found == nil, let source {
+            loads.inline += 1
+            do { found = try source.loadAccount(id, rules: rules) } catch {
+                sourceFailure = error
+                return .failure(
+                    .error(.invalidPath, "account \"\(id)\" could not be loaded from the state: \(error.description)", at: ""))
+            }
+        }
+        let created = found == nil
+        accounts[id] = found ?? Account(rules: rules)
+        guard let made = accounts.index(forKey: id) else {
+            return .failure(.error(.invalidPath, "account \"\(id)\" could not be created", at: pointer))
+        }
+        return .success((made, created))
+    }
+
+    /// A fleet-wide `expire`: every account with a mark due at or before the event's time
+    /// expires it as if its next event came then (its clock moves up to that time), and
+    /// is listed with its changes and the badge updates it owes, in byte order of account id.
+    private mutating func expireFleet(_ event: consuming Event, settings: Settings) -> StreamResult.Body {
+        let time = event.at ?? 0
+        var entries: [ExpiredAccount] = []
+        var seen: Set<String> = []
+        // Stored accounts that may be due join the resident ones (each is looked at once).
+        if let source {
+            do {
+                for id in try source.accountsDue(through: time) { due.insert(id, at: time) }
+            } catch {
+                sourceFailure = error
+                return .rejected(.error(.invalidPath, "the state's due index could not be read: \(error.description)", at: ""))
+            }
+        }
+        while let top = due.first, top.time <= time {
+            due.removeFirst()
+            guard seen.insert(top.account).inserted else { continue }
+            guard case .success(let (index, created)) = lookUp(top.account, pointer: "") else { continue }
+            if created {
+                // Indexed, then gone (not in the state): nothing to expire.
+                accounts.remove(at: index)
+                continue
+            }
+            accounts.values[index].indexedDue = nil
+            let expiry = accounts.values[index].tree.expire(through: time)
+            if source != nil && !accounts.values[index].tree.hasPendingExpiries {
+                // No mark left to expire: the stored due entry goes at the next commit.
+                accounts.values[index].dueStale = true
+                if expiry.paths.isEmpty { noteUse(index) }
+            }
+            if !expiry.paths.isEmpty {
+                accounts.values[index].clock = max(accounts.values[index].clock, time)
+                let total = accounts.values[index].tree.total
+                if settings.icon == .payload, let d = expiry.outcome.decrement {
+                    for i in accounts.values[index].devices.indices {
+                        accounts.values[index].devices.values[i].payloadIcon = max(
+                            0, accounts.values[index].devices.values[i].payloadIcon - d.by)
+                    }
+                }
+                let updates =
+                    settings.icon == .tree
+                    ? Self.deliver(event, index: nil, total: total, to: &accounts.values[index].devices, own: false) : []
+                entries.append(
+                    ExpiredAccount(
+                        account: top.account, expired: expiry.paths, outcome: expiry.outcome, icon: total, badgeUpdates: updates))
+                noteUse(index)
+            }
+            if accounts.values[index].tree.hasPendingExpiries { indexDue(index) }
+        }
+        entries.sort { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
+        var applied = StreamResult.Applied(
+            event: event, outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: settings.maxDisplay)
+        applied.fleet = entries
+        return .applied(applied)
+    }
+
+    /// The result of an event whose id its account already applied: the usual one with
+    /// `"duplicate":true`, no changes and nothing to send (no payload, badge updates or sync).
+    private static func duplicate(_ event: consuming Event, account: borrowing Account, settings: Settings) -> StreamResult.Body {
+        event.stamp = nil
+        let icon =
+            settings.icon == .payload ? (account.devices[event.device]?.payloadIcon ?? account.tree.total) : account.tree.total
+        let tree = event.op == .snapshot ? account.tree.snapshot() : nil
+        let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
+        var applied = StreamResult.Applied(
+            event: event, outcome: .unchanged, icon: icon, sync: nil, tree: tree, maxDisplay: settings.maxDisplay,
+            explain: explain)
+        applied.duplicate = true
+        return .applied(applied)
     }
 
     /// A rejection when the event's account, device or page holds U+0000: a state keeps them
@@ -426,24 +558,29 @@ public struct BadgeStream: Sendable {
 
     /// Applies `event` to `account`; `own`: the account is the device's own (its id is the
     /// device id), which the device never leaves.
+    ///
+    /// A rejected event leaves the account as it was: no clock, device, expiry or mark.
     private static func apply(
         _ event: consuming Event, seq: Int, settings: Settings, rules: RuleSet, own: Bool,
-        to account: inout Account
+        to account: inout Account, expiring: inout Bool
     ) -> StreamResult.Body {
+        // The tree rejects a bad path before it changes anything; only the expiry that comes
+        // first would have to be taken back, so with marks pending the path is checked first.
+        if account.tree.hasPendingExpiries, let path = event.path, let refused = Self.refusedPath(path, event: event, rules: rules) {
+            return .rejected(refused)
+        }
         // Events without `at` take the previous time of the same account.
+        let clockBefore = account.clock
         if let at = event.at { account.clock = at }
         let clock = account.clock
-        let index: Dictionary<String, Device>.Index
-        if let found = account.devices.index(forKey: event.device) {
-            index = found
-        } else {
+        // An account-level event adds no device, nor does an unregister of a device not there.
+        var index: Dictionary<String, Device>.Index? = account.devices.index(forKey: event.device)
+        var joined = false
+        if index == nil && !event.isAccountLevel && event.op != .unregister {
             account.devices[event.device] = Device(rules: rules)
-            guard let made = account.devices.index(forKey: event.device) else {
-                return .rejected(.error(.invalidPath, "device \"\(event.device)\" could not be created", at: "/device"))
-            }
-            index = made
+            index = account.devices.index(forKey: event.device)
+            joined = true
         }
-        let before = account.tree.total
         // Marks due at or before the event's time expire first (one branch when none can).
         let expiry: Expiry? = account.tree.hasPendingExpiries ? account.tree.expire(through: clock) : nil
         var outcome = Outcome.unchanged
@@ -454,22 +591,20 @@ public struct BadgeStream: Sendable {
                     event.action, on: path, in: &account.tree, source: source,
                     expires: event.ttl.map { clock + $0 }, once: event.once)
             } catch {
-                let at = event.op == .push ? "" : "/path"
-                let d = Diagnostic.error(
-                    .invalidPath,
-                    event.op == .push ? "rule \"\(event.rule ?? "")\" made an invalid path: \(error.description)" : error.description,
-                    at: at)
-                return .rejected(d)
+                // Nothing changed yet (see above): the clock and a device that just joined go back.
+                account.clock = clockBefore
+                if joined { account.devices.removeValue(forKey: event.device) }
+                return .rejected(Self.pathDiagnostic(error.description, event: event))
             }
         }
         if let expiry, !expiry.paths.isEmpty { outcome = Self.merge(expiry.outcome, then: outcome) }
-        if settings.icon == .payload {
+        if settings.icon == .payload, let index {
             if let d = outcome.decrement {
                 account.devices.values[index].payloadIcon = max(0, account.devices.values[index].payloadIcon - d.by)
             }
-            if let b = event.badge { account.devices.values[index].payloadIcon = b }
+            if event.op == .push, let b = event.badge { account.devices.values[index].payloadIcon = b }
         }
-        let happening: SyncPolicy.Happening
+        let happening: SyncPolicy.Happening?
         switch event.op {
         case .login: happening = .login
         case .logout: happening = .logout
@@ -479,27 +614,26 @@ public struct BadgeStream: Sendable {
         case .disappear: happening = .disappear(event.page ?? "")
         case .push: happening = .push
         case .tick: happening = .tick
-        case .set, .clear, .snapshot, .explain: happening = .other
+        case .set, .clear, .snapshot, .explain, .reconcile: happening = .other
+        case .unregister, .expire: happening = nil
         }
-        let reason = account.devices.values[index].sync.handle(happening, at: clock)
+        var reason: SyncPolicy.Reason? = nil
+        if let happening, let index { reason = account.devices.values[index].sync.handle(happening, at: clock) }
+        let total = account.tree.total
         // Not `account.icon(_:device:)`: passing the device would copy it (a retain and release
         // of each of its sync policy's sets).
-        let icon = settings.icon == .tree ? account.tree.total : account.devices.values[index].payloadIcon
+        let icon = settings.icon == .payload ? (index.map { account.devices.values[$0].payloadIcon } ?? total) : total
         var updates: [BadgeUpdate] = []
         if settings.icon == .tree {
-            // The event's own device now shows the total (a push's stamped payload goes to
-            // it; after any other op its app set its icon); the others get badge updates.
-            account.devices.values[index].delivered = icon
-            if icon != before && account.devices.count > 1 {
-                updates = Self.badgeUpdates(&account.devices, total: icon, except: index)
-            }
+            updates = Self.deliver(event, index: index, total: total, to: &account.devices, own: own)
+        } else if let index, event.op == .logout && !own {
+            account.devices.remove(at: index)
+        } else if let index, event.op == .unregister {
+            account.devices.remove(at: index)
         }
         let tree = event.op == .snapshot ? account.tree.snapshot() : nil
         let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
-        if event.op == .logout && !own {
-            // The device leaves the account after its logout result.
-            account.devices.remove(at: index)
-        }
+        expiring = account.tree.hasPendingExpiries
         return .applied(
             StreamResult.Applied(
                 event: event, outcome: outcome, icon: icon, sync: reason, tree: tree,
@@ -507,6 +641,76 @@ public struct BadgeStream: Sendable {
                 expired: expiry?.paths ?? [], explain: explain))
     }
 
+    /// The rejection the tree would give for `path`, checked without changing it.
+    private static func refusedPath(_ path: String, event: borrowing Event, rules: RuleSet) -> Diagnostic? {
+        do { try BadgePath.validate(path) } catch { return pathDiagnostic(error.description, event: event) }
+        let root = rules.tree.root
+        guard path == root || path.hasPrefix(root + ".") else {
+            // The tree's own words for it (`BadgePathError`).
+            return pathDiagnostic("invalid path \"\(path)\": a path must start with the root \"\(root)\"", event: event)
+        }
+        return nil
+    }
+
+    private static func pathDiagnostic(_ message: String, event: borrowing Event) -> Diagnostic {
+        event.op == .push
+            ? .error(.invalidPath, "rule \"\(event.rule ?? "")\" made an invalid path: \(message)", at: "")
+            : .error(.invalidPath, message, at: "/path")
+    }
+
+    /// Updates the delivered numbers after an applied event (icon policy `tree`, see
+    /// <doc:EventLines>) and returns the badge updates the server owes: every device whose
+    /// delivered number is not the account's `total`, in byte order of device id, which then
+    /// count as delivered; a device that logs out is sent 0 when it shows anything.
+    private static func deliver(
+        _ event: borrowing Event, index: Dictionary<String, Device>.Index?, total: Int,
+        to devices: inout [String: Device], own: Bool
+    ) -> [BadgeUpdate] {
+        var except = index
+        var leaving: BadgeUpdate? = nil
+        switch event.op {
+        case .push:
+            if event.kind?.setsIcon ?? true {
+                // The payload (stamped, or sent with aps.badge = icon) sets the icon.
+                if let index {
+                    devices.values[index].delivered = total
+                } else {
+                    for i in devices.indices { devices.values[i].delivered = total }
+                }
+            } else {
+                except = nil
+            }
+        case .reconcile:
+            except = nil
+            if let index, let shown = event.badge {
+                devices.values[index].delivered = shown
+            } else {
+                // Every device is sent the total, whatever it was last given.
+                for i in devices.indices { devices.values[i].delivered = -1 }
+            }
+        case .logout:
+            if let index {
+                if devices.values[index].delivered != 0 { leaving = BadgeUpdate(device: event.device, badge: 0) }
+                if own {
+                    devices.values[index].delivered = 0
+                } else {
+                    devices.remove(at: index)
+                }
+            }
+            except = nil
+            if own, let index {
+                // The device stays in its own account, showing 0: it is not owed the total.
+                return Self.badgeUpdates(&devices, total: total, except: index, adding: leaving)
+            }
+        case .unregister:
+            if let index { devices.remove(at: index) }
+            except = nil
+        default:
+            // The device's own app reported: it set its icon to the total.
+            if let index { devices.values[index].delivered = total }
+        }
+        return Self.badgeUpdates(&devices, total: total, except: except, adding: leaving)
+    }
     /// The expiry's outcome followed by the event's: changes in that order, one decrement
     /// for both (the drops added, the paths merged in byte order).
     private static func merge(_ first: Outcome, then second: Outcome) -> Outcome {
@@ -521,13 +725,14 @@ public struct BadgeStream: Sendable {
         return merged
     }
 
-    /// The devices other than `except` whose delivered number is not `total`, in byte order
-    /// of their ids; they then count as delivered.
+    /// The devices other than `except` whose delivered number is not `total`, with `adding`,
+    /// in byte order of their ids; they then count as delivered.
     private static func badgeUpdates(
         _ devices: inout [String: Device], total: Int,
-        except: Dictionary<String, Device>.Index
+        except: Dictionary<String, Device>.Index?, adding extra: BadgeUpdate? = nil
     ) -> [BadgeUpdate] {
         var updates: [BadgeUpdate] = []
+        if let extra { updates.append(extra) }
         var i = devices.startIndex
         while i != devices.endIndex {
             if i != except && devices.values[i].delivered != total {
@@ -536,7 +741,7 @@ public struct BadgeStream: Sendable {
             }
             i = devices.index(after: i)
         }
-        updates.sort { $0.device.utf8.lexicographicallyPrecedes($1.device.utf8) }
+        if updates.count > 1 { updates.sort { $0.device.utf8.lexicographicallyPrecedes($1.device.utf8) } }
         return updates
     }
 

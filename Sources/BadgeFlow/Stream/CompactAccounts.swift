@@ -128,7 +128,8 @@ struct CompactAccounts: Sendable {
 /// encoding; `CompactAccountsTests` pins its bytes), in `CompactCoding`'s primitives: the
 /// clock, the tree's own compact form (its nodes as they are, so that reading it makes the
 /// same tree without hashing a path), then the devices, each with its numbers, a flag byte
-/// for its sync state and the parts that are not those of a new device.
+/// for its sync state and the parts that are not those of a new device; then, when the
+/// account keeps any, its recent event ids.
 enum AccountCodec {
     static func encode(_ a: Account, into out: inout [UInt8]) {
         CompactCoding.time(a.clock, &out)
@@ -154,6 +155,12 @@ enum AccountCodec {
                 }
             }
             if p.intervalStart != 0 { CompactCoding.time(p.intervalStart, &out) }
+        }
+        // The recent event ids, oldest first, only when there are any (an account without
+        // them encodes as before).
+        if !a.ids.isEmpty {
+            CompactCoding.varint(UInt64(a.ids.list.count), &out)
+            for id in a.ids.list { CompactCoding.string(id, &out) }
         }
     }
 
@@ -203,6 +210,15 @@ enum AccountCodec {
             }
             guard !r.failed else { return nil }
             account.devices[id] = d
+        }
+        if !r.isDone && !r.failed {
+            // Written only when there is at least one.
+            let n = r.count()
+            guard n >= 1, n <= RecentIDs.limit else { return nil }
+            var ids: [String] = []
+            for _ in 0..<n { ids.append(r.string()) }
+            guard !r.failed else { return nil }
+            account.ids = RecentIDs(ids)
         }
         return r.isDone ? account : nil
     }

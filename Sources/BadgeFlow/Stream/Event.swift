@@ -29,6 +29,13 @@ public struct Event: Sendable {
         case snapshot
         /// Report the marks that make `path` show, in `explain`.
         case explain
+        /// Re-send every device of the account its number, or (with `badge`) take a device's
+        /// report of what it shows.
+        case reconcile
+        /// Drop a device APNs no longer delivers to (it answered 410), sending it nothing.
+        case unregister
+        /// Time passed for the whole fleet: every account's marks due at `at` expire.
+        case expire
     }
 
     /// The operation.
@@ -40,9 +47,16 @@ public struct Event: Sendable {
     public var account: String?
     /// The event time, when the line gives one.
     public var at: Double?
+    /// The event's id (1 to 128 bytes), when the line gives one: an event whose account
+    /// already applied that id is a duplicate and changes nothing (``RecentIDs``).
+    public var id: String?
+    /// For `expire`: `at` as the line gives it (JSON text: a number or a quoted string),
+    /// echoed in the result.
+    public var atText: String?
     /// For pushes: the payload's kind.
     public var kind: PayloadKind?
-    /// For pushes: `aps.badge`, when present.
+    /// For pushes: `aps.badge`, when present. For `reconcile`: the number the device reports
+    /// it shows, when given.
     public var badge: Int?
     /// For pushes: the matched rule's name (nil: no rule matched).
     public var rule: String?
@@ -59,7 +73,7 @@ public struct Event: Sendable {
     public var page: String?
     /// Warnings found on the line (payload warnings, with pointers into the line).
     public var warnings: [Diagnostic] = []
-    /// For pushes read with stamping on (and not `background`): the payload, ready for its
+    /// For pushes read with stamping on (and of a kind that sets the icon): the payload, ready for its
     /// badge number.
     public var stamp: PayloadStamp?
 
@@ -68,6 +82,10 @@ public struct Event: Sendable {
 
     /// The account whose tree the event touches: ``account``, or the device id without one.
     public var accountID: String { account ?? device }
+
+    /// Whether the event acts on its account alone: it names an `account` and no device (a
+    /// read on the web, a server job), so it adds no device to the account.
+    public var isAccountLevel: Bool { account != nil && device.isEmpty }
 }
 
 /// What reading one line gave.

@@ -7,7 +7,7 @@
 public final class LineAnalyzer {
     /// The compiled rules.
     public let rules: RuleSet
-    /// Whether pushes that are not `background` keep their payload for stamping
+    /// Whether pushes whose kind sets the icon keep their payload for stamping
     /// (``Event/stamp``; `badgeflow filter --stamp`).
     public let stamp: Bool
     private let parser = JSONParser(maxDepth: PayloadLimits.maxDepth)
@@ -53,7 +53,8 @@ public final class LineAnalyzer {
         }
         guard opValue.kind == .string, let opText = opValue.string, let op = Event.Op(rawValue: opText) else {
             // The list predates `explain` and stays as it was, so error lines keep their bytes.
-            let ops = Event.Op.allCases.filter { $0 != .explain }.map(\.rawValue).joined(separator: ", ")
+            let later: [Event.Op] = [.explain, .reconcile, .unregister, .expire]
+            let ops = Event.Op.allCases.filter { !later.contains($0) }.map(\.rawValue).joined(separator: ", ")
             return .rejected(.error(.unknownOp, "unknown op \(PayloadChecker.describe(opValue)); expected one of \(ops)", at: "/op"))
         }
         var event = Event(op: op)
@@ -68,6 +69,16 @@ public final class LineAnalyzer {
                 return .rejected(.error(.wrongType, "account must be a string, got \(PayloadChecker.describe(a))", at: "/account"))
             }
             event.account = s
+        }
+        if let i = root["id"] {
+            guard i.kind == .string, let s = i.string else {
+                return .rejected(.error(.wrongType, "id must be a string, got \(PayloadChecker.describe(i))", at: "/id"))
+            }
+            let bytes = s.utf8.count
+            guard bytes >= 1 && bytes <= 128 else {
+                return .rejected(.error(.invalidValue, "id must be 1 to 128 bytes, got \(bytes)", at: "/id"))
+            }
+            event.id = s
         }
         if let t = root["at"], !t.isNull {
             switch t.kind {
@@ -161,6 +172,35 @@ public final class LineAnalyzer {
                         "\(op.rawValue) needs a \"page\" string", at: "/page"))
             }
             event.page = page
+        case .reconcile:
+            if let b = root["badge"] {
+                guard b.kind == .int, let n = b.int, !b.intOverflowed else {
+                    return .rejected(
+                        .error(.wrongType, "badge must be an integer, 0 or more, got \(PayloadChecker.describe(b))", at: "/badge"))
+                }
+                guard n >= 0, n <= Int64(Int32.max) else {
+                    return .rejected(.error(.invalidValue, "badge must be from 0 to 2147483647, got \(n)", at: "/badge"))
+                }
+                guard !event.isAccountLevel else {
+                    return .rejected(
+                        .error(.invalidValue, "badge is what a device reports it shows: this reconcile names no device", at: "/badge"))
+                }
+                event.badge = Int(n)
+            }
+        case .expire:
+            // Fleet-wide: it names no account or device, and its time is required.
+            for field in ["account", "device"] where root[field] != nil {
+                return .rejected(
+                    .error(.invalidValue, "expire acts on every account: it must not name \"\(field)\"", at: "/" + field))
+            }
+            guard event.at != nil, let t = root["at"] else {
+                return .rejected(.error(.missingField, "expire needs \"at\", the time marks due by then expire", at: "/at"))
+            }
+            event.atText = t.serialized(pretty: false)
+        case .unregister:
+            guard !event.isAccountLevel else {
+                return .rejected(.error(.missingField, "unregister needs the \"device\" APNs answered 410 for", at: "/device"))
+            }
         case .login, .logout, .foreground, .background, .tick, .snapshot:
             break
         }
@@ -190,7 +230,7 @@ public final class LineAnalyzer {
         event.kind = report.kind
         event.badge = report.badge
         event.warnings = report.diagnostics
-        if stamp && report.kind != .background {
+        if stamp, report.kind?.setsIcon ?? true {
             // The input's own bytes when the text can be cut; json-c's parse otherwise.
             event.stamp = PayloadStamp.cut(line, envelope: !base.isEmpty) ?? PayloadStamp.rewritten(payload)
         }

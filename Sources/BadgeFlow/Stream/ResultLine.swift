@@ -1,5 +1,5 @@
 /// Writes result lines: the filter's output format, keys in a fixed order: seq, op, device,
-/// account, kind, rule, path, page, expired, changes, decrement, icon, badgeUpdates, sync,
+/// account, kind, rule, path, page, expired, duplicate, changes, decrement, icon, badgeUpdates, sync,
 /// payload, warnings, tree, explain.
 enum ResultLine {
     static func error(_ d: Diagnostic, seq: Int, into w: inout JSONWriter) {
@@ -81,6 +81,10 @@ enum ResultLine {
     }
 
     static func event(_ a: borrowing StreamResult.Applied, seq: Int, into w: inout JSONWriter) {
+        if let fleet = a.fleet {
+            expire(fleet, at: a.event.atText ?? "0", seq: seq, into: &w)
+            return
+        }
         // The head in one reserved run: seq, op, device, kind, rule, path, page.
         // Longest fixed text: {"seq": 7, the op fragment 36, the kind fragment 33, ,"path": 8,
         // ,"page": 8, ,"changes":[ 12.
@@ -105,7 +109,7 @@ enum ResultLine {
             if let page = a.event.page {
                 o.fragment(#","page":"#); o.quoted(page)
             }
-            if a.expired.isEmpty { o.fragment(#","changes":["#) }
+            if a.expired.isEmpty { o.fragment(a.duplicate ? #","duplicate":true,"changes":["# : #","changes":["#) }
         }
         if !a.expired.isEmpty {
             w.fragment(#","expired":["#)
@@ -165,6 +169,49 @@ enum ResultLine {
         w.fragment("}\n")
     }
 
+    /// A fleet-wide `expire`: `{"seq":N,"op":"expire","at":T,"accounts":[…]}`, one entry per
+    /// account that had a due mark.
+    static func expire(_ fleet: [ExpiredAccount], at: String, seq: Int, into w: inout JSONWriter) {
+        w.fragment(#"{"seq":"#); w.bareInt(seq)
+        w.fragment(#","op":"expire","at":"#)
+        w.raw(Array(at.utf8))
+        w.fragment(#","accounts":["#)
+        for (i, e) in fleet.enumerated() {
+            w.fragment(i == 0 ? #"{"account":"# : #",{"account":"#)
+            w.bareString(e.account)
+            w.fragment(#","expired":["#)
+            for (j, p) in e.expired.enumerated() {
+                if j > 0 { w.fragment(",") }
+                w.bareString(p)
+            }
+            w.fragment(#"],"changes":["#)
+            states(e.outcome.changes, into: &w)
+            w.fragment("]")
+            if let d = e.outcome.decrement {
+                w.fragment(#","decrement":{"by":"#); w.bareInt(d.by)
+                w.fragment(#","paths":["#)
+                for (j, p) in d.paths.enumerated() {
+                    if j > 0 { w.fragment(",") }
+                    w.bareString(p)
+                }
+                w.fragment("]}")
+            }
+            w.fragment(#","icon":"#); w.bareInt(e.icon)
+            if !e.badgeUpdates.isEmpty {
+                w.fragment(#","badgeUpdates":["#)
+                for (j, u) in e.badgeUpdates.enumerated() {
+                    w.fragment(j == 0 ? #"{"device":"# : #",{"device":"#)
+                    w.bareString(u.device)
+                    w.fragment(#","badge":"#); w.bareInt(u.badge)
+                    w.fragment("}")
+                }
+                w.fragment("]")
+            }
+            w.fragment("}")
+        }
+        w.fragment("]}\n")
+    }
+
     /// One explained mark: `{"path","count","seq","rule","at","expires"}`; count 0 for a dot,
     /// `seq`, `rule` and `at` null when nothing recorded what set it, `expires` null for never.
     static func record(_ r: MarkRecord, into w: inout JSONWriter) {
@@ -206,6 +253,9 @@ enum ResultLine {
         case .tick: return #","op":"tick","device":"#
         case .snapshot: return #","op":"snapshot","device":"#
         case .explain: return #","op":"explain","device":"#
+        case .reconcile: return #","op":"reconcile","device":"#
+        case .unregister: return #","op":"unregister","device":"#
+        case .expire: return #","op":"expire","device":"#
         }
     }
 

@@ -151,6 +151,20 @@ extension StateFile {
             }
             account.devices[id] = d
         }
+        if let ids = v["ids"] {
+            guard let items = ids.stateElements, items.count <= RecentIDs.limit else {
+                throw Failure(file: file, at: at + "/ids", message: "ids must be an array of at most \(RecentIDs.limit) event ids")
+            }
+            var list: [String] = []
+            list.reserveCapacity(items.count)
+            for (i, item) in items.enumerated() {
+                guard let s = item.stateString, (1...128).contains(s.utf8.count) else {
+                    throw Failure(file: file, at: at + "/ids/\(i)", message: "an event id is a string of 1 to 128 bytes")
+                }
+                list.append(s)
+            }
+            account.ids = RecentIDs(list)
+        }
         return account
     }
 
@@ -294,7 +308,8 @@ extension StateFile {
     }
 
     /// One account as JSON: `{"clock": …, "marks": {…}, "devices": {…}}` (with `sources`,
-    /// `expires` and `once` after `marks` when not empty), devices and pages in
+    /// `expires` and `once` after `marks` when not empty, and `ids`, the recent event ids
+    /// oldest first, after `devices` when there are any), devices and pages in
     /// byte order. Both stores write accounts this way: the JSON file under `accounts`, the
     /// SQLite store in its `accounts.data` column.
     ///
@@ -456,6 +471,12 @@ extension StateFile {
             w.endObject()
         }
         w.endObject()
+        if !a.ids.isEmpty {
+            w.key("ids")
+            w.beginArray()
+            for id in a.ids.list { w.string(id) }
+            w.endArray()
+        }
         w.endObject()
     }
 

@@ -42,8 +42,9 @@ public struct StreamResult: Sendable {
         public var tree: [BadgeState]?
         /// The display cap the tree's `display` texts were made with.
         public var maxDisplay: Int
-        /// Under the `tree` icon policy, when the event changed the account's total: the
-        /// other devices of the account that do not show it yet, in byte order of their ids.
+        /// Under the `tree` icon policy: the devices of the account that were owed a number
+        /// (their delivered number was not the account's total; a device that logged out
+        /// and showed something is owed 0), in byte order of their ids.
         public var badgeUpdates: [BadgeUpdate]
         /// The marks that expired before the event was applied, in byte order (their changes
         /// come first in ``outcome``).
@@ -56,6 +57,12 @@ public struct StreamResult: Sendable {
         private var expiredPaths: [String]?
         /// For `explain`: the marks that make the path show, deepest first.
         public var explain: [MarkRecord]?
+        /// Whether the event was a duplicate: its account had already applied its `id`, so
+        /// it changed nothing (`"duplicate":true`).
+        public var duplicate = false
+        /// For a fleet-wide `expire`: each account that had a due mark, in byte order of
+        /// account id.
+        public var fleet: [ExpiredAccount]?
 
         /// Creates an applied result.
         public init(
@@ -74,7 +81,7 @@ public struct StreamResult: Sendable {
             self.badgeUpdates = badgeUpdates
         }
 
-        /// With stamping on, for a push that is not `background`: the pushed payload with
+        /// With stamping on, for a push whose kind sets the icon: the pushed payload with
         /// `aps.badge` set to ``icon``, the payload to send to APNs.
         public var stampedPayload: String? {
             event.stamp?.stamped(icon)
@@ -118,4 +125,18 @@ public struct StreamResult: Sendable {
                 as: UTF8.self)
         }
     }
+}
+
+/// One account's part of a fleet-wide `expire` result.
+public struct ExpiredAccount: Sendable {
+    /// The account id.
+    public var account: String
+    /// The marks that expired, in byte order.
+    public var expired: [String]
+    /// Their changes (deepest first) and the decrement.
+    public var outcome: Outcome
+    /// The account's total after.
+    public var icon: Int
+    /// The devices owed a number (every device whose delivered number is not the total).
+    public var badgeUpdates: [BadgeUpdate]
 }

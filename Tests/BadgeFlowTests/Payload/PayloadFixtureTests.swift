@@ -35,7 +35,9 @@ import Testing
         let listed = Set(Self.verdicts.map(\.file))
         #expect(listed.count == Self.verdicts.count, "a file is listed twice")
         for folder in ["valid", "invalid", "voip", "corpus/valid", "corpus/invalid"] {
-            for name in try FixtureFolder.list(Fixtures.path("payloads/" + folder)) where !name.hasSuffix(".expected.ndjson") {
+            // Expectations and batch sidecars (`batch.json`, `NAME.batch.json`) are not payloads.
+            for name in try FixtureFolder.list(Fixtures.path("payloads/" + folder))
+            where !name.hasSuffix(".expected.ndjson") && !name.hasSuffix("batch.json") {
                 #expect(listed.contains(folder + "/" + name), "\(folder)/\(name) has no verdict")
             }
         }

@@ -44,25 +44,34 @@ import Testing
         (#"{"aps":{"alert":{"body":"b","summary-arg-count":-1}}}"#, "error:out-of-range@/aps/alert/summary-arg-count"),
         (#"{"aps":{"alert":{"body":"b","action-loc-key":false}}}"#, "error:wrong-type@/aps/alert/action-loc-key"),
         (#"{"aps":{"alert":{"body":"b","action":"View"},"x/y":1}}"#, "warning:unknown-aps-key@/aps/x~1y"),
-        (#"{"aps":{"event":"update","alert":{"title":{"loc-key":1}}}}"#, "error:wrong-type@/aps/alert/title/loc-key"),
         (
-            #"{"aps":{"event":"update","alert":{"body":{"loc-key":"K","loc-args":[1]}}}}"#,
+            #"{"aps":{"event":"update","timestamp":1,"content-state":{},"alert":{"title":{"loc-key":1}}}}"#,
+            "error:wrong-type@/aps/alert/title/loc-key"
+        ),
+        (
+            #"{"aps":{"event":"update","timestamp":1,"content-state":{},"alert":{"body":{"loc-key":"K","loc-args":[1]}}}}"#,
             "error:wrong-type@/aps/alert/body/loc-args/0"
         ),
         (
-            #"{"aps":{"event":"update","alert":{"body":{"loc-key":"K","args":[]}}}}"#,
+            #"{"aps":{"event":"update","timestamp":1,"content-state":{},"alert":{"body":{"loc-key":"K","args":[]}}}}"#,
             "warning:unknown-aps-key@/aps/alert/body/args"
         ),
         (
-            #"{"aps":{"event":"update","alert":{"body":"b","sound":{"name":"a.caf","volume":2}}}}"#,
+            #"{"aps":{"event":"update","timestamp":1,"content-state":{},"alert":{"body":"b","sound":{"name":"a.caf","volume":2}}}}"#,
             "error:out-of-range@/aps/alert/sound/volume"
         ),
         (#"{"aps":{"alert":{"body":"b","sound":"a.caf"}}}"#, "warning:unknown-aps-key@/aps/alert/sound"),
         (#"{"aps":{"sound":{"name":"a.caf","loudness":1}}}"#, "warning:unknown-aps-key@/aps/sound/loudness"),
         (#"{"aps":{"sound":{"name":7}}}"#, "error:wrong-type@/aps/sound/name"),
-        (#"{"aps":{"event":"start","input-push-token":1,"input-push-channel":7}}"#, "error:wrong-type@/aps/input-push-channel"),
-        (#"{"aps":{"event":"end","dismissal-date":"soon"}}"#, "error:wrong-type@/aps/dismissal-date"),
-        (#"{"aps":{"event":"start","attributes-type":{},"attributes":{}}}"#, "error:wrong-type@/aps/attributes-type"),
+        (
+            #"{"aps":{"event":"start","timestamp":1,"content-state":{},"attributes-type":"A","attributes":{},"alert":"a","input-push-token":1,"input-push-channel":7}}"#,
+            "error:wrong-type@/aps/input-push-channel"
+        ),
+        (#"{"aps":{"event":"end","timestamp":1,"dismissal-date":"soon"}}"#, "error:wrong-type@/aps/dismissal-date"),
+        (
+            #"{"aps":{"event":"start","timestamp":1,"content-state":{},"alert":"a","attributes-type":{},"attributes":{}}}"#,
+            "error:wrong-type@/aps/attributes-type"
+        ),
         (#"{"aps":{"alert":"x","filter-criteria":1}}"#, "error:wrong-type@/aps/filter-criteria"),
         (#"{"aps":{"content-changed":1}}"#, "error:wrong-type@/aps/content-changed"),
     ])
@@ -78,7 +87,7 @@ import Testing
         #"{"aps":{"alert":{"title":"t","body":"b","summary-arg":"Robert","summary-arg-count":0}}}"#,
         #"{"aps":{"alert":{"subtitle-loc-key":"SUB","subtitle-loc-args":["a"]}}}"#,
         #"{"aps":{"event":"end","timestamp":1,"dismissal-date":2,"content-state":{}}}"#,
-        #"{"aps":{"event":"start","timestamp":1,"attributes-type":"A","attributes":{},"content-state":{},"input-push-token":1}}"#,
+        #"{"aps":{"event":"start","timestamp":1,"attributes-type":"A","attributes":{},"content-state":{},"input-push-token":1,"alert":"a"}}"#,
         #"{"aps":{"event":"update","timestamp":1,"content-state":{},"alert":{"title":{"loc-key":"T","loc-args":[]},"body":{"loc-key":"B"},"sound":{"name":"a.caf","critical":1,"volume":0.5}}}}"#,
         #"{"aps":{"alert":"x","filter-criteria":"work","relevance-score":0.5,"target-content-id":"w"}}"#,
         #"{"aps":{"content-changed":true}}"#,
@@ -149,7 +158,7 @@ import Testing
 
     @Test func liveActivitiesAllowRelevanceAboveOneAndLocalizedTitles() {
         let r = validator.validate(
-            #"{"aps":{"event":"start","relevance-score":100,"alert":{"title":{"loc-key":"T","loc-args":["a"]},"body":"b","sound":"x.caf"}}}"#
+            #"{"aps":{"event":"start","timestamp":1,"content-state":{},"attributes-type":"A","attributes":{},"relevance-score":100,"alert":{"title":{"loc-key":"T","loc-args":["a"]},"body":"b","sound":"x.caf"}}}"#
         )
         #expect(r.diagnostics.isEmpty)
     }

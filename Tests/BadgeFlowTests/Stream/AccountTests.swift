@@ -158,7 +158,11 @@ private func updates(_ line: String) -> String? {
             session.feed(line)
         }
         let out = String(decoding: session.output.bytes, as: UTF8.self).split(separator: "\n").map(String.init)
-        #expect(out[3] == #"{"seq":4,"op":"logout","device":"ipad","account":"A","changes":[],"icon":1}"#)
+        // The iPad showed 1: a logged-out device must not keep the user's number.
+        #expect(
+            out[3]
+                == #"{"seq":4,"op":"logout","device":"ipad","account":"A","changes":[],"icon":1,"badgeUpdates":[{"device":"ipad","badge":0}]}"#
+        )
         #expect(updates(out[4]) == nil)
         #expect(session.stream.accounts["A"]?.devices.keys.sorted() == ["phone"])
         // Back with its next event (a login, after which it shows 2): a member again.

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `badgeflow report` in a real browser (issue 28): headless Chromium opens the report of each
+# scenario fixture and of a generated day, at #filter=ID (the filter box's script must run),
+# with no console message at all, and Scripts/report_check.py compares the figures it reads
+# back from the DOM (data-metric, data-account) with what `badgeflow filter` wrote for the
+# same input and the state it saved.
+# usage: Scripts/report-browser-test.sh [BADGEFLOW]   (default .build/debug/badgeflow)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:-.build/debug/badgeflow}
+CHROMIUM=${CHROMIUM:-chromium}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Chromium as a headless test browser: no sandbox (CI runs as root), no GPU, no profile kept.
+browse() {
+  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
+    --user-data-dir="$work/profile" --enable-logging=stderr --v=0 "$@"
+}
+
+check() { # NAME INPUT [RULES]
+  local name=$1 input=$2 rules=${3:-}
+  local args=()
+  [ -n "$rules" ] && args=(--rules "$rules")
+  rm -f "$work/state.json"
+  "$BIN" filter "${args[@]}" --state "$work/state.json" "$input" > "$work/results.ndjson"
+  "$BIN" state info "$work/state.json" > "$work/info.txt"
+  "$BIN" report "${args[@]}" -o "$work/report.html" "$input" 2> /dev/null
+  # The first shown account (its id as text), for #filter=.
+  local first
+  first=$(python3 -c 'import re,sys,html; m=re.search(r"data-account=\"([^\"]*)\"", open(sys.argv[1]).read()); print(html.unescape(m.group(1)) if m else "")' "$work/report.html")
+  local url="file://$work/report.html"
+  [ -n "$first" ] && url="$url#filter=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$first")"
+  browse --dump-dom "$url" > "$work/dom.html" 2> "$work/browser.log"
+  if grep -q 'CONSOLE' "$work/browser.log"; then
+    echo "report-browser-test: $name: the page wrote to the console:" >&2
+    grep 'CONSOLE' "$work/browser.log" >&2
+    exit 1
+  fi
+  if [ ! -s "$work/dom.html" ]; then
+    echo "report-browser-test: $name: Chromium gave no DOM" >&2
+    tail -n 20 "$work/browser.log" >&2
+    exit 1
+  fi
+  printf '%s: ' "$name"
+  Scripts/report_check.py "$work/dom.html" "$work/results.ndjson" "$work/state.json" "$work/info.txt" ${first:+"$first"}
+}
+
+n=0
+for f in Fixtures/scenarios/*.ndjson; do
+  case $f in *.expected.ndjson) continue ;; esac
+  rules=${f%.ndjson}.rules.json
+  [ -f "$rules" ] || rules=
+  check "$(basename "$f")" "$f" "$rules"
+  n=$((n + 1))
+done
+# A generated day: 2,000 accounts with 1-3 devices, 30,000 lines (the fleet generator).
+python3 Benchmarks/scripts/gen_fleet.py 2000 30000 > "$work/day.ndjson"
+check "generated day (2,000 accounts, 30,000 lines)" "$work/day.ndjson"
+n=$((n + 1))
+echo "report-browser-test: $n reports checked in $("$CHROMIUM" --version 2>/dev/null | head -n 1)"

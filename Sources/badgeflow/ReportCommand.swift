@@ -1,0 +1,186 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import BadgeFlow
+
+/// `badgeflow report`: replays the input with the filter's engine and writes one
+/// self-contained HTML page (``ReplayReport``).
+struct ReportCommand: TakesManyInputs {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Replay NDJSON events as filter would and write an HTML page of what happened and why.",
+        discussion: """
+            Reads the INPUT files in order (then those --files-from lists), or stdin when there \
+            are none, twice: once for the figures and the accounts to show, once more for their \
+            detail (stdin is kept in a temporary file for that). The page shows the run's \
+            figures (data-metric), the pushes no rule matched, the marks standing longest, and \
+            for each account named with --account and the 20 whose icon stayed above zero the \
+            longest: its icon and each device's number over time, its results and its tree.
+            """
+    )
+
+    static let optionsWithValues = [
+        "--rules": "rules", "--account": "account", "--files-from": "files-from", "-o": "output", "--output": "output",
+        "--max-line-bytes": "max-line-bytes",
+    ]
+
+    @OptionGroup var rules: RulesOption
+
+    @Flag(name: .long, help: "Replay with --stamp, as filter --stamp.")
+    var stamp = false
+
+    @Flag(name: .long, help: "Each input line is N<TAB>JSON (as filter --numbered); a result's seq is N.")
+    var numbered = false
+
+    @Option(name: .long, help: ArgumentHelp("Show this account whatever its figures (repeatable).", valueName: "ID"))
+    var account: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Longest input line kept, in bytes (at least 1024), as filter's.", valueName: "BYTES"))
+    var maxLineBytes = 1 << 20
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Also read the files listed in FILE, one path a line, after the INPUTs.", valueName: "FILE"))
+    var filesFrom: String?
+
+    @Option(
+        name: [.short, .long],
+        help: ArgumentHelp("Write the page to FILE (replaced atomically; `-`: stdout).", valueName: "FILE"))
+    var output = "report.html"
+
+    @Argument(help: ArgumentHelp("NDJSON event files (`-`: stdin); stdin when none.", valueName: "INPUT"))
+    var inputs: [String] = []
+
+    func validate() throws {
+        if filesFrom == "-" {
+            throw ValidationError("--files-from - is not supported by report (it reads its input twice): give the list as a file")
+        }
+        guard maxLineBytes >= 1024 else {
+            throw ValidationError("--max-line-bytes must be a number of bytes of at least 1024; got \(maxLineBytes)")
+        }
+    }
+
+    /// The INPUTs, then the files `--files-from` lists; stdin when there are none at all.
+    private func sources() throws -> [String] {
+        guard let filesFrom else { return inputs.isEmpty ? ["-"] : inputs }
+        let list: [UInt8]
+        do { list = try FileIO.readBytes(filesFrom) } catch {
+            Console.error("badgeflow: \(filesFrom): cannot read the --files-from list: \(error.message)")
+            throw Exit.io
+        }
+        var out = inputs
+        for line in list.split(separator: 0x0A, omittingEmptySubsequences: true) {
+            out.append(String(decoding: line, as: UTF8.self))
+        }
+        return out
+    }
+
+    /// Reads every source in order, handing each line to `body` (with the reader's
+    /// `overlongHead` for an overlong line); false when one could not be read.
+    private func replay(_ sources: [String], stdin: String?, _ body: (LineReader.Line, [UInt8]) -> Void) -> Bool {
+        var ok = true
+        let reader = LineReader(fd: 0, maxLineBytes: maxLineBytes + (numbered ? LineNumber.maxPrefixBytes : 0))
+        for source in sources {
+            let path = source == "-" ? stdin : source
+            guard let path else { continue }
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            if fd < 0 {
+                Console.error("badgeflow: \(source): \(OutputFile.reason())")
+                ok = false
+                continue
+            }
+            defer { close(fd) }
+            reader.restart(fd: fd)
+            do {
+                try reader.forEachLine(source == "-" ? "<stdin>" : source) { line in
+                    if case .overlong = line { body(line, reader.overlongHead) } else { body(line, []) }
+                    return receivedSignal == 0
+                }
+            } catch {
+                Console.error("badgeflow: \(error.description)")
+                ok = false
+            }
+            if receivedSignal != 0 { break }
+        }
+        return ok
+    }
+
+    /// Copies stdin to a temporary file (the report reads its input twice).
+    private static func spoolStdin() throws -> String {
+        var template = Array("/tmp/badgeflow-report-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { buf -> Int32 in
+            guard let base = buf.baseAddress else { return -1 }
+            return mkstemp(base)
+        }
+        guard fd >= 0 else {
+            Console.error("badgeflow: error: cannot make a temporary file for stdin: \(OutputFile.reason())")
+            throw Exit.io
+        }
+        defer { close(fd) }
+        let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 {
+                Console.error("badgeflow: <stdin>: cannot read: \(OutputFile.reason())")
+                unlink(path)
+                throw Exit.io
+            }
+            if n == 0 { break }
+            let ok = chunk.withUnsafeBytes { Console.write(UnsafeRawBufferPointer(rebasing: $0[0..<n]), to: fd) }
+            if !ok {
+                Console.error("badgeflow: error: cannot write the copy of stdin to \(path): \(OutputFile.reason())")
+                unlink(path)
+                throw Exit.io
+            }
+        }
+        return path
+    }
+
+    func run() throws {
+        let ruleSet = try rules.load()
+        let sources = try sources()
+        let out: OutputFile
+        do { out = try OutputFile(output) } catch {
+            Console.error("badgeflow: error: \(error.description)")
+            throw Exit.io
+        }
+        Signals.install()
+        JSONThread.useCLocale()
+        let stdin = sources.contains("-") ? try Self.spoolStdin() : nil
+        defer { if let stdin { unlink(stdin) } }
+        var report = ReplayReport(rules: ruleSet, stamp: stamp, numbered: numbered, accounts: account)
+        let limit = maxLineBytes
+        var ok = replay(sources, stdin: stdin) { report.summarize($0, maxLineBytes: limit, overlongHead: $1) }
+        report.beginDetail()
+        if !report.shown.isEmpty && receivedSignal == 0 {
+            ok = replay(sources, stdin: stdin) { report.detail($0, maxLineBytes: limit, overlongHead: $1) } && ok
+        }
+        report.finish()
+        if receivedSignal != 0 {
+            out.discard()
+            throw ExitCode(Signals.status(receivedSignal))
+        }
+        let title = sources.map { $0 == "-" ? "<stdin>" : $0 }.joined(separator: ", ")
+        var page = report.page(title: title)
+        let written = page.withUTF8 { Console.write(UnsafeRawBufferPointer($0), to: out.fd) }
+        if !written {
+            let reason = OutputFile.reason()
+            out.discard()
+            Console.error("badgeflow: error: \(output): cannot write: \(reason)")
+            throw Exit.io
+        }
+        do { try out.commit() } catch {
+            Console.error("badgeflow: error: \(error.description)")
+            throw Exit.io
+        }
+        if output != "-" { Console.error("badgeflow: report written to \(output)") }
+        if !ok { throw Exit.io }
+    }
+}

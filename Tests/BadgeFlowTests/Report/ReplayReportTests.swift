@@ -1,0 +1,128 @@
+@testable import BadgeFlow
+import Testing
+
+@Suite struct ReplayReportTests {
+    /// Two accounts: alice (phone and ipad, a push no rule routes, a clear from the ipad, an
+    /// error line naming her) and bob (one push, still shown at the end).
+    static let lines = [
+        #"{"op":"login","account":"alice","device":"phone","at":100}"#,
+        #"{"op":"push","account":"alice","device":"phone","at":110,"payload":{"aps":{"alert":"hi","thread-id":"bob"}}}"#,
+        #"{"op":"login","account":"alice","device":"ipad","at":120}"#,
+        #"{"op":"push","account":"alice","device":"phone","at":130,"payload":{"aps":{"alert":"hi","thread-id":"bob"}}}"#,
+        #"{"op":"push","account":"alice","device":"phone","at":140,"payload":{"aps":{"sound":"x"},"custom":1}}"#,
+        #"{"op":"clear","account":"alice","device":"ipad","at":200,"path":"root.chat.bob"}"#,
+        #"{"op":"push","account":"bob","device":"b1","at":150,"payload":{"aps":{"alert":"yo","thread-id":"x"}}}"#,
+        #"{not json"#,
+        "",
+        #"{"op":"bogus","account":"alice","device":"phone"}"#,
+    ]
+
+    static func replay(_ lines: [String], accounts: [String] = [], shownByTime: Int = 20, rowsKept: Int = 1000) -> ReplayReport {
+        var report = ReplayReport(rules: .builtIn, accounts: accounts, shownByTime: shownByTime, rowsKept: rowsKept)
+        for line in lines { report.summarize(line) }
+        report.beginDetail()
+        for line in lines { report.detail(line) }
+        report.finish()
+        return report
+    }
+
+    @Test func summaryFiguresAreTheFiltersOnes() {
+        let r = Self.replay(Self.lines)
+        #expect(r.results == 9)
+        #expect(r.errors == 2)
+        #expect(r.decrements == 1)
+        #expect(r.decrementTotal == 2)
+        #expect(r.badgeUpdates == 2)
+        #expect(r.unmatched == 1)
+        #expect(r.accountCount == 2)
+        #expect(r.deviceCount == 3)
+        #expect(r.errorsByCode["invalid-json"] == .init(count: 1, firstSeq: 8))
+        #expect(r.errorsByCode["unknown-op"] == .init(count: 1, firstSeq: 10))
+        #expect(r.byRule["null"] == .init(count: 1, firstSeq: 5))
+        #expect(r.byRule["chat"] == .init(count: 3, firstSeq: 2))
+        #expect(r.shapes == ["aps{sound} custom": .init(count: 1, firstSeq: 5)])
+        #expect(r.syncs["push"]?.count == 3)
+        // bob's chat mark was set at 150; the input's last time is 200.
+        #expect(r.oldestMarks == [.init(account: "bob", path: "root.chat.x", mark: "1", age: 50, origin: "chat", seq: 7)])
+    }
+
+    @Test func showsTheAccountsLongestAboveZeroAndTheNamedOnes() {
+        // alice: above zero from 110 to 200 (90 s); bob: from 150 to the end, 200 (50 s).
+        let top = Self.replay(Self.lines, shownByTime: 1)
+        #expect(top.shown.map(\.id) == ["alice"])
+        #expect(top.shown.first?.aboveZero == 90)
+        let named = Self.replay(Self.lines, accounts: ["bob", "bob"], shownByTime: 1)
+        #expect(named.shown.map(\.id) == ["bob", "alice"])
+        #expect(named.shown.map(\.named) == [true, false])
+        #expect(named.shown.first?.aboveZero == 50)
+    }
+
+    @Test func detailHoldsTheAccountsResultsDevicesAndErrors() throws {
+        let r = Self.replay(Self.lines)
+        let alice = try #require(r.shown.first { $0.id == "alice" })
+        #expect(alice.rows.map(\.seq) == [1, 2, 3, 4, 5, 6, 10])
+        #expect(alice.rows.map(\.icon) == [0, 1, 1, 2, 2, 0, nil])
+        #expect(alice.rows.last?.error == "unknown-op")
+        #expect(alice.rows[4].unmatched)
+        #expect(alice.rows[5].decrement == 2)
+        #expect(alice.rows[5].updates == [BadgeUpdate(device: "phone", badge: 0)])
+        // The ipad joined showing 1, was owed 2 by the phone's push, then cleared to 0.
+        #expect(alice.rows[2].delivered == [BadgeUpdate(device: "ipad", badge: 1)])
+        #expect(alice.rows[3].delivered == [BadgeUpdate(device: "ipad", badge: 2), BadgeUpdate(device: "phone", badge: 2)])
+        #expect(alice.devices == [BadgeUpdate(device: "ipad", badge: 0), BadgeUpdate(device: "phone", badge: 0)])
+        #expect(alice.icon == 0)
+        #expect(alice.timed)
+        let bob = try #require(r.shown.first { $0.id == "bob" })
+        #expect(bob.icon == 1)
+        #expect(bob.marks.map(\.path) == ["root.chat.x"])
+    }
+
+    @Test func keepsAtMostRowsKeptResultsPerAccount() throws {
+        let lines = (1...50).map {
+            #"{"op":"push","account":"a","device":"d","at":\#($0),"payload":{"aps":{"alert":"x","thread-id":"t"}}}"#
+        }
+        let r = Self.replay(lines, rowsKept: 10)
+        let a = try #require(r.shown.first)
+        #expect(a.rows.count == 10)
+        #expect(a.omitted == 40)
+        #expect(a.results == 50)
+        #expect(a.rows.map(\.seq) == Array(41...50))
+    }
+
+    @Test func pageCarriesTheFiguresAndEscapesIDs() {
+        var lines = Self.lines
+        lines.append(#"{"op":"set","account":"<b>&\"","device":"d","path":"root.inbox","count":3}"#)
+        let page = Self.replay(lines).page(title: "day <1>")
+        for (metric, value) in [
+            ("results", 10), ("errors", 2), ("accounts", 3), ("devices", 4), ("decrements", 1), ("decrement-total", 2),
+            ("badge-updates", 2), ("unmatched", 1),
+        ] {
+            #expect(page.contains(#"<td data-metric="\#(metric)">\#(value)</td>"#), "\(metric)")
+        }
+        #expect(page.contains(#"data-account="alice""#))
+        #expect(page.contains(#"data-account="&lt;b&gt;&amp;&quot;""#))
+        #expect(!page.contains("<b>&"))
+        #expect(page.contains("day &lt;1&gt;"))
+        #expect(page.contains(#"<td data-device="ipad" data-final="delivered">0</td>"#))
+        // Self-contained: nothing is fetched.
+        #expect(!page.contains("src=") && !page.contains("http://") && !page.contains("https://"))
+    }
+
+    @Test func anOverlongLineIsALineTooLongError() {
+        var report = ReplayReport(rules: .builtIn)
+        report.summarize(Self.lines[0])
+        report.summarize(.overlong(5000), maxLineBytes: 1024)
+        #expect(report.results == 2)
+        #expect(report.errorsByCode["line-too-long"] == .init(count: 1, firstSeq: 2))
+    }
+
+    @Test func numberedLinesTakeTheirSeqFromThePrefix() throws {
+        let lines = ["7\t" + Self.lines[1], "9\t{oops", "plain"]
+        var report = ReplayReport(rules: .builtIn, numbered: true)
+        for line in lines { report.summarize(line) }
+        #expect(report.results == 3)
+        #expect(report.byRule["chat"]?.firstSeq == 7)
+        #expect(report.errorsByCode["invalid-json"]?.firstSeq == 9)
+        #expect(report.errorsByCode["invalid-line-number"]?.firstSeq == 3)
+    }
+}

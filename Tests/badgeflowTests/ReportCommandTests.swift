@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@Suite struct ReportCommandTests {
+    private func metric(_ name: String, in page: String) -> Int? {
+        guard let r = page.range(of: #"<td data-metric="\#(name)">"#) else { return nil }
+        return Int(page[r.upperBound...].prefix { $0.isNumber })
+    }
+
+    @Test func writesThePageWithTheFiltersFigures() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let input = CLI.fixture("scenarios/account-day.ndjson")
+        let filter = try CLI.run(["filter", input])
+        let r = try CLI.run(["report", "-o", dir + "/r.html", "--account", "alice", input])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.isEmpty)
+        let page = try String(contentsOfFile: dir + "/r.html", encoding: .utf8)
+        #expect(metric("results", in: page) == filter.lines.count)
+        #expect(metric("errors", in: page) == filter.lines.filter { $0.contains(#""error":"#) }.count)
+        #expect(metric("decrements", in: page) == filter.lines.filter { $0.contains(#""decrement":"#) }.count)
+        #expect(page.contains(#"data-account="alice""#))
+        #expect(page.hasPrefix("<!DOCTYPE html>"))
+    }
+
+    @Test func readsStdinTwiceAndWritesStdoutWithDash() throws {
+        let input = try String(contentsOfFile: CLI.fixture("scenarios/demo.ndjson"), encoding: .utf8)
+        let r = try CLI.run(["report", "-o", "-"], input: input)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(metric("results", in: r.stdout) == 11)
+        // The detail pass read the copy of stdin: the account's rows are there.
+        #expect(r.stdout.contains(#"<span data-final="results">11</span>"#))
+    }
+
+    @Test func replacesTheOutputAtomicallyAndKeepsItOnFailure() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let out = dir + "/r.html"
+        try "old".write(toFile: out, atomically: true, encoding: .utf8)
+        let bad = try CLI.run(["report", "--rules", dir + "/missing.json", "-o", out, CLI.fixture("scenarios/demo.ndjson")])
+        #expect(bad.status == 2)
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "old")
+        let good = try CLI.run(["report", "-o", out, CLI.fixture("scenarios/demo.ndjson")])
+        #expect(good.status == 0)
+        #expect(try String(contentsOfFile: out, encoding: .utf8).hasPrefix("<!DOCTYPE html>"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["r.html"])
+    }
+
+    @Test func anUnreadableInputIsExit4AndNamed() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let r = try CLI.run(["report", "-o", dir + "/r.html", dir + "/nope.ndjson", CLI.fixture("scenarios/demo.ndjson")])
+        #expect(r.status == 4)
+        #expect(r.stderr.contains("nope.ndjson"))
+    }
+
+    @Test func numberedOverlongLinesTakeTheirNumberAsInFilter() throws {
+        let long = #"{"aps":{"alert":""# + String(repeating: "x", count: 3000) + #""}}"#
+        // The second line is longer than the reader keeps (its number is read from its head);
+        // the third is within it but its JSON is over the limit.
+        let input =
+            "5\t" + #"{"aps":{"alert":"hi","thread-id":"a"}}"# + "\n" + "6\t" + long + "\n"
+            + "9\t" + String(long.prefix(1030)) + "\n"
+        let filter = try CLI.run(["filter", "--numbered", "--max-line-bytes", "1024"], input: input)
+        #expect(filter.lines.count == 3)
+        #expect(filter.lines[1].hasPrefix(#"{"seq":6,"error":{"code":"line-too-long""#), "\(filter.lines)")
+        #expect(filter.lines[2].hasPrefix(#"{"seq":9,"error":{"code":"line-too-long""#), "\(filter.lines)")
+        let r = try CLI.run(["report", "--numbered", "--max-line-bytes", "1024", "-o", "-"], input: input)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(metric("errors", in: r.stdout) == 2)
+        #expect(r.stdout.contains("<tr><td>line-too-long</td><td>2</td><td>6</td></tr>"))
+        #expect(r.stdout.contains("<tr><td>chat</td><td>1</td><td>5</td></tr>"))
+    }
+}
