@@ -122,4 +122,30 @@ import Testing
             #expect(try CLI.run(["filter", "--state", state, other]).status == 0)
         }
     }
+
+    @Test func stateGetReadsAnAccountWhileAFilterWritesTheState() throws {
+        try CLI.withTemporaryDirectory { dir in
+            let chat = { (device: String, thread: String) in
+                #"{"op":"push","account":"A","device":"\#(device)","payload":{"aps":{"alert":"m","thread-id":"\#(thread)"}}}"#
+            }
+            let filter = try Running(["filter", "--state", "s.sqlite", "--checkpoint", "0.2"], in: dir)
+            try filter.send([chat("d1", "c1"), chat("d2", "c2")])
+            // The filter keeps running (and holds the state's lock) while the account is read.
+            var got = CLI.Run(status: -1, stdout: "", stderr: "")
+            let read = try Self.eventually(within: 5) {
+                got = try CLI.run(["state", "get", dir + "/s.sqlite", "A", "--json"])
+                return got.stdout.contains(#""total":2"#)
+            }
+            #expect(read, "\(got)")
+            #expect(
+                got.stdout.hasSuffix(
+                    #""devices":[{"device":"d1","delivered":2,"stale":false},{"device":"d2","delivered":2,"stale":false}]}"# + "\n"))
+            #expect(got.stdout.contains(#"{"path":"root.chat.c2","count":1,"show":true,"display":"1"}"#))
+            let text = try CLI.run(["state", "get", dir + "/s.sqlite", "A"])
+            #expect(text.status == 0 && text.stdout.hasPrefix("account: A\ntotal: 2\n"))
+            let absent = try CLI.run(["state", "get", dir + "/s.sqlite", "nobody"])
+            #expect(absent.status == 1 && absent.stdout.isEmpty && absent.stderr.contains("nobody"))
+            #expect(filter.close() == 0)
+        }
+    }
 }
