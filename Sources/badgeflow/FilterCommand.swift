@@ -54,7 +54,8 @@ struct FilterCommand: TakesManyInputs {
     @Flag(
         name: .customLong("no-resume"),
         help:
-            "SQLite state: apply the input again on top of the state even though its last checkpoint was committed reading this same INPUT file.")
+            "SQLite state: apply the input again on top of the state even though its last checkpoint was committed reading this same INPUT file."
+    )
     var noResume = false
 
     @Option(
@@ -258,7 +259,8 @@ struct FilterCommand: TakesManyInputs {
         if resume, let store, numbered {
             // A queue consumer resumes by N, from any offset: no input identity to check.
             if store.seq > 0 {
-                Console.error("badgeflow: --resume: skipping the lines numbered \(store.seq) or below (answered before the last checkpoint)")
+                Console.error(
+                    "badgeflow: --resume: skipping the lines numbered \(store.seq) or below (answered before the last checkpoint)")
             }
         } else if resume, let store {
             if !store.input.isEmpty && store.input != identity && store.seq > 0 {

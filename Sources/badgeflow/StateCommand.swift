@@ -57,7 +57,8 @@ struct StateCommand: ParsableCommand {
         @Argument(help: ArgumentHelp("The account id (a device's own account: the device id).", valueName: "ACCOUNT"))
         var account: String
 
-        @Flag(name: .long, help: "One JSON object: {\"account\",\"total\",\"tree\":[…],\"devices\":[{\"device\",\"delivered\",\"stale\"}]}.")
+        @Flag(
+            name: .long, help: "One JSON object: {\"account\",\"total\",\"tree\":[…],\"devices\":[{\"device\",\"delivered\",\"stale\"}]}.")
         var json = false
 
         func run() throws {
