@@ -212,7 +212,7 @@ struct FilterCommand: TakesManyInputs {
     }
 
     func run() throws {
-        let ruleSet = try rules.load()
+        var ruleSet = try rules.load()
         let sources = try sources()
         var stream = BadgeStream(rules: ruleSet)
         var lock: StateLock? = nil
@@ -226,17 +226,29 @@ struct FilterCommand: TakesManyInputs {
             do {
                 if SQLiteStore.isSQLitePath(state) {
                     let s = try SQLiteStore(path: state)
-                    if let recorded = try s.recordedRules(), s.accountCount > 0, recorded.fingerprint != ruleSet.fingerprint {
-                        Console.error(
-                            "badgeflow: error: state file \(state): written with other rules (\(TreeCommand.difference(ruleSet, recorded))); its accounts would not fit"
-                        )
-                        throw Exit.state
+                    if let recorded = try s.recordedRules() {
+                        if !rules.given {
+                            // Without --rules, the rules the state recorded.
+                            ruleSet = recorded
+                            stream = BadgeStream(rules: ruleSet)
+                        } else if s.accountCount > 0, recorded.fingerprint != ruleSet.fingerprint {
+                            // Other rules fit when every mark does (rules change over time).
+                            do { try s.checkFits(ruleSet) } catch {
+                                Console.error(
+                                    "badgeflow: error: state file \(error.description) (under the rules given, which differ from the recorded ones: \(TreeCommand.difference(ruleSet, recorded)))"
+                                )
+                                throw Exit.state
+                            }
+                        }
                     }
                     try s.recordRules(ruleSet)
                     stream.source = s
                     store = s
                 } else {
                     StateFile.removeStaleTemporaryFiles(of: state)
+                    // Without --rules, the rules the state recorded; other rules load when every
+                    // mark fits them (else the first that does not is the error).
+                    if !rules.given, let recorded = try StateFile.recordedRules(state) { ruleSet = recorded }
                     stream = try StateFile.load(state, rules: ruleSet, compact: true)
                 }
             } catch let error as StateFile.Failure {

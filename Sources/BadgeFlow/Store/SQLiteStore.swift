@@ -470,6 +470,17 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         try forEachRow { (id, bytes, _) throws(StateFile.Failure) in try body(id, String(decoding: bytes, as: UTF8.self)) }
     }
 
+    /// Checks that every stored account still fits `rules` (a state opened with rules other
+    /// than the recorded ones): every mark's path is valid in their tree, under the same root.
+    ///
+    /// - Throws: `StateFile.Failure` naming the first account (in id order) and mark that
+    ///   does not fit, and why; or when the rows cannot be read.
+    public func checkFits(_ rules: RuleSet) throws(StateFile.Failure) {
+        try forEachRow { (id, bytes, _) throws(StateFile.Failure) in
+            _ = try StateFile.decodeAccount(text: bytes, with: parser, at: "accounts[\"\(id)\"]", file: path, rules: rules)
+        }
+    }
+
     /// Every stored account id with the bytes of its JSON and of its cache where SQLite
     /// holds them, in id order.
     private func forEachRow(
