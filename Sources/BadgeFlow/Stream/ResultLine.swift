@@ -76,19 +76,19 @@ enum ResultLine {
         w.writeRun(atMost: 7 + JSONWriter.maxDecimalBytes + 36 + 33 + 8 + 8 + 12 + strings) { o in
             o.fragment(#"{"seq":"#); o.decimal(seq)
             o.fragment(opFragment(a.event.op))
-            o.quoted(a.event.device)
+            o.quoted(borrowing: a.event.device)
             if let account = a.event.account {
-                o.fragment(#","account":"#); o.quoted(account)
+                o.fragment(#","account":"#); o.quoted(borrowing: account)
             }
             if a.event.op == .push {
                 o.fragment(kindFragment(a.event.kind ?? .alert))
-                if let rule = a.event.rule { o.quoted(rule) } else { o.fragment("null") }
+                if let rule = a.event.rule { o.quoted(borrowing: rule) } else { o.fragment("null") }
             }
             if let path = a.event.path {
-                o.fragment(#","path":"#); o.quoted(path)
+                o.fragment(#","path":"#); o.quoted(borrowing: path)
             }
             if let page = a.event.page {
-                o.fragment(#","page":"#); o.quoted(page)
+                o.fragment(#","page":"#); o.quoted(borrowing: page)
             }
             if !a.hasExpired { o.fragment(#","changes":["#) }
         }
