@@ -101,6 +101,19 @@ enum ResultLine {
             w.fragment(#"],"changes":["#)
         }
         states(a.outcome.changes, into: &w)
+        // The usual tail (no decrement, updates, payload, warnings, tree or explain): icon,
+        // sync and the line's end in one reserved run. The longest sync fragment is 40 bytes.
+        if a.outcome.decrement == nil && a.badgeUpdates.isEmpty && a.event.stamp == nil && a.event.warnings.isEmpty
+            && a.tree == nil && a.explain == nil
+        {
+            w.writeRun(atMost: 9 + JSONWriter.maxDecimalBytes + 40 + 2) { o in
+                o.fragment(#"],"icon":"#)
+                o.decimal(a.icon)
+                if let sync = a.sync { o.fragment(syncFragment(sync)) }
+                o.fragment("}\n")
+            }
+            return
+        }
         w.fragment("]")
         if let d = a.outcome.decrement {
             w.fragment(#","decrement":{"by":"#); w.bareInt(d.by)
