@@ -30,7 +30,7 @@ enum ResultLine {
         }
     }
 
-    /// The most bytes ``state(_:first:into:)`` writes for `s`:
+    /// The most bytes `state(_:first:into:)` writes for `s`:
     /// ,{"path": · path · ,"count": · digits · ,"show":false,"display": · display · }
     private static func stateBound(_ s: BadgeState) -> Int {
         let display: Int
@@ -44,7 +44,7 @@ enum ResultLine {
     }
 
     /// One node's state as `{"path":…,"count":…,"show":…,"display":…}` (an array element),
-    /// written through the cursor of the run ``states(_:into:)`` reserved.
+    /// written through the cursor of the run `states(_:into:)` reserved.
     @inline(__always)
     private static func state(_ s: BadgeState, first: Bool, into o: inout JSONWriter.Cursor) {
         o.fragment(first ? #"{"path":"# : #",{"path":"#)
