@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
 MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps man-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-deps bench-lib bench-fleet check leaks fuzz clean spark-test lint
+.PHONY: deps man-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-deps bench-lib bench-fleet-deps bench-fleet check leaks fuzz clean spark-test lint
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages; so do mount(8) and chattr(1), which the full-disk
@@ -193,7 +193,16 @@ ACCOUNTS ?= 1000000
 FLEET_LINES ?= 2000000
 RESIDENT ?= 100000
 HOT ?= 0
-bench-fleet: deps
+# librocksdb-dev, for the RocksDB floor program (Benchmarks/scripts/rocksdb_floor.c) that
+# bench-fleet builds and runs beside the SQLite one.
+bench-fleet-deps:
+	@if [ ! -f /usr/include/rocksdb/c.h ]; then \
+	  echo "make: installing librocksdb-dev"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq librocksdb-dev >/dev/null; \
+	fi
+
+bench-fleet: deps bench-fleet-deps
 	$(SWIFT) build -c release --product badgeflow
 	Benchmarks/scripts/bench_fleet.sh $(ACCOUNTS) $(FLEET_LINES) $(RESIDENT) $(HOT)
 

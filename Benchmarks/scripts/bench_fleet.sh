@@ -2,7 +2,8 @@
 # Fleet figures: ACCOUNTS accounts (3 marks, 1-3 devices each) in a starting state, LINES
 # events over them drawn at random. Lines/s and peak RSS of the release filter with no
 # state, a JSON state and an SQLite state with --max-resident; the longest checkpoint;
-# `state info` and a one-account `tree` on the SQLite state.
+# `state info` and a one-account `tree` on the SQLite state; then the SQLite and RocksDB
+# floors (sqlite_floor.c, rocksdb_floor.c) and the ceilings they set.
 #
 # Usage: Benchmarks/scripts/bench_fleet.sh [ACCOUNTS] [LINES] [MAX_RESIDENT] [HOT]
 #        (default 1000000 2000000 100000 0; make bench-fleet ACCOUNTS=… FLEET_LINES=… HOT=…)
@@ -57,34 +58,60 @@ for cmd in "state info $W/s.sqlite" "tree --state $W/s.sqlite --account a$((ACCO
 done
 "$BIN" state info "$W/s.sqlite"
 
+# ceiling NAME US: a store whose floor costs US µs of CPU per account, plus a no-state line's
+# CPU, spread over every core with nothing else in the way: the most lines/s a run of a
+# uniform stream (where nearly every event loads and writes an account) can reach here,
+# however well its threads overlap.
+ceiling() {
+  awk -v name="$1" -v us="$2" -v cores="$(nproc)" -v lines="$LINES" '
+    $1 == "no" { wall = $3; cpu = $4 }
+    END {
+      if (wall == "" || us == 0) exit
+      line = cpu / lines * 1e6; cap = cores / (line + us) * 1e6
+      printf "ceiling: %.1f us of %s floor + %.1f us of CPU per no-state line on %d cores = about %.0f lines/s at most, %.0f%% of the no-state rate\n", us, name, line, cores, cap, 100 * cap / (lines / wall)
+    }' "$W/figures"
+}
+
 # SQLite's own floor (sqlite_floor.c): the row reads, upserts and commits of a uniform
-# stream, on one thread, with nothing decoded or encoded, against the run's database. With
-# the no-state run's CPU per line, it roughly bounds what an SQLite run of a uniform stream
-# (where nearly every event loads and writes a row) can reach on this machine's cores,
-# however well its threads overlap. Not run for HOT streams, where most events find their
-# account in memory.
+# stream, on one thread, with nothing decoded or encoded, against the run's database. Not
+# run for HOT streams, where most events find their account in memory.
+N=$(( LINES < 400000 ? LINES : 400000 ))
 FLOOR="$W/sqlite_floor"
 if [ "$HOT" != 0 ]; then
   :
 elif [ -x "$FLOOR" ] && [ "$FLOOR" -nt Benchmarks/scripts/sqlite_floor.c ] ||
    cc -O2 Benchmarks/scripts/sqlite_floor.c -lsqlite3 -o "$FLOOR" 2>/dev/null; then
-  N=$(( LINES < 400000 ? LINES : 400000 ))
   cp "$W/s.sqlite" "$W/floor.sqlite"; rm -f "$W"/floor.sqlite-*
   "$FLOOR" "$W/floor.sqlite" "$ACCOUNTS" "$N" | tee "$W/floor.txt"
   cp "$W/s.sqlite" "$W/floor.sqlite"; rm -f "$W"/floor.sqlite-*
   "$FLOOR" "$W/floor.sqlite" "$ACCOUNTS" "$N" --sorted | tee -a "$W/floor.txt"
   rm -f "$W"/floor.sqlite*
-  cores=$(nproc)
-  # The key-order floor (the filter sorts its commits) plus a no-state line's CPU, spread
-  # over every core with nothing else in the way.
-  awk -v cores="$cores" -v lines="$LINES" '
-    FNR == NR { if ($1 == "no") { wall = $3; cpu = $4 } next }
-    /key order/ { for (i = 1; i <= NF; i++) if ($i == "us,") us += $(i - 1); else if ($i == "us") us += $(i - 1) }
-    END {
-      if (wall == "" || us == 0) exit
-      line = cpu / lines * 1e6; cap = cores / (line + us) * 1e6
-      printf "ceiling: %.1f us of SQLite floor + %.1f us of CPU per no-state line on %d cores = about %.0f lines/s at most, %.0f%% of the no-state rate\n", us, line, cores, cap, 100 * cap / (lines / wall)
-    }' "$W/figures" "$W/floor.txt"
+  # The key-order floor: the filter sorts its commits.
+  us=$(awk '/key order/ { for (i = 1; i <= NF; i++) if ($i == "us," || $i == "us") us += $(i - 1) } END { print us + 0 }' "$W/floor.txt")
+  ceiling SQLite "$us"
 else
   echo "sqlite_floor: cannot build (needs cc and libsqlite3-dev), skipped"
+fi
+
+# RocksDB's floor (rocksdb_floor.c): the same accounts read (Get, or MultiGet 1,024 at a
+# time) and written back in one WriteBatch a checkpoint (WAL synced, or WAL off and a
+# flush), with the flushes and compactions that follow counted, over ACCOUNTS keys with
+# ~100-byte values of its own (the account's binary form is about that size). The ceiling
+# takes the cheapest of the four ways.
+FLOOR="$W/rocksdb_floor"
+if [ "$HOT" != 0 ]; then
+  :
+elif [ -x "$FLOOR" ] && [ "$FLOOR" -nt Benchmarks/scripts/rocksdb_floor.c ] ||
+   cc -O2 Benchmarks/scripts/rocksdb_floor.c -lrocksdb -o "$FLOOR" 2>/dev/null; then
+  rm -rf "$W/floor.rocksdb"
+  : > "$W/floor.txt"
+  for opts in "" "--multiget" "--no-wal" "--multiget --no-wal"; do
+    # shellcheck disable=SC2086
+    "$FLOOR" "$W/floor.rocksdb" "$ACCOUNTS" "$N" $opts | tee -a "$W/floor.txt"
+  done
+  rm -rf "$W/floor.rocksdb"
+  us=$(awk '{ for (i = 1; i < NF; i++) if ($i == "total") { t = $(i + 1); if (best == "" || t < best) best = t } } END { print best + 0 }' "$W/floor.txt")
+  ceiling RocksDB "$us"
+else
+  echo "rocksdb_floor: cannot build (needs cc and librocksdb-dev: make bench-fleet-deps), skipped"
 fi

@@ -284,7 +284,7 @@ extension BadgeTree {
         }
         recomputeAggregates()
         if nodes.count > Self.smallTree {
-            for n in nodes.indices { index[nodes[n].path] = Int32(n) }
+            for n in nodes.indices { index.insert(nodes[n].path, Int32(n)) }
         }
         if origins.count > 8 {
             for (i, o) in origins.enumerated() { originIndex[o] = UInt16(truncatingIfNeeded: i + 1) }

@@ -103,7 +103,7 @@ public struct BadgeTree: Sendable {
     var nodes: [Node] = []
     /// Nodes by path, built once the tree has more than ``smallTree`` nodes: a small tree
     /// (most accounts' are) is searched by scanning `nodes`, and allocates no table.
-    var index: [String: Int32] = [:]
+    var index = PathIndex()
     /// The most nodes a tree searches without `index`.
     static let smallTree = 8
     /// Names of the rules and ops that set marks, interned; a node's `origin` is an index
@@ -350,7 +350,7 @@ public struct BadgeTree: Sendable {
             for i in nodes.indices where nodes[i].path == path { return Int32(i) }
             return nil
         }
-        return index[path]
+        return index.find(path) { nodes[Int($0)].path == path }
     }
 
     package func validate(_ path: String) throws(BadgePathError) {
@@ -390,9 +390,9 @@ public struct BadgeTree: Sendable {
         nodes[parent].firstChild = Int32(i)
         if nodes.count > Self.smallTree {
             if index.isEmpty {
-                for n in nodes.indices { index[nodes[n].path] = Int32(n) }
+                for n in nodes.indices { index.insert(nodes[n].path, Int32(n)) }
             } else {
-                index[path] = Int32(i)
+                index.insert(path, Int32(i))
             }
         }
         return i

@@ -107,26 +107,26 @@ final class JSONParser {
     ///
     /// json-c keeps keys as C strings, so such a key would be cut at the U+0000, silently
     /// (`"alert\u0000x"` read as `alert`). Values keep their length and are not affected.
-    /// Texts without a backslash (nearly all) cost one `memchr`.
+    /// A text without `\u0000` costs one `memchr` per backslash it holds, plus one.
     static func keyHoldingNUL(_ bytes: UnsafeRawBufferPointer) -> Int? {
         guard let base = bytes.baseAddress else { return nil }
         let n = bytes.count
-        // Only a text with a backslash can hold the escape: memchr finds the first.
-        guard let first = memchr(base, 0x5C, n) else { return nil }
+        // Only a text with a backslash can hold the escape: memchr jumps from one backslash to
+        // the next (a line holds a few), and the byte-by-byte scan below runs only for a text
+        // that has `\u0000` somewhere.
         var any = false
-        var k = base.distance(to: UnsafeRawPointer(first))
-        while k + 5 < n {
-            if bytes[k] == 0x5C {
-                if bytes[k + 1] == UInt8(ascii: "u"), bytes[k + 2] == 0x30, bytes[k + 3] == 0x30, bytes[k + 4] == 0x30,
-                    bytes[k + 5] == 0x30
-                {
-                    any = true
-                    break
-                }
-                k += 2
-            } else {
-                k += 1
+        var k = 0
+        while k + 5 < n, let hit = memchr(base + k, 0x5C, n - k) {
+            k = base.distance(to: UnsafeRawPointer(hit))
+            guard k + 5 < n else { break }
+            if bytes[k + 1] == UInt8(ascii: "u"), bytes[k + 2] == 0x30, bytes[k + 3] == 0x30, bytes[k + 4] == 0x30,
+                bytes[k + 5] == 0x30
+            {
+                any = true
+                break
             }
+            // The escaped character is skipped (`\\u0000` is a backslash, then text).
+            k += 2
         }
         guard any else { return nil }
         var i = 0

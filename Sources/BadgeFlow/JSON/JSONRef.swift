@@ -91,16 +91,21 @@ struct JSONRef {
     }
 
     /// True when this is a string whose bytes equal `other`'s UTF-8, without allocating.
+    ///
+    /// The lengths are compared first (one json-c call), so a rule literal of another length
+    /// costs no byte comparison; a native `other` is read in place, without a copy.
     func stringEquals(_ other: String) -> Bool {
-        guard kind == .string else { return false }
-        var other = other
-        return other.withUTF8 { o in
-            withStringBytes { s in
-                guard s.count == o.count else { return false }
-                guard s.count > 0, let sb = s.baseAddress, let ob = o.baseAddress else { return true }
-                return memcmp(sb, ob, s.count) == 0
-            }
+        guard json_object_is_type(raw, json_type_string) != 0 else { return false }
+        let n = Int(json_object_get_string_len(raw))
+        guard n == other.utf8.count else { return false }
+        guard n > 0, let p = json_object_get_string(raw) else { return true }
+        if let equal = other.utf8.withContiguousStorageIfAvailable({ o in
+            o.baseAddress.map { memcmp(p, $0, n) == 0 } ?? false
+        }) {
+            return equal
         }
+        var copy = other
+        return copy.withUTF8 { o in o.baseAddress.map { memcmp(p, $0, n) == 0 } ?? false }
     }
 
     /// Number of elements of an array or members of an object; 0 otherwise.

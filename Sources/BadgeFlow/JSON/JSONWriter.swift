@@ -449,6 +449,19 @@ public struct JSONWriter: Sendable {
             position += JSONWriter.writeQuoted(utf8, to: position)
         }
 
+        /// A quoted, escaped string (at most `JSONWriter.quotedBound(value.utf8.count)` bytes),
+        /// read in place when its UTF-8 is contiguous (a native string: no copy, no retain).
+        @inline(__always)
+        mutating func quoted(borrowing value: String) {
+            check(JSONWriter.quotedBound(value.utf8.count))
+            let p = position
+            if let n = value.utf8.withContiguousStorageIfAvailable({ JSONWriter.writeQuoted($0, to: p) }) {
+                position += n
+            } else {
+                quoted(value)
+            }
+        }
+
         /// A quoted, escaped string (at most `JSONWriter.quotedBound(value.utf8.count)` bytes).
         @inline(__always)
         mutating func quoted(_ value: String) {

@@ -17,67 +17,52 @@ enum ResultLine {
         w.endObject()
     }
 
-    /// The states as array elements, each borrowed in place (no copy of its path or display).
+    /// The states as array elements, each borrowed in place (no copy of its path or display),
+    /// all in one reserved run: one capacity check for the whole list, not one per state.
     static func states(_ list: [BadgeState], into w: inout JSONWriter) {
         list.withUnsafeBufferPointer { list in
-            for i in list.indices { state(list[i], first: i == 0, into: &w) }
+            guard !list.isEmpty else { return }
+            var bound = 0
+            for i in list.indices { bound += stateBound(list[i]) }
+            w.writeRun(atMost: bound) { o in
+                for i in list.indices { state(list[i], first: i == 0, into: &o) }
+            }
         }
     }
 
-    /// What a node's `display` is written as: a number (`"3"`, `"99+"`), fixed text
-    /// (`"dot"`, `"hidden"`), or the `custom:NAME` text.
-    private enum DisplayText {
-        case number(Int, plus: Bool)
-        case fixed(StaticString)
-        case custom(String)
-
-        init(_ display: BadgeDisplay) {
-            switch display {
-            case .number(let n, let max): self = n > max ? .number(max, plus: true) : .number(n, plus: false)
-            case .dot: self = .fixed(#""dot""#)
-            case .hidden: self = .fixed(#""hidden""#)
-            case .custom(let name): self = .custom("custom:" + name)
-            }
+    /// The most bytes `state(_:first:into:)` writes for `s`:
+    /// ,{"path": · path · ,"count": · digits · ,"show":false,"display": · display · }
+    private static func stateBound(_ s: BadgeState) -> Int {
+        let display: Int
+        switch s.display {
+        case .number: display = JSONWriter.maxDecimalBytes + 3
+        case .dot: display = 5
+        case .hidden: display = 8
+        case .custom(let name): display = JSONWriter.quotedBound(7 + name.utf8.count)
         }
-
-        /// The most bytes it writes.
-        var bound: Int {
-            switch self {
-            case .number: return JSONWriter.maxDecimalBytes + 3
-            case .fixed(let text): return text.utf8CodeUnitCount
-            case .custom(let text): return JSONWriter.quotedBound(text.utf8.count)
-            }
-        }
+        return 10 + JSONWriter.quotedBound(s.path.utf8.count) + 9 + JSONWriter.maxDecimalBytes + 24 + display + 1
     }
 
     /// One node's state as `{"path":…,"count":…,"show":…,"display":…}` (an array element),
-    /// written in one reserved run: 3 per push line, a dozen pieces each.
-    static func state(_ s: BadgeState, first: Bool, into w: inout JSONWriter) {
-        let display = DisplayText(s.display)
-        var path = s.path
-        path.withUTF8 { path in
-            // ,{"path": · path · ,"count": · digits · ,"show":false,"display": · display · }
-            let bound = 10 + JSONWriter.quotedBound(path.count) + 9 + JSONWriter.maxDecimalBytes + 24 + display.bound + 1
-            w.writeRun(atMost: bound) { o in
-                o.fragment(first ? #"{"path":"# : #",{"path":"#)
-                o.quoted(path)
-                o.fragment(#","count":"#)
-                o.decimal(s.count)
-                o.fragment(s.show ? #","show":true,"display":"# : #","show":false,"display":"#)
-                switch display {
-                case .number(let n, let plus):
-                    o.byte(UInt8(ascii: "\""))
-                    o.decimal(n)
-                    if plus { o.byte(UInt8(ascii: "+")) }
-                    o.byte(UInt8(ascii: "\""))
-                case .fixed(let text):
-                    o.fragment(text)
-                case .custom(let text):
-                    o.quoted(text)
-                }
-                o.byte(UInt8(ascii: "}"))
-            }
+    /// written through the cursor of the run `states(_:into:)` reserved.
+    @inline(__always)
+    private static func state(_ s: BadgeState, first: Bool, into o: inout JSONWriter.Cursor) {
+        o.fragment(first ? #"{"path":"# : #",{"path":"#)
+        o.quoted(borrowing: s.path)
+        o.fragment(#","count":"#)
+        o.decimal(s.count)
+        o.fragment(s.show ? #","show":true,"display":"# : #","show":false,"display":"#)
+        switch s.display {
+        case .number(let n, let max):
+            o.byte(UInt8(ascii: "\""))
+            o.decimal(n > max ? max : n)
+            if n > max { o.byte(UInt8(ascii: "+")) }
+            o.byte(UInt8(ascii: "\""))
+        case .dot: o.fragment(#""dot""#)
+        case .hidden: o.fragment(#""hidden""#)
+        case .custom(let name): o.quoted("custom:" + name)
         }
+        o.byte(UInt8(ascii: "}"))
     }
 
     static func event(_ a: borrowing StreamResult.Applied, seq: Int, into w: inout JSONWriter) {
@@ -95,23 +80,23 @@ enum ResultLine {
         w.writeRun(atMost: 7 + JSONWriter.maxDecimalBytes + 36 + 33 + 8 + 8 + 12 + strings) { o in
             o.fragment(#"{"seq":"#); o.decimal(seq)
             o.fragment(opFragment(a.event.op))
-            o.quoted(a.event.device)
+            o.quoted(borrowing: a.event.device)
             if let account = a.event.account {
-                o.fragment(#","account":"#); o.quoted(account)
+                o.fragment(#","account":"#); o.quoted(borrowing: account)
             }
             if a.event.op == .push {
                 o.fragment(kindFragment(a.event.kind ?? .alert))
-                if let rule = a.event.rule { o.quoted(rule) } else { o.fragment("null") }
+                if let rule = a.event.rule { o.quoted(borrowing: rule) } else { o.fragment("null") }
             }
             if let path = a.event.path {
-                o.fragment(#","path":"#); o.quoted(path)
+                o.fragment(#","path":"#); o.quoted(borrowing: path)
             }
             if let page = a.event.page {
-                o.fragment(#","page":"#); o.quoted(page)
+                o.fragment(#","page":"#); o.quoted(borrowing: page)
             }
-            if a.expired.isEmpty { o.fragment(a.duplicate ? #","duplicate":true,"changes":["# : #","changes":["#) }
+            if !a.hasExpired { o.fragment(a.duplicate ? #","duplicate":true,"changes":["# : #","changes":["#) }
         }
-        if !a.expired.isEmpty {
+        if a.hasExpired {
             w.fragment(#","expired":["#)
             for (i, p) in a.expired.enumerated() {
                 if i > 0 { w.fragment(",") }
@@ -120,6 +105,19 @@ enum ResultLine {
             w.fragment(#"],"changes":["#)
         }
         states(a.outcome.changes, into: &w)
+        // The usual tail (no decrement, updates, payload, warnings, tree or explain): icon,
+        // sync and the line's end in one reserved run. The longest sync fragment is 40 bytes.
+        if a.outcome.decrement == nil && a.badgeUpdates.isEmpty && a.event.stamp == nil && a.event.warnings.isEmpty
+            && a.tree == nil && a.explain == nil
+        {
+            w.writeRun(atMost: 9 + JSONWriter.maxDecimalBytes + 40 + 2) { o in
+                o.fragment(#"],"icon":"#)
+                o.decimal(a.icon)
+                if let sync = a.sync { o.fragment(syncFragment(sync)) }
+                o.fragment("}\n")
+            }
+            return
+        }
         w.fragment("]")
         if let d = a.outcome.decrement {
             w.fragment(#","decrement":{"by":"#); w.bareInt(d.by)

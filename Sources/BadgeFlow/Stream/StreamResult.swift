@@ -52,6 +52,8 @@ public struct StreamResult: Sendable {
             get { expiredPaths ?? [] }
             set { expiredPaths = newValue.isEmpty ? nil : newValue }
         }
+        /// Whether `expired` is not empty (without making the empty array).
+        var hasExpired: Bool { expiredPaths != nil }
         /// `expired`, nil when empty: an optional array is copied without reference counting
         /// when nil, and results are copied several times a line.
         private var expiredPaths: [String]?

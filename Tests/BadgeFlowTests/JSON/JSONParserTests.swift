@@ -139,6 +139,10 @@ import Testing
         // json-c's strict mode still takes single-quoted keys.
         #expect(failure(#"{'a\u0000b':1}"#)?.offset == 1)
         #expect(failure(#"{"x":"it's", 'k\u0000"':2}"#)?.offset == 13)
+        // The scan jumps from backslash to backslash: escapes before the key do not hide it,
+        // nor does an escaped backslash just before it.
+        #expect(failure(#"{"t":"a\"b\\c\n\t","k\u0000":1}"#)?.offset == 19)
+        #expect(failure(#"{"\\":1,"\u0000":2}"#)?.offset == 8)
     }
 
     @Test func valuesWithNULAndEscapedBackslashesBeforeU0000AreKept() throws {

@@ -41,7 +41,7 @@ import Testing
 
     @Test(arguments: [
         (#"{"aps":{"content-available":1},"type":"unread","unread":3}"#, "background"),
-        (#"{"aps":{"alert":"x","event":"update","timestamp":1}}"#, "live-activity"),
+        (#"{"aps":{"alert":"x","event":"update","timestamp":1,"content-state":{}}}"#, "live-activity"),
         (#"{"aps":{},"call":"c1"},"push-type":"voip"#, "voip"),
     ])
     func aPushThatDoesNotSetTheIconIsNotStamped(_ payload: String, _ kind: String) {
