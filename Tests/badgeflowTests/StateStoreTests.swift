@@ -34,7 +34,11 @@ import Testing
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLI.executable)
         p.arguments = arguments
-        _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+        // Only a missing file is created: createFile replaces what is there by renaming a
+        // temporary file over it, which as root turned /dev/null into a regular file.
+        if !FileManager.default.fileExists(atPath: stdout) {
+            _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+        }
         p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdout))
         p.standardError = FileHandle.nullDevice
         var writer: FileHandle? = nil
@@ -175,7 +179,7 @@ import Testing
             if how == "link" { #expect(try CLI.run(["filter", "--state", state], input: "\n").status == 0) }
             try FileManager.default.createSymbolicLink(atPath: other, withDestinationPath: name)
         }
-        let (first, stdin) = try start(["filter", "--state", state], stdout: "/dev/null")
+        let (first, stdin) = try start(["filter", "--state", state], stdout: dir + "/first.out")
         defer {
             try? stdin?.close()
             first.waitUntilExit()
