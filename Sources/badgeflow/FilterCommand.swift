@@ -241,7 +241,9 @@ struct FilterCommand: TakesManyInputs {
                             }
                         }
                     }
-                    try s.recordRules(ruleSet)
+                    // A new state records its rules now; other rules that fit, at the first
+                    // checkpoint (with its accounts and seq).
+                    if try s.recordedRules() == nil { try s.recordRules(ruleSet) }
                     stream.source = s
                     store = s
                 } else {
@@ -334,7 +336,10 @@ struct FilterCommand: TakesManyInputs {
             // The writing connection gets the large page cache; this one only loads an
             // account now and then (what the read-ahead did not).
             store.setCacheSize(kib: 8 << 10)
-            do { checkpointer = try SQLiteCheckpointer(path: store.path) } catch {
+            do {
+                checkpointer = try SQLiteCheckpointer(path: store.path)
+                checkpointer?.recordRules(ruleSet)
+            } catch {
                 Console.error("badgeflow: error: state file \(error.description)")
                 throw Exit.state
             }

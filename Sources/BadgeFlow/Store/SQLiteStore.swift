@@ -637,11 +637,13 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// Writes `changed` and `seq` read from `input` in one transaction (the work of
     /// ``checkpoint(_:seq:input:)``); returns each account's stored device and mark counts.
     /// Each row gets a cache (``RowCache``) checked with `cacheSeed`, the
-    /// ``RuleSet/rowCacheSeed`` of the accounts' rules (nil: no cache).
+    /// ``RuleSet/rowCacheSeed`` of the accounts' rules (nil: no cache). With `rules` (their
+    /// JSON text), the rules are recorded in the same transaction when they differ.
     ///
     /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
     func commit<Changed: Collection<(id: String, account: Account)>>(
-        _ changed: Changed, seq: Int, input: String, cacheSeed seed: UInt64?, returningCounts: Bool = true,
+        _ changed: Changed, seq: Int, input: String, cacheSeed seed: UInt64?, rules: String? = nil,
+        returningCounts: Bool = true,
         thenCompact holder: BadgeStream? = nil
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         var accounts = accountCount, devices = deviceCount, marks = markCount
@@ -753,6 +755,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     if let failed { throw failed }
                 }
             }
+            if let rules, meta["rules"] != rules { try setMeta("rules", rules) }
             try setMeta("seq", String(seq))
             try setMeta("input", input)
             try setMeta("accounts", String(accounts))
