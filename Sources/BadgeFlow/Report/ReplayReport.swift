@@ -132,11 +132,11 @@ public struct ReplayReport {
     public private(set) var results = 0
     /// Error lines.
     public private(set) var errors = 0
-    /// Results with a decrement.
+    /// Decrements: results with one, and each account of a fleet-wide `expire` with one.
     public private(set) var decrements = 0
     /// The sum of the decrements' `by`.
     public private(set) var decrementTotal = 0
-    /// Badge update entries across all results.
+    /// Badge update entries across all results (a fleet-wide `expire`'s accounts' included).
     public private(set) var badgeUpdates = 0
     /// Push results whose `rule` is null.
     public private(set) var unmatched = 0
