@@ -7,15 +7,17 @@ directory or glob in byte order of its path, invalid UTF-8 kept as it is), numbe
 lines, keys each line by its account (a string "account"), else its device (a string "device";
 "" when there is none, for a bare payload line and for a line that is not a JSON object),
 partitions by a stable hash of the key with each partition's lines in number order, and pipes
-every partition through `badgeflow filter --numbered`. The results merged by seq are byte for
-byte what one `badgeflow filter` run over the input writes.
+every partition through `badgeflow filter --numbered`. A fleet-wide `{"op":"expire","at":T}`
+goes to every partition; the driver combines the partitions' result lines of its seq into one
+(OUTPUT/parts/part-expire). The results merged by seq are byte for byte what one `badgeflow
+filter` run over the input writes.
 
 Everything is written to a hidden folder beside OUTPUT and moved into place at the end, so a
 failed run leaves no OUTPUT behind and `--overwrite` replaces an old one in one step:
 
     OUTPUT/merged/part-00000[.gz]   the results, merged by seq (not with --merge none)
-    OUTPUT/parts/part-*             each partition's results, sorted by seq (with --merge none,
-                                    or --keep-parts)
+    OUTPUT/parts/part-*             each partition's results, sorted by seq, and part-expire:
+                                    the combined expire lines (with --merge none, or --keep-parts)
     OUTPUT/summary.json             lines, results, errors by code, decrements, badge updates…
 
 From the command line (the options are listed by --help):
