@@ -364,8 +364,8 @@ class FleetExpireRun(Base):
         parts.append([line + b"\n" for line in combined])
         merged = b"".join(heapq.merge(*parts, key=job.result_seq))
         self.assertEqual(merged, one)
-        self.assertEqual({k: tally[k] for k in job.SUMMARY_KEYS}, {k: recount(one.splitlines())[k] for k in job.SUMMARY_KEYS})
-        self.assertEqual(tally["errors"], recount(one.splitlines())["errors"])
+        want = recount(one.splitlines())  # each expire line counted once, with all its entries
+        self.assertEqual({k: tally[k] for k in want}, want)
 
 
 class Merge(Base):
