@@ -11,17 +11,19 @@ MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages; so do mount(8) and chattr(1), which the full-disk
-# and read-only-folder tests use on a tmpfs.
+# and read-only-folder tests use on a tmpfs, and Chromium, the real browser `make test` opens
+# reports in (`make browser-test`).
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists json-c || \
 	    ! pkg-config --exists sqlite3 || ! command -v sqlite3 >/dev/null 2>&1 || \
-	    [ ! -f /usr/include/mimalloc.h ] || [ ! -x /usr/bin/mount ] || [ ! -x /usr/bin/chattr ]; then \
-	  echo "make: installing libjson-c-dev, libsqlite3-dev, sqlite3, libmimalloc-dev, pkg-config, mount and e2fsprogs"; \
+	    [ ! -f /usr/include/mimalloc.h ] || [ ! -x /usr/bin/mount ] || [ ! -x /usr/bin/chattr ] || \
+	    ! command -v chromium >/dev/null 2>&1; then \
+	  echo "make: installing libjson-c-dev, libsqlite3-dev, sqlite3, libmimalloc-dev, pkg-config, mount, e2fsprogs and chromium"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libjson-c-dev libsqlite3-dev sqlite3 libmimalloc-dev pkg-config mount e2fsprogs >/dev/null; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libjson-c-dev libsqlite3-dev sqlite3 libmimalloc-dev pkg-config mount e2fsprogs chromium >/dev/null; \
 	fi
 
-# Chromium (Debian's package), the real browser `make browser-test` opens reports in.
+# Chromium alone (`make deps` installs it too), for the targets that open reports in it.
 browser-deps:
 	@if ! command -v chromium >/dev/null 2>&1; then \
 	  echo "make: installing chromium"; \

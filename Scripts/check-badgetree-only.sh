@@ -34,6 +34,13 @@ guard root.count == 120, center.state(of: "root.chat").badgeValue == "99+", cent
     fatalError("unexpected badge values")
 }
 
+// A node: a path checked once, whose changes take no `try`.
+let carol = try center.root.child("chat").child("carol")
+carol.increment()
+guard center.state(of: "root.chat.carol").count == 1, carol.clear().decrement?.by == 1 else {
+    fatalError("a node's changes did not reach the center")
+}
+
 // The app and its extension share a file under a lock.
 let dir = FileManager.default.temporaryDirectory.appendingPathComponent("treeonly-\(getpid())")
 try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

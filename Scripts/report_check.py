@@ -6,7 +6,9 @@ usage: report_check.py DOM RESULTS STATE_JSON STATE_INFO [FILTERED_ACCOUNT]
 
 - every data-metric figure equals the one counted from the filter's result lines (and
   `state info` for accounts and devices);
-- every data-account section's icon is the icon of the account's last result, and each
+- every data-account section names an account some result or the state holds (a fleet-wide
+  expire's entries count for the accounts they list, never for an account ""); its icon is
+  the icon of the account's last result (an expire entry's included), and each
   device's number is its delivered number in the saved state (tree policy: "delivered",
   payload policy: "icon");
 - with FILTERED_ACCOUNT (the page was opened at #filter=ID): the filter box script ran, so
@@ -79,14 +81,18 @@ def main():
         if "error" in r:
             expect["errors"] += 1
             continue
-        if "decrement" in r:
-            expect["decrements"] += 1
-            expect["decrement-total"] += r["decrement"]["by"]
-        expect["badge-updates"] += len(r.get("badgeUpdates", []))
+        # A fleet-wide expire names no account: each of its "accounts" entries is that
+        # account's result (its decrement, badge updates and icon).
+        parts = r["accounts"] if r.get("op") == "expire" else [r]
+        for p in parts:
+            if "decrement" in p:
+                expect["decrements"] += 1
+                expect["decrement-total"] += p["decrement"]["by"]
+            expect["badge-updates"] += len(p.get("badgeUpdates", []))
+            if "icon" in p:
+                last_icon[p.get("account", p.get("device", ""))] = p["icon"]
         if r.get("op") == "push" and "rule" in r and r["rule"] is None:
             expect["unmatched"] += 1
-        if "icon" in r:
-            last_icon[r.get("account", r.get("device", ""))] = r["icon"]
     for line in open(info, encoding="utf-8"):
         key, _, value = line.partition(":")
         if key in ("accounts", "devices"):
@@ -103,6 +109,8 @@ def main():
     if not page.sections:
         problems.append("no data-account section on the page")
     for account, s in page.sections.items():
+        if account not in last_icon and account not in saved["accounts"]:
+            problems.append(f'data-account="{account}": no result and no state names this account')
         want = last_icon.get(account)
         if want is not None and s["icon"] != str(want):
             problems.append(f'data-account="{account}": icon {s["icon"]!r}, last result {want}')

@@ -7,15 +7,17 @@ directory or glob in byte order of its path, invalid UTF-8 kept as it is), numbe
 lines, keys each line by its account (a string "account"), else its device (a string "device";
 "" when there is none, for a bare payload line and for a line that is not a JSON object),
 partitions by a stable hash of the key with each partition's lines in number order, and pipes
-every partition through `badgeflow filter --numbered`. The results merged by seq are byte for
-byte what one `badgeflow filter` run over the input writes.
+every partition through `badgeflow filter --numbered`. A fleet-wide `{"op":"expire","at":T}`
+goes to every partition; the driver combines the partitions' result lines of its seq into one
+(OUTPUT/parts/part-expire). The results merged by seq are byte for byte what one `badgeflow
+filter` run over the input writes.
 
 Everything is written to a hidden folder beside OUTPUT and moved into place at the end, so a
 failed run leaves no OUTPUT behind and `--overwrite` replaces an old one in one step:
 
     OUTPUT/merged/part-00000[.gz]   the results, merged by seq (not with --merge none)
-    OUTPUT/parts/part-*             each partition's results, sorted by seq (with --merge none,
-                                    or --keep-parts)
+    OUTPUT/parts/part-*             each partition's results, sorted by seq, and part-expire:
+                                    the combined expire lines (with --merge none, or --keep-parts)
     OUTPUT/summary.json             lines, results, errors by code, decrements, badge updates…
 
 From the command line (the options are listed by --help):
@@ -440,6 +442,33 @@ def partition_key(line):
     return device if isinstance(device, str) else ""
 
 
+def is_fleet_expire(line):
+    """Whether a line (bytes) is a fleet-wide `{"op":"expire","at":T}`: a JSON object with
+    "op" "expire" and no "account", "device" or "aps". It acts on every account, so every
+    partition gets it (see key_lines). A substring test comes first: other lines are not
+    parsed."""
+    if b"expire" not in line:
+        return False
+    try:
+        obj = json.loads(line.decode("utf-8"))
+    except ValueError:
+        return False
+    return (isinstance(obj, dict) and obj.get("op") == "expire"
+            and "account" not in obj and "device" not in obj and "aps" not in obj)
+
+
+def key_lines(partitions):
+    """The function that keys a (number, line) pair as ((partition, number), line): the
+    partition of its account (or device), or, for a fleet-wide expire line, every partition
+    (P records, one number), each partition's filter answering it for its own accounts."""
+    def key(pair):
+        number, line = pair
+        if is_fleet_expire(line):
+            return [((p, number), line) for p in range(partitions)]
+        return [((stable_partition(partition_key(line), partitions), number), line)]
+    return key
+
+
 def stable_partition(key, partitions):
     """A partition number that is the same in every process (Python's hash() is salted)."""
     return zlib.crc32(key.encode("utf-8", "surrogatepass")) % partitions
@@ -449,6 +478,95 @@ def result_seq(line):
     """The seq of a result line (str or bytes): every line starts with {"seq":N,"""
     comma = b"," if isinstance(line, bytes) else ","
     return int(line[7:line.index(comma, 7)])
+
+
+# ----------------------------------------------------------------------------------------
+# Fleet-wide expire lines: P result lines of one seq, combined into the one line a run writes
+
+
+EXPIRE_ACCOUNTS = b'"accounts":['
+
+
+def split_entries(body):
+    """The top-level JSON values of an array's inside (bytes between `[` and `]`), as raw
+    byte slices: commas inside strings, objects and arrays do not split."""
+    entries = []
+    depth = 0
+    in_string = False
+    escaped = False
+    start = 0
+    for i, c in enumerate(body):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == 0x5C:      # backslash
+                escaped = True
+            elif c == 0x22:      # quote
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in (0x7B, 0x5B):  # { [
+            depth += 1
+        elif c in (0x7D, 0x5D):  # } ]
+            depth -= 1
+        elif c == 0x2C and depth == 0:
+            entries.append(body[start:i])
+            start = i + 1
+    if body:
+        entries.append(body[start:])
+    return entries
+
+
+def entry_account(entry):
+    """The sort key of an expire entry (bytes `{"account":A,…}`): A, JSON-decoded, as UTF-8
+    bytes."""
+    if not entry.startswith(b'{"account":"'):
+        raise ValueError("an expire entry does not start with its account: %r" % entry[:80])
+    i = 12
+    while True:
+        c = entry[i]
+        if c == 0x5C:
+            i += 2
+        elif c == 0x22:
+            break
+        else:
+            i += 1
+    return json.loads(entry[11:i + 1].decode("utf-8")).encode("utf-8", "surrogatepass")
+
+
+def combine_expire(lines):
+    """The one result line (bytes) a single run writes for a fleet-wide expire line, from the
+    result lines (bytes, no newline) every partition wrote for it: the common prefix up to
+    `"accounts":[`, the entries of all partitions in byte order of account id (their raw
+    bytes spliced, never re-serialized), then `]}`. An error line (the same in every
+    partition) is kept once. Raises ValueError when the lines do not fit together."""
+    lines = [bytes(line) for line in lines]
+    if not lines:
+        raise ValueError("no result lines to combine")
+    first = lines[0]
+    at = first.find(EXPIRE_ACCOUNTS)
+    if at < 0 or b'"op":"expire"' not in first[:at]:
+        if any(line != first for line in lines):
+            raise ValueError("the partitions' results for seq %d differ: %r" % (result_seq(first), lines[:2]))
+        return first
+    prefix = first[:at + len(EXPIRE_ACCOUNTS)]
+    entries = []
+    for line in lines:
+        if not line.startswith(prefix) or not line.endswith(b"]}"):
+            raise ValueError("the partitions' results for seq %d differ: %r / %r"
+                             % (result_seq(first), first[:200], line[:200]))
+        entries += split_entries(line[len(prefix):-2])
+    entries.sort(key=entry_account)
+    return prefix + b",".join(entries) + b"]}"
+
+
+def combine_expires(pairs):
+    """(seq, result line) pairs the partitions wrote for fleet-wide expire lines: the
+    combined lines (bytes), one per seq, in seq order."""
+    by_seq = {}
+    for seq, line in pairs:
+        by_seq.setdefault(seq, []).append(line)
+    return [combine_expire(by_seq[seq]) for seq in sorted(by_seq)]
 
 
 # ----------------------------------------------------------------------------------------
@@ -486,6 +604,13 @@ def tally_line(t, line):
             t["decrements"] += 1
             t["decrementTotal"] += decrement.get("by", 0)
         t["badgeUpdates"] += len(entry.get("badgeUpdates") or [])
+
+
+def tally_of(line):
+    """The tally of one result line (bytes, no newline)."""
+    t = new_tally()
+    tally_line(t, line)
+    return t
 
 
 def add_tallies(a, b):
@@ -542,11 +667,14 @@ def resolve_file(name):
     raise RuntimeError("badgeflow_spark: %s not found on this executor (ship it with --files or put it on PATH)" % name)
 
 
-def make_pipe(badgeflow, rules, extra, jobs, filter_seconds=None, tallies=None, resolve=resolve_file):
+def make_pipe(badgeflow, rules, extra, jobs, filter_seconds=None, tallies=None, resolve=resolve_file,
+              expires=None):
     """The function that runs one partition, (key, line bytes) pairs with key
     (partition, number), through `badgeflow filter --numbered` and yields its result lines
-    (bytes). A filter that fails fails the task with its exit status and the end of its
-    stderr."""
+    (bytes). With `expires` (an accumulator of lists), the results of fleet-wide expire lines
+    (which every partition gets) go there as (seq, line) instead, for the driver to combine;
+    they are not tallied. A filter that fails fails the task with its exit status and the
+    end of its stderr."""
     def run(split, records):
         argv = [resolve(badgeflow), "filter", "--numbered"]
         if rules:
@@ -559,11 +687,14 @@ def make_pipe(badgeflow, rules, extra, jobs, filter_seconds=None, tallies=None, 
                                 stderr=subprocess.PIPE, bufsize=1 << 20)
         failure = []
         stderr = []
+        fleet = set()  # numbers of the fleet-wide expire lines fed (added before the write)
 
         def feed():
             try:
                 out = proc.stdin
                 for (_, number), line in records:
+                    if expires is not None and is_fleet_expire(line):
+                        fleet.add(number)
                     out.write(b"%d\t%s\n" % (number, line))
                 out.close()
             except BaseException as e:  # a broken pipe shows as the filter's exit status
@@ -584,8 +715,15 @@ def make_pipe(badgeflow, rules, extra, jobs, filter_seconds=None, tallies=None, 
         writer.start()
         reader.start()
         tally = new_tally()
+        diverted = []
         for raw in proc.stdout:
             line = raw[:-1] if raw.endswith(b"\n") else raw
+            if fleet:
+                seq = result_seq(line)
+                if seq in fleet:
+                    fleet.discard(seq)
+                    diverted.append((seq, line))
+                    continue
             tally_line(tally, line)
             yield line
         writer.join()
@@ -604,6 +742,8 @@ def make_pipe(badgeflow, rules, extra, jobs, filter_seconds=None, tallies=None, 
             raise failure[0]
         if tallies is not None:
             tallies.add(tally)
+        if expires is not None and diverted:
+            expires.add(diverted)
     return run
 
 
@@ -634,6 +774,17 @@ def merge_on_driver(parts_dir, merged_dir, compress=None):
 
 # ----------------------------------------------------------------------------------------
 # The run
+
+
+class _ListParam:
+    """An accumulator of lists (concatenated once per successful result task)."""
+
+    def zero(self, value):
+        return []
+
+    def addInPlace(self, a, b):
+        a.extend(b)
+        return a
 
 
 class _TallyParam:
@@ -727,6 +878,7 @@ def run(spark, inputs, output, badgeflow="badgeflow", rules=None, filter_args=()
             sc.addFile(os.path.abspath(path))
     filter_seconds = sc.accumulator(0.0)
     tallies = sc.accumulator(new_tally(), _TallyParam())
+    expires = sc.accumulator([], _ListParam())
     timings = []
 
     def phase(name, started):
@@ -744,7 +896,7 @@ def run(spark, inputs, output, badgeflow="badgeflow", rules=None, filter_args=()
         t = phase("count lines per file block", t)
         keyed = (rows.rdd
                  .mapPartitions(number_rows(bases))
-                 .map(lambda pair: ((stable_partition(partition_key(pair[1]), partitions), pair[0]), pair[1])))
+                 .flatMap(key_lines(partitions)))
         if profile:
             keyed = keyed.persist()
             lines_in = keyed.count()
@@ -757,10 +909,26 @@ def run(spark, inputs, output, badgeflow="badgeflow", rules=None, filter_args=()
             keyed.unpersist()
             t = phase("shuffle: partition by key hash, sort by number", t)
         results = ordered.mapPartitionsWithIndex(
-            make_pipe(badgeflow, rules, extra, task_cpus, filter_seconds, tallies))
+            make_pipe(badgeflow, rules, extra, task_cpus, filter_seconds, tallies, expires=expires))
         parts_url = out.url + "/parts"
         results.saveAsTextFile(parts_url, codec)
         t = phase("pipe through badgeflow filter --numbered, write parts", t)
+        # Fleet-wide expire lines: each partition answered for its own accounts; their lines
+        # are combined into one per seq, in a part of their own (sorted by seq like the others).
+        tally = tallies.value
+        if expires.value:
+            try:
+                combined = combine_expires(expires.value)
+            except ValueError as e:
+                raise JobError("combining the partitions' expire results: %s" % e)
+            for line in combined:
+                tally = add_tallies(tally, tally_of(line))
+            data = b"".join(line + b"\n" for line in combined)
+            if compress == "gzip":
+                out.write("parts/part-expire.gz", gzip.compress(data, compresslevel=6))
+            else:
+                out.write("parts/part-expire", data)
+            t = phase("combine %d fleet-wide expire lines" % len(combined), t)
         if profile:
             ordered.unpersist()
             timings.append(("  of which badgeflow processes (sum over tasks)", filter_seconds.value))
@@ -778,7 +946,7 @@ def run(spark, inputs, output, badgeflow="badgeflow", rules=None, filter_args=()
             t = phase("merge by seq into one file (Spark sortBy)", t)
         if merge != "none" and not keep_parts:
             out.remove("parts")
-        summary = summary_document(tallies.value, lines, files, partitions)
+        summary = summary_document(tally, lines, files, partitions)
         out.write("summary.json", (json.dumps(summary, indent=1) + "\n").encode("utf-8"))
         out.commit(overwrite)
     except BaseException:

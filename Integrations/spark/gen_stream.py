@@ -7,11 +7,15 @@ appear, disappear, tick and snapshot; bad JSON and other rejected lines, blank a
 whitespace-only lines, CRLF endings, and events with and without `at` (RFC 3339 text or UNIX
 seconds). Each device stays in one account (or none) for the whole stream.
 
-    gen_stream.py [--lines N] [--seed S] [--all-at] > stream.ndjson
+    gen_stream.py [--lines N] [--seed S] [--all-at] [--expire-every K] > stream.ndjson
 
 --all-at gives every event an `at` and leaves out bare payload lines (which cannot carry
 one): a stream whose partitioned run is exact even while the event clock is one clock for
 the whole run rather than one per account.
+
+--expire-every K gives most `set` events a `ttl` (a mark that expires) and writes a fleet-wide
+`{"op":"expire","at":T}` line about every K lines (now and then one with a bad `at`, or `at`
+as RFC 3339 text), each partition of a Spark run answering it for its own accounts.
 """
 import argparse
 import json
@@ -27,6 +31,8 @@ def main(argv=None):
     ap.add_argument("--accounts", type=int, default=400)
     ap.add_argument("--devices", type=int, default=1500)
     ap.add_argument("--all-at", action="store_true", help="every event has `at`; no bare payload lines")
+    ap.add_argument("--expire-every", type=int, default=0,
+                    help="ttl on set events and a fleet-wide expire line about every K lines (0: none)")
     args = ap.parse_args(argv)
 
     rnd = random.Random(args.seed)
@@ -70,6 +76,15 @@ def main(argv=None):
 
     for _ in range(args.lines):
         t += rnd.random() * 3
+        if args.expire_every and rnd.random() < 1 / args.expire_every:
+            e = rnd.random()
+            if e < 0.05:
+                write('{"op":"expire","at":"soon"}\n')
+            elif e < 0.2:
+                write('{"at":"%s","op":"expire"}\n' % time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(t))))
+            else:
+                write('{"op":"expire","at":%s}\n' % round(t, 3))
+            continue
         r = rnd.random()
         if r < 0.02:
             write("\n")
@@ -101,6 +116,8 @@ def main(argv=None):
                 fields = {"op": "clear", "path": "root.chat", "force": True}
         elif op < 0.62:
             fields = {"op": "set", "path": "root.inbox", "count": rnd.randrange(20)}
+            if args.expire_every and rnd.random() < 0.8:
+                fields["ttl"] = rnd.randrange(1, 900)
         elif op < 0.70:
             fields = {"op": rnd.choice(["login", "login", "logout"])}
         elif op < 0.78:

@@ -5,14 +5,17 @@
 # SparkSession (local[2,3]), a file and a directory of files created out of name order with a
 # BOM, CRLF, invalid UTF-8, a gzip file and an empty one (--merge none, the parts merged with
 # sort -m), and the same again over that OUTPUT with overwrite, --merge spark and --compress
-# gzip. Every summary.json is checked against a recount of the results (and against jq).
-# Installs Java and PySpark when missing.
-#   LINES=200000 SEED=15 ALL_AT=1 PROFILE=1 Integrations/spark/spark_test.sh
+# gzip. Every summary.json is checked against a recount of the results (and against jq). Both
+# streams hold ttl marks and fleet-wide expire lines (SPEC §4), which every partition answers
+# for its own accounts and the job combines into one line per seq (EXPIRE_EVERY=0: none in the
+# main stream). Installs Java and PySpark when missing.
+#   LINES=200000 SEED=15 ALL_AT=1 EXPIRE_EVERY=400 PROFILE=1 Integrations/spark/spark_test.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 LINES=${LINES:-200000}
 SEED=${SEED:-15}
-GEN_ARGS=(--lines "$LINES" --seed "$SEED")
+EXPIRE_EVERY=${EXPIRE_EVERY:-400}
+GEN_ARGS=(--lines "$LINES" --seed "$SEED" --expire-every "$EXPIRE_EVERY")
 AT_ARG=(); [ "${ALL_AT:-0}" = 1 ] && AT_ARG=(--all-at)
 GEN_ARGS+=("${AT_ARG[@]}")
 SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -85,6 +88,7 @@ t=$(now)
 "$BIN" filter --stamp "$WORK/events.ndjson" > "$WORK/single.ndjson"
 single=$(secs "$t" "$(now)")
 n=$(wc -l < "$WORK/single.ndjson")
+echo "spark-test: of which $(grep -c '^{"seq":[0-9]*,"op":"expire"' "$WORK/single.ndjson" || true) fleet-wide expire results, $(grep -c '"op":"expire".*"accounts":\[{' "$WORK/single.ndjson" || true) with accounts"
 echo "spark-test: one badgeflow filter --stamp run: $n result lines in $single s ($(awk -v n="$n" -v s="$single" 'BEGIN { printf "%d", n / s }') lines/s)"
 
 # 2. The README's local example, as written: events.ndjson and /tmp/replay are this run's.
@@ -113,6 +117,9 @@ printf '\xef\xbb\xbf{"op":"login","device":"x","at":1}\r\n{"op":"tick",\r"device
 for h in 07 19 00 23 12 03 16 09 21 05 14 01 18 10 22 04 13 08 20 02 17 11 15 06; do
   python3 Integrations/spark/gen_stream.py --lines 300 --seed "1$h" --accounts 5 --devices 12 "${AT_ARG[@]}" > "$E/day/hour-$h.ndjson"
 done
+# An hour with ttl marks and fleet-wide expire lines (one with a bad `at`).
+python3 Integrations/spark/gen_stream.py --lines 1000 --seed 99 --accounts 60 --devices 200 --expire-every 30 "${AT_ARG[@]}" >> "$E/day/hour-14.ndjson"
+printf '{"op":"expire","at":"later"}\n{"op":"expire","at":1700000300}\n' >> "$E/day/hour-14.ndjson"
 printf '{"op":"login","account":"acct-1","device":"\xff\xfe","at":1}\n{"op":"set","account":"acct-1","device":"x","path":"root.inbox","count":2,"at":9}\n' >> "$E/day/hour-05.ndjson"
 : > "$E/day/hour-12.ndjson"
 gzip "$E/day/hour-06.ndjson"   # Spark decompresses it; one run reads it through zcat
@@ -121,6 +128,8 @@ for f in $(printf '%s\n' "$E"/day/hour-* | LC_ALL=C sort); do
   case $f in *.gz) zcat "$f" > "$E/${f##*/}.txt"; one+=("$E/${f##*/}.txt");; *) one+=("$f");; esac
 done
 "$BIN" filter "${one[@]}" > "$E/single.ndjson"
+grep -q '"op":"expire".*"accounts":\[{"account":".*},{"account":"' "$E/single.ndjson" \
+  || fail "the edge input has no expire result with two accounts"
 first=$(ls -U "$E/day" | awk 'NR <= 3' | tr '\n' ' ')
 
 # 3 and 4 through the API, on one SparkSession that must still run after both: --merge none

@@ -9,6 +9,7 @@ BADGEFLOW (a built `badgeflow`) is required. `make spark-test` runs these first.
 """
 import glob
 import gzip
+import heapq
 import json
 import os
 import subprocess
@@ -277,6 +278,94 @@ class Summary(Base):
         doc = job.summary_document(got, len(lines) + 3, [("f", len(lines) + 3)], 4)
         self.assertEqual({k: doc[k] for k in want}, want)
         self.assertEqual(doc["lines"], len(lines) + 3)
+
+
+class FleetExpire(unittest.TestCase):
+    """SPEC §4's fleet-wide expire line goes to every partition; the P result lines of its seq
+    combine into exactly the line one run writes."""
+
+    PREFIX = b'{"seq":7,"op":"expire","at":"2026-11-22T10:00:00Z","accounts":['
+
+    def test_entries_are_spliced_byte_exact_in_byte_order_of_account_id(self):
+        a = b'{"account":"z\\"q","expired":["root.a","root.b"],"changes":[{"path":"root.a","display":"x,]}"}],"icon":0}'
+        b = b'{"account":"\\u00e9x","expired":["root.c"],"changes":[],"decrement":{"by":2,"paths":["root.c"]},"icon":0}'
+        c = b'{"account":"Zeta","expired":[],"changes":[],"icon":3,"badgeUpdates":[{"device":"d,1","badge":3}]}'
+        d = '{"account":"\u5c0f\u738b","expired":[],"changes":[],"icon":1}'.encode("utf-8")
+        e = '{"account":"é","expired":[],"changes":[],"icon":2}'.encode("utf-8")
+        parts = [self.PREFIX + a + b"," + d + b"]}", self.PREFIX + b"]}", self.PREFIX + b + b"]}",
+                 self.PREFIX + c + b"," + e + b"]}"]
+        got = job.combine_expire(parts)
+        # "Zeta" < "z\"q" < "é" (C3 A9) < "éx" (escaped; C3 A9 78) < "小王" (E5 B0 8F …)
+        self.assertEqual(got, self.PREFIX + b",".join([c, a, e, b, d]) + b"]}")
+        self.assertIn(b'\\u00e9x', got)  # the entry's own bytes, not re-escaped
+        obj = json.loads(got)
+        self.assertEqual([x["account"] for x in obj["accounts"]], ["Zeta", 'z"q', "é", "éx", "小王"])
+
+    def test_nothing_due_anywhere_is_an_empty_list(self):
+        empty = b'{"seq":3,"op":"expire","at":100,"accounts":[]}'
+        self.assertEqual(job.combine_expire([empty] * 4), empty)
+        self.assertEqual(job.combine_expire([empty]), empty)
+
+    def test_an_error_line_is_kept_once_and_differing_results_are_refused(self):
+        error = b'{"seq":4,"error":{"code":"invalid-time","message":"at must be ...","at":"/at"}}'
+        self.assertEqual(job.combine_expire([error, error, error]), error)
+        with self.assertRaises(ValueError):
+            job.combine_expire([error, error.replace(b"/at", b"/op")])
+        with self.assertRaises(ValueError):
+            job.combine_expire([b'{"seq":5,"op":"expire","at":1,"accounts":[]}',
+                                b'{"seq":5,"op":"expire","at":2,"accounts":[]}'])
+        pairs = [(9, error.replace(b'"seq":4', b'"seq":9')), (3, b'{"seq":3,"op":"expire","at":1,"accounts":[]}')] * 2
+        self.assertEqual([job.result_seq(x) for x in job.combine_expires(pairs)], [3, 9])
+
+    def test_only_a_fleet_wide_expire_goes_to_every_partition(self):
+        key = job.key_lines(4)
+        self.assertEqual(key((5, b'{"op":"expire","at":1}')),
+                         [((p, 5), b'{"op":"expire","at":1}') for p in range(4)])
+        self.assertEqual(len(key((6, b'{"op":"expire","at":"bad"}'))), 4)
+        for line in [b'{"op":"expire","at":1,"account":"a"}', b'{"op":"expire","at":1,"device":"d"}',
+                     b'{"op":"tick","device":"expire","at":1}', b'{"op":"expire"', b'{"op":"expire\xff","at":1}']:
+            self.assertEqual(len(key((7, line))), 1, line)
+
+
+class FleetExpireRun(Base):
+    def test_a_partitioned_run_with_ttl_marks_and_expire_lines_equals_one_run(self):
+        """The job's keying, pipe and merge, without Spark: a generated stream with ttl marks
+        and expire lines, 4 partitions, against one filter run, results and tally alike."""
+        gen = subprocess.run([sys.executable, os.path.join(HERE, "gen_stream.py"), "--lines", "3000", "--seed", "3",
+                              "--accounts", "40", "--devices", "120", "--expire-every", "40"],
+                             capture_output=True, check=True).stdout
+        events = self.file("e.ndjson", gen)
+        one = subprocess.run([BIN, "filter", events], capture_output=True, check=True).stdout
+        self.assertGreater(one.count(b'"accounts":[{'), 10)
+        numbered = [(i + 1, line) for i, line in enumerate(gen.split(b"\n")[:-1]) if line.strip(job.BLANK)]
+        P = 4
+        partitions = [[] for _ in range(P)]
+        for pair in numbered:
+            for (p, number), line in job.key_lines(P)(pair):
+                partitions[p].append(((p, number), line))
+
+        class Acc:
+            def __init__(self, zero, add):
+                self.value, self._add = zero, add
+
+            def add(self, v):
+                self.value = self._add(self.value, v)
+
+        tallies = Acc(job.new_tally(), job.add_tallies)
+        expires = Acc([], lambda a, b: a + b)
+        parts = []
+        for p in range(P):
+            pipe = job.make_pipe(BIN, None, [], 1, tallies=tallies, resolve=lambda name: name, expires=expires)
+            parts.append([line + b"\n" for line in pipe(p, iter(sorted(partitions[p])))])
+        combined = job.combine_expires(expires.value)
+        tally = tallies.value
+        for line in combined:
+            tally = job.add_tallies(tally, job.tally_of(line))
+        parts.append([line + b"\n" for line in combined])
+        merged = b"".join(heapq.merge(*parts, key=job.result_seq))
+        self.assertEqual(merged, one)
+        want = recount(one.splitlines())  # each expire line counted once, with all its entries
+        self.assertEqual({k: tally[k] for k in want}, want)
 
 
 class Merge(Base):

@@ -1,6 +1,7 @@
 // The center's changes for paths built with BadgePath (`BadgePath.root.child("chat").child(id)`).
 // They throw as the String forms do: a BadgePath is well formed, but only the tree knows its
-// root name and whether a built path stayed within the limits.
+// root name and whether a built path stayed within the limits. A BadgeNode (BadgeNode.swift)
+// is a path checked against its center once: its changes do not throw.
 
 extension BadgeCenter {
     /// Sets a dot on `path` (see ``set(_:)-(String)``).

@@ -105,7 +105,24 @@ public final class BadgeCenter: Sendable {
         var nextDecrement: UInt64 = 1
         /// Decrement listeners (``decrements``) by id.
         var decrementListeners: [UInt64: AsyncStream<DecrementRequest>.Continuation] = [:]
+        /// The tree is compacted (its empty nodes freed) when a change leaves it with more
+        /// nodes than this: twice its node count after the last compaction, or the minimum.
+        var compactAbove = BadgeCenter.autoCompactMinimum
+
+        init(tree: BadgeTree, sync: SyncPolicy) {
+            self.tree = tree
+            self.sync = sync
+            compactAbove = Self.compactionBound(for: tree)
+        }
+
+        /// The node count above which `tree` is compacted next.
+        static func compactionBound(for tree: BadgeTree) -> Int {
+            max(BadgeCenter.autoCompactMinimum, 2 * tree.nodeCount)
+        }
     }
+
+    /// Below this many nodes a center never compacts its tree by itself (see ``compact()``).
+    public static let autoCompactMinimum = 64
 
     private let state: Locked<State>
     /// Models handed out by ``model(for:)-(String)``, weakly, by path.
@@ -240,12 +257,18 @@ public final class BadgeCenter: Sendable {
     /// Frees the nodes that hold nothing (see ``BadgeTree/compacted()``); observers hear
     /// nothing, since no path's state changes.
     ///
+    /// A center also does this by itself: when a change leaves its tree with more than twice
+    /// the nodes it had after the last compaction (and more than ``autoCompactMinimum``), so
+    /// observing and clearing one chat cell after another never piles up nodes. Observers and
+    /// models are kept by path, not by node: they stay, and hear nothing.
+    ///
     /// - Returns: how many nodes were freed.
     @discardableResult
     public func compact() -> Int {
         state.withLock { s in
             let before = s.tree.nodeCount
             s.tree = s.tree.compacted()
+            s.compactAbove = State.compactionBound(for: s.tree)
             return before - s.tree.nodeCount
         }
     }
@@ -400,6 +423,12 @@ public final class BadgeCenter: Sendable {
     private func mutate(_ body: (inout BadgeTree) throws(BadgePathError) -> Outcome) throws(BadgePathError) -> Outcome {
         let outcome = try state.withLock { (s: inout State) throws(BadgePathError) -> Outcome in
             let outcome = try body(&s.tree)
+            // Amortised: a compaction costs O(marks · depth) and comes only once the node
+            // count has doubled since the last one, so O(depth) per node made.
+            if s.tree.nodeCount > s.compactAbove {
+                s.tree = s.tree.compacted()
+                s.compactAbove = State.compactionBound(for: s.tree)
+            }
             Self.queue(outcome, in: &s)
             return outcome
         }
@@ -481,6 +510,7 @@ public final class BadgeCenter: Sendable {
         let outcome = state.withLock { s -> Outcome in
             let outcome = s.tree.difference(to: archive.tree)
             s.tree = archive.tree
+            s.compactAbove = State.compactionBound(for: s.tree)
             s.sync = archive.sync
             Self.queue(outcome, in: &s)
             return outcome

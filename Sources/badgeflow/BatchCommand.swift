@@ -29,7 +29,7 @@ struct BatchCommand: ParsableCommand {
     @Flag(
         name: .long,
         help:
-            "Release gate: also fail on an input without expectation, an expectation without input, no inputs at all, and error lines the fixture does not declare."
+            "Release gate: also fail on an input without expectation, an expectation without input, no inputs at all, error lines the fixture does not declare, and a fixture whose output is empty."
     )
     var strict = false
 

@@ -64,7 +64,12 @@ struct BatchReport {
                 let why = strict ? "--strict needs one" : "--update writes it"
                 out += paint("NEW", strict ? "31;1" : "33") + "   \(r.file)  (no \(r.expectedFile); \(why))\n"
             case .updated:
-                if r.created {
+                if r.created && BatchRunner.producesNothing(r.output) {
+                    // Only without --strict (which fails it and writes nothing).
+                    out +=
+                        paint("UPDATED", "33")
+                        + " \(r.file)  → \(r.expectedFile) (created, 0 lines: the output is empty, so it tests nothing; --strict fails it)\n"
+                } else if r.created {
                     out +=
                         paint("UPDATED", "36")
                         + " \(r.file)  → \(r.expectedFile) (created, \(r.output.split(separator: 0x0A).count) lines)\n"
@@ -90,6 +95,8 @@ struct BatchReport {
     /// JSON lines, and any undeclared error lines.
     func diff(_ r: BatchRunner.Result) -> String {
         var d = ""
+        // A failure's message: the output is empty (`--strict`).
+        if r.status == .fail && !r.message.isEmpty { d += r.message + "\n" }
         for u in r.undeclared {
             d += "result line \(u.line): error \"\(u.code)\" not declared (add it to \"expected-errors\" in a batch.json sidecar)\n"
         }
@@ -263,8 +270,9 @@ struct BatchReport {
                     }
                 case .fail:
                     let what =
-                        r.diffs.isEmpty
-                        ? "undeclared error lines" : "output differs from \(r.expectedFile) at line \(r.line) (\(r.differing) differing)"
+                        !r.diffs.isEmpty
+                        ? "output differs from \(r.expectedFile) at line \(r.line) (\(r.differing) differing)"
+                        : r.undeclared.isEmpty && !r.message.isEmpty ? r.message : "undeclared error lines"
                     out += ">\n      <failure message=\"\(Self.xml(what))\" type=\"mismatch\">"
                     out += Self.xml(plain.diff(r)) + "</failure>\n    </testcase>\n"
                 case .error:

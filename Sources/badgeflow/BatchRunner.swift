@@ -14,7 +14,8 @@ struct BatchRunner {
     enum Status: String {
         /// Output equals the expectation.
         case pass
-        /// Output differs, or (`--strict`) holds an error line the fixture did not declare.
+        /// Output differs, or (`--strict`) holds an error line the fixture did not declare or
+        /// no result line at all.
         case fail
         /// No expectation (a failure with `--strict`).
         case new
@@ -174,18 +175,27 @@ struct BatchRunner {
             result.message = error.message
             return result
         }
+        // With --strict, an output with no result line (the input holds only blank lines)
+        // is a failure: such a fixture tests nothing, and --update does not freeze it.
+        let vacuous = strict && Self.producesNothing(result.output)
+        if vacuous {
+            result.message =
+                "the output is empty (the input holds no event, only blank lines): a fixture that produces nothing tests nothing"
+                + (update ? "; --update --strict does not write a 0-byte expectation" : "")
+        }
         if strict {
             result.undeclared = Self.errorLines(result.output).filter { !options.expectedErrors.contains($0.code) }
         }
+        let writable = update && result.undeclared.isEmpty && !vacuous
         guard FileIO.exists(expectedFile) else {
             result.status = .new
             result.created = true
-            if update && result.undeclared.isEmpty {
+            if writable {
                 let (shown, count) = Self.diff(expected: [], actual: result.output)
                 result.diffs = shown
                 result.differing = count
                 write(&result)
-            } else if !result.undeclared.isEmpty {
+            } else if !result.undeclared.isEmpty || vacuous {
                 result.status = .fail
             }
             return result
@@ -201,11 +211,16 @@ struct BatchRunner {
             let (shown, count) = Self.diff(expected: expected, actual: result.output)
             result.diffs = shown
             result.differing = count
-            if update && result.undeclared.isEmpty { write(&result) }
-        } else if !result.undeclared.isEmpty {
+            if writable { write(&result) }
+        } else if !result.undeclared.isEmpty || vacuous {
             result.status = .fail
         }
         return result
+    }
+
+    /// Whether an output holds no result line (only whitespace, or nothing).
+    static func producesNothing(_ output: [UInt8]) -> Bool {
+        output.allSatisfy { $0 == 0x0A || $0 == 0x0D || $0 == 0x20 || $0 == 0x09 }
     }
 
     private func write(_ result: inout Result) {

@@ -409,12 +409,15 @@ private final class TempDir {
 
 @Suite struct CompactTests {
     @Test func compactingFreesTheNodesOfClearedChatsAndChangesNoState() throws {
-        let center = BadgeCenter(configuration: try .init(display: ["root.chat": .dot]))
-        for i in 0..<2_000 { try center.increment("root.chat.c\(i)") }
-        for i in 0..<1_999 { try center.clear("root.chat.c\(i)") }
-        try center.set("root.news", expires: 50, once: "n1")
-        try center.set("root.promo", expires: nil, once: "p1")
-        try center.clear("root.promo")  // dismisses p1: the node keeps the token
+        // Built as a value, then handed to a center: a center compacts a tree by itself only
+        // once it has twice the nodes it started with.
+        var tree = BadgeTree(configuration: try .init(display: ["root.chat": .dot]))
+        for i in 0..<2_000 { try tree.increment("root.chat.c\(i)") }
+        for i in 0..<1_999 { try tree.clear("root.chat.c\(i)") }
+        try tree.set("root.news", expires: 50, once: "n1")
+        try tree.set("root.promo", expires: nil, once: "p1")
+        try tree.clear("root.promo")  // dismisses p1: the node keeps the token
+        let center = BadgeCenter(tree: tree)
         let heard = Heard()
         let token = try center.observe("root.chat") { heard.append($0) }
         let before = center.tree
@@ -432,5 +435,68 @@ private final class TempDir {
         #expect(heard.all.map(\.show) == [true, false])
         #expect(center.expire(through: 50).paths == ["root.news"])
         withExtendedLifetime(token) {}
+    }
+}
+
+@Suite struct AutoCompactTests {
+    @Test func observingAndClearingChatCellsOneAfterAnotherLeavesNoPileOfNodes() throws {
+        let center = BadgeCenter()
+        try center.set("root.news", expires: 50, once: "n1")
+        try center.set("root.promo", expires: nil, once: "p1")
+        try center.clear("root.promo")  // dismisses p1: the node keeps the token
+        let chats = try center.root.child("chat")
+        let tab = Heard()
+        let tabToken = try center.observe("root.chat") { tab.append($0) }
+        let first = Heard()
+        let firstToken = try center.observe("root.chat.c0") { first.append($0) }
+        var most = 0
+        for i in 0..<2_000 {
+            let cell = Heard()
+            let token = try center.observe("root.chat.c\(i)") { cell.append($0) }
+            let node = try chats.child("c\(i)")
+            node.increment(by: 2)
+            #expect(node.clear().decrement?.by == 2)
+            token.cancel()
+            #expect(cell.all.map(\.count) == [0, 2, 0])
+            most = max(most, center.tree.nodeCount)
+        }
+        // Without freeing: 2,005 nodes (root, news, promo, chat and a node per cell).
+        #expect(most <= BadgeCenter.autoCompactMinimum)
+        #expect(center.tree.nodeCount <= BadgeCenter.autoCompactMinimum)
+        // Observers kept across the compactions: the tab heard every change, c0 hears a new one.
+        #expect(tab.all.count == 1 + 2 * 2_000)
+        #expect(tab.all.last?.show == false)
+        try center.increment("root.chat.c0")
+        #expect(first.all.map(\.count) == [0, 2, 0, 1])
+        // The marks, the dismissed token and the pending expiry kept too.
+        #expect(center.tree.dismissedTokens.map(\.path) == ["root.promo"])
+        #expect(try center.set("root.promo", expires: nil, once: "p1").changes.isEmpty)
+        #expect(center.expire(through: 50).paths == ["root.news"])
+        withExtendedLifetime((tabToken, firstToken)) {}
+    }
+
+    @Test func liveMarksAreNeverFreed() throws {
+        let center = BadgeCenter()
+        for i in 0..<1_000 { try center.increment("root.chat.c\(i)", by: i + 1) }
+        #expect(center.tree.nodeCount == 1_002)
+        #expect(center.total == 1_000 * 1_001 / 2)
+        #expect(center.state(of: "root.chat.c999").count == 1_000)
+    }
+
+    @Test func aCompactionComesWhenAChangePassesTheBoundAndKeepsMarkedNodes() throws {
+        let center = BadgeCenter()
+        try center.set("root.me.wallet")
+        for i in 0..<60 {
+            try center.increment("root.chat.c\(i)")
+            try center.clear("root.chat.c\(i)")
+        }
+        // root, me, wallet, chat and 60 cleared cells: at the bound, not past it.
+        #expect(center.tree.nodeCount == BadgeCenter.autoCompactMinimum)
+        try center.increment("root.chat.c60")
+        // Past it: the change that made the 65th node freed the 60 empty cells.
+        #expect(center.tree.nodeCount == 5)
+        #expect(center.tree.children(of: "root.chat") == ["root.chat.c60"])
+        #expect(center.state(of: "root.chat").count == 1)
+        #expect(center.state(of: "root.me").show)
     }
 }

@@ -74,6 +74,37 @@ import Testing
         }
     }
 
+    @Test func aFixtureThatProducesNothingFailsInStrictMode() throws {
+        try CLI.withTemporaryDirectory { dir in
+            try passingFolder(dir)
+            // Only blank lines: no result line, so a golden of it would test nothing.
+            try write("\n\n   \n", dir + "/blank.ndjson")
+            let loose = try CLI.run(["batch", "--update", dir])
+            #expect(loose.status == 0)
+            #expect(loose.stdout.contains("(created, 0 lines: the output is empty, so it tests nothing; --strict fails it)"))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/blank.expected.ndjson")).isEmpty)
+            // The 0-byte golden matches, but --strict fails the fixture and says why.
+            let r = try CLI.run(["batch", "--strict", dir])
+            #expect(r.status == 1)
+            #expect(r.stdout.contains("FAIL  \(dir)/blank.ndjson\n"))
+            #expect(r.stdout.contains("the output is empty (the input holds no event, only blank lines)"))
+            #expect(r.stdout.hasSuffix("2 files: 1 passed, 1 failed\n"))
+            // --update --strict does not write a 0-byte expectation, and says so.
+            try FileManager.default.removeItem(atPath: dir + "/blank.expected.ndjson")
+            let u = try CLI.run(["batch", "--strict", "--update", dir])
+            #expect(u.status == 1)
+            #expect(u.stdout.contains("--update --strict does not write a 0-byte expectation"))
+            #expect(!FileManager.default.fileExists(atPath: dir + "/blank.expected.ndjson"))
+            // JUnit names the reason.
+            let j = try CLI.run(["batch", "--strict", "--report", "junit", dir])
+            #expect(j.stdout.contains(#"<failure message="the output is empty"#))
+            // One event is enough.
+            try write(push, dir + "/blank.ndjson")
+            #expect(try CLI.run(["batch", "--strict", "--update", dir]).status == 0)
+            #expect(try CLI.run(["batch", "--strict", dir]).status == 0)
+        }
+    }
+
     @Test func collidingInputsAreAnErrorInAnyMode() throws {
         try CLI.withTemporaryDirectory { dir in
             try write(push, dir + "/order.json")

@@ -23,6 +23,38 @@ import Testing
         #expect(page.hasPrefix("<!DOCTYPE html>"))
     }
 
+    @Test func fleetWideExpireLinesCountForTheAccountsTheyList() throws {
+        let input = CLI.fixture("scenarios/report-expire.ndjson")
+        let filter = try CLI.run(["filter", input])
+        // The filter's figures, an expire's `accounts` entries counted one by one.
+        var decrements = 0, total = 0, updates = 0
+        for line in filter.lines {
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                object["error"] == nil
+            else { continue }
+            let parts = object["op"] as? String == "expire" ? (object["accounts"] as? [[String: Any]] ?? []) : [object]
+            for part in parts {
+                if let d = part["decrement"] as? [String: Any], let by = d["by"] as? Int {
+                    decrements += 1
+                    total += by
+                }
+                updates += (part["badgeUpdates"] as? [Any])?.count ?? 0
+            }
+        }
+        #expect(total == 4)
+        let r = try CLI.run(["report", "-o", "-", input])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(metric("decrements", in: r.stdout) == decrements)
+        #expect(metric("decrement-total", in: r.stdout) == total)
+        #expect(metric("badge-updates", in: r.stdout) == updates)
+        // ann's section holds her expire row (seq 8, −3); "" is the default device's own account.
+        let row =
+            #"<tr><td>8</td><td>expire</td><td></td><td><code></code></td><td></td>"#
+            + #"<td>2 nodes changed; expired root.inbox</td><td>−3</td><td>ipad→0 phone→0</td><td>0</td></tr>"#
+        #expect(r.stdout.contains(row))
+        #expect(r.stdout.contains(#"<span data-final="results">1</span>"#))
+    }
+
     @Test func readsStdinTwiceAndWritesStdoutWithDash() throws {
         let input = try String(contentsOfFile: CLI.fixture("scenarios/demo.ndjson"), encoding: .utf8)
         let r = try CLI.run(["report", "-o", "-"], input: input)

@@ -9,6 +9,10 @@
 // BadgeCenter (observers as objects, checked for liveness in O(1)), run one after the other:
 //   change with 0 observers 142 → 141 ns, 1 observer 376 → 347 ns,
 //   100 observers 15 → 6.6 µs, observe and release 582 → 558 ns; 2 mallocs per change in both.
+// Issue 27's node freeing (a center compacts its tree when a change has doubled its node
+// count since the last compaction: one comparison per change), p50 of two interleaved runs
+// each, main then the change: 0 observers 127/130 → 155/126 ns, 1 observer 335/330 → 336/339 ns,
+// 100 observers 11/11 → 11/11 µs; 2 mallocs per change in both.
 import BadgeFlow
 import Benchmark
 import BenchmarkInputs

@@ -56,7 +56,7 @@ extension ReplayReport {
             ("errors", "Error lines", errors),
             ("accounts", "Accounts at the end", accountCount),
             ("devices", "Devices at the end", deviceCount),
-            ("decrements", "Results with a decrement", decrements),
+            ("decrements", "Decrements (an expire: one per account)", decrements),
             ("decrement-total", "Sum of the decrements", decrementTotal),
             ("badge-updates", "Badge updates (entries)", badgeUpdates),
             ("unmatched", "Pushes no rule matched", unmatched),

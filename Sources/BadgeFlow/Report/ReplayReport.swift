@@ -132,11 +132,11 @@ public struct ReplayReport {
     public private(set) var results = 0
     /// Error lines.
     public private(set) var errors = 0
-    /// Results with a decrement.
+    /// Decrements: results with one, and each account of a fleet-wide `expire` with one.
     public private(set) var decrements = 0
     /// The sum of the decrements' `by`.
     public private(set) var decrementTotal = 0
-    /// Badge update entries across all results.
+    /// Badge update entries across all results (a fleet-wide `expire`'s accounts' included).
     public private(set) var badgeUpdates = 0
     /// Push results whose `rule` is null.
     public private(set) var unmatched = 0
@@ -223,16 +223,30 @@ public struct ReplayReport {
                     if case .text(let bytes) = line { noteShape(bytes, seq: result.seq) }
                 }
             }
-            if let d = a.outcome.decrement {
-                decrements += 1
-                decrementTotal += d.by
+            if let fleet = a.fleet {
+                // A fleet-wide `expire` names no account: each account it lists is counted
+                // as that account's own result (its decrement, badge updates, icon and time).
+                let time = event.at ?? 0
+                for entry in fleet {
+                    if let d = entry.outcome.decrement {
+                        decrements += 1
+                        decrementTotal += d.by
+                    }
+                    badgeUpdates += entry.badgeUpdates.count
+                    summaries[entry.account, default: AccountSummary()].expire(icon: entry.icon, at: time)
+                }
+                if time > endTime { endTime = time }
+            } else {
+                if let d = a.outcome.decrement {
+                    decrements += 1
+                    decrementTotal += d.by
+                }
+                badgeUpdates += a.badgeUpdates.count
+                if let s = a.sync { Self.count(s.rawValue, seq: result.seq, in: &syncs) }
+                let time = event.at
+                summaries[event.accountID, default: AccountSummary()].add(icon: a.icon, at: time)
+                if let time, time > endTime { endTime = time }
             }
-            badgeUpdates += a.badgeUpdates.count
-            if let s = a.sync { Self.count(s.rawValue, seq: result.seq, in: &syncs) }
-            let id = event.accountID
-            let time = event.at
-            summaries[id, default: AccountSummary()].add(icon: a.icon, at: time)
-            if let time, time > endTime { endTime = time }
         }
         if session.stream.accounts.count > Self.expanded + Self.expanded / 4 {
             session.stream.compact(keeping: Self.expanded)
@@ -369,9 +383,15 @@ public struct ReplayReport {
                 error: d.code.rawValue, delivered: [])
             append(row, to: i)
         case .applied(let a):
-            let event = a.event
-            let id = event.accountID
-            if let i = shownIndex[id] { record(a, seq: result.seq, account: id, at: i) }
+            if let fleet = a.fleet {
+                // A fleet-wide `expire`: a row for each shown account it lists.
+                for entry in fleet {
+                    if let i = shownIndex[entry.account] { record(entry, of: a.event, seq: result.seq, at: i) }
+                }
+            } else {
+                let id = a.event.accountID
+                if let i = shownIndex[id] { record(a, seq: result.seq, account: id, at: i) }
+            }
         }
         if session.stream.accounts.count > Self.expanded + Self.expanded / 4 {
             session.stream.compact(keeping: Self.expanded)
@@ -421,13 +441,48 @@ public struct ReplayReport {
             shown[i].clock = at
             shown[i].timed = true
         }
-        var change = ""
-        if let path = event.path, let c = a.outcome.changes.first(where: { $0.path == path }) {
-            change = c.show ? "shows \(c.display)" : "hidden"
-        } else if !a.outcome.changes.isEmpty {
-            change = "\(a.outcome.changes.count) node\(a.outcome.changes.count == 1 ? "" : "s") changed"
+        let change = Self.change(a.outcome, path: event.path, expired: a.expired)
+        let row = Row(
+            seq: seq, time: shown[i].clock, op: event.op.rawValue, device: event.device, path: event.path ?? "",
+            rule: event.op == .push ? (event.rule ?? "null") : "", change: change, icon: a.icon,
+            decrement: a.outcome.decrement?.by, updates: a.badgeUpdates, unmatched: event.op == .push && event.rule == nil,
+            error: nil, delivered: delivered(account: id, at: i))
+        shown[i].icon = a.icon
+        append(row, to: i)
+    }
+
+    /// One account's part of a fleet-wide `expire`, as that account's row: its clock moves
+    /// up to the expire's time, as the engine's does.
+    private mutating func record(_ entry: ExpiredAccount, of event: Event, seq: Int, at i: Int) {
+        if let at = event.at {
+            shown[i].clock = max(shown[i].clock, at)
+            shown[i].timed = true
         }
-        if !a.expired.isEmpty { change += (change.isEmpty ? "" : "; ") + "expired " + a.expired.joined(separator: ", ") }
+        let row = Row(
+            seq: seq, time: shown[i].clock, op: event.op.rawValue, device: "", path: "", rule: "",
+            change: Self.change(entry.outcome, path: nil, expired: entry.expired), icon: entry.icon,
+            decrement: entry.outcome.decrement?.by, updates: entry.badgeUpdates, unmatched: false, error: nil,
+            delivered: delivered(account: entry.account, at: i))
+        shown[i].icon = entry.icon
+        append(row, to: i)
+    }
+
+    /// What a result changed, as the table's text: the event path's display, or how many
+    /// nodes changed, then the marks that expired.
+    private static func change(_ outcome: Outcome, path: String?, expired: [String]) -> String {
+        var change = ""
+        if let path, let c = outcome.changes.first(where: { $0.path == path }) {
+            change = c.show ? "shows \(c.display)" : "hidden"
+        } else if !outcome.changes.isEmpty {
+            change = "\(outcome.changes.count) node\(outcome.changes.count == 1 ? "" : "s") changed"
+        }
+        if !expired.isEmpty { change += (change.isEmpty ? "" : "; ") + "expired " + expired.joined(separator: ", ") }
+        return change
+    }
+
+    /// The devices of account `id` whose number changed since the last row of shown account
+    /// `i` (a device that left: -1), in byte order.
+    private mutating func delivered(account id: String, at i: Int) -> [BadgeUpdate] {
         // Each device's number as the engine now holds it (whatever the rules for delivering are).
         var delivered: [BadgeUpdate] = []
         let devices = session.stream.accounts[id]?.devices ?? [:]
@@ -443,13 +498,7 @@ public struct ReplayReport {
             delivered.append(BadgeUpdate(device: device, badge: -1))
         }
         delivered.sort { $0.device.utf8.lexicographicallyPrecedes($1.device.utf8) }
-        let row = Row(
-            seq: seq, time: shown[i].clock, op: event.op.rawValue, device: event.device, path: event.path ?? "",
-            rule: event.op == .push ? (event.rule ?? "null") : "", change: change, icon: a.icon,
-            decrement: a.outcome.decrement?.by, updates: a.badgeUpdates, unmatched: event.op == .push && event.rule == nil,
-            error: nil, delivered: delivered)
-        shown[i].icon = a.icon
-        append(row, to: i)
+        return delivered
     }
 
     private mutating func append(_ row: Row, to i: Int) {
@@ -472,6 +521,8 @@ public struct ReplayReport {
         guard let value = try? JSONValue.parse(text), case .object = value else { return nil }
         if case .string(let a)? = value["account"] { return a }
         if case .string(let d)? = value["device"] { return d }
+        // A fleet-wide `expire` acts on no one account: a rejected one that names none is nobody's.
+        if case .string("expire")? = value["op"], value["aps"] == nil { return nil }
         return value["account"] == nil && value["device"] == nil ? "" : nil
     }
 
@@ -497,6 +548,12 @@ public struct ReplayReport {
 }
 
 extension ReplayReport.AccountSummary {
+    /// Adds the account's part of a fleet-wide `expire` at `at`: its clock moves up to `at`
+    /// if behind (never back), as the engine's does.
+    mutating func expire(icon new: Int, at: Double) {
+        add(icon: new, at: max(at, time))
+    }
+
     /// Adds one result: the icon held since the last event counts as above zero until `at`.
     mutating func add(icon new: Int, at: Double?) {
         if let at, at > time {

@@ -125,4 +125,78 @@ import Testing
         #expect(report.errorsByCode["invalid-json"]?.firstSeq == 9)
         #expect(report.errorsByCode["invalid-line-number"]?.firstSeq == 3)
     }
+
+    /// Fixtures/scenarios/report-expire.ndjson: fleet-wide `expire` lines (the filter's
+    /// results are in its golden): bob's inbox expires at 08:30, ann's at 09:30, one expire
+    /// finds nothing due, one is rejected; the default device's push is account "".
+    static let expireLines = [
+        #"{"op":"push","payload":{"aps":{"alert":"hi","thread-id":"x"}},"at":"2026-11-24T08:00:00Z"}"#,
+        #"{"op":"set","account":"ann","device":"phone","path":"root.inbox","count":3,"ttl":3600,"at":"2026-11-24T08:00:00Z"}"#,
+        #"{"op":"login","account":"ann","device":"ipad","at":"2026-11-24T08:10:00Z"}"#,
+        #"{"op":"set","account":"bob","device":"watch","path":"root.inbox","count":1,"ttl":600,"at":"2026-11-24T08:00:00Z"}"#,
+        #"{"op":"push","account":"bob","device":"watch","payload":{"aps":{"alert":"yo","thread-id":"carl"}},"at":"2026-11-24T08:01:00Z"}"#,
+        #"{"op":"expire","at":"2026-11-24T08:30:00Z"}"#,
+        "",
+        #"{"op":"expire","at":"2026-11-24T09:30:00Z"}"#,
+        #"{"op":"expire","at":"2026-11-24T10:00:00Z"}"#,
+        #"{"op":"push","account":"ann","device":"phone","payload":{"aps":{"alert":"back","thread-id":"dan"}},"at":"2026-11-24T10:30:00Z"}"#,
+        #"{"op":"expire"}"#,
+    ]
+
+    @Test func anExpireResultCountsForEachAccountItLists() {
+        let r = Self.replay(Self.expireLines)
+        #expect(r.results == 10)
+        #expect(r.errors == 1)
+        // bob's expire decrement (1) and ann's (3), with their badge updates (1 + 2), and
+        // ann's push at 10:30 owing the ipad 1.
+        #expect(r.decrements == 2)
+        #expect(r.decrementTotal == 4)
+        #expect(r.badgeUpdates == 4)
+        #expect(r.byOp["expire"] == .init(count: 3, firstSeq: 6))
+        #expect(r.accountCount == 3)
+    }
+
+    @Test func anExpireMovesEachListedAccountsIconAndTimeAboveZero() throws {
+        let r = Self.replay(Self.expireLines)
+        // bob: above zero 08:00-10:30 (his expire left 1); "": 08:00-10:30 (one real push);
+        // ann: 08:00 until her expire at 09:30, then 0 until her push at the last time.
+        #expect(r.shown.map(\.id) == ["bob", "", "ann"])
+        #expect(r.shown.map(\.aboveZero) == [9000, 9000, 5400])
+        let ann = try #require(r.shown.first { $0.id == "ann" })
+        #expect(ann.rows.map(\.seq) == [2, 3, 8, 10])
+        #expect(ann.rows.map(\.icon) == [3, 3, 0, 1])
+        let expire = ann.rows[2]
+        #expect(expire.op == "expire")
+        #expect(expire.decrement == 3)
+        #expect(expire.updates == [BadgeUpdate(device: "ipad", badge: 0), BadgeUpdate(device: "phone", badge: 0)])
+        #expect(expire.delivered == [BadgeUpdate(device: "ipad", badge: 0), BadgeUpdate(device: "phone", badge: 0)])
+        #expect(expire.change == "2 nodes changed; expired root.inbox")
+        // 2026-11-24T09:30:00Z: the account's clock moved to the expire's time.
+        #expect(expire.time == 1_795_512_600)
+        let bob = try #require(r.shown.first { $0.id == "bob" })
+        #expect(bob.rows.map(\.seq) == [4, 5, 6])
+        #expect(bob.rows.last?.decrement == 1)
+        #expect(bob.rows.last?.updates == [BadgeUpdate(device: "watch", badge: 1)])
+        #expect(bob.icon == 1)
+        // Account "" is the default device's: its push, and no expire line or rejected expire.
+        let none = try #require(r.shown.first { $0.id == "" })
+        #expect(none.rows.map(\.seq) == [1])
+        #expect(none.results == 1)
+    }
+
+    @Test func expireLinesAloneShowNoAccountNamedEmpty() {
+        let lines = [
+            #"{"op":"set","account":"ann","device":"phone","path":"root.inbox","count":2,"ttl":60,"at":100}"#,
+            #"{"op":"expire","at":200}"#,
+            #"{"op":"expire"}"#,
+        ]
+        let r = Self.replay(lines, accounts: ["ann"])
+        #expect(r.shown.map(\.id) == ["ann"])
+        #expect(r.shown.first?.rows.map(\.seq) == [1, 2])
+        // Above zero from 100 until the expire at 200 took the mark away (due at 160).
+        #expect(r.shown.first?.aboveZero == 100)
+        let page = r.page(title: "t")
+        #expect(!page.contains(#"data-account="""#))
+        #expect(page.contains(#"<td data-metric="decrement-total">2</td>"#))
+    }
 }
