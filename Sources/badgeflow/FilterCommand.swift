@@ -46,8 +46,17 @@ struct FilterCommand: TakesManyInputs {
 
     @Flag(
         name: .long,
-        help: "SQLite state: skip the input lines up to the seq of the last checkpoint (a file must be the same one) and go on.")
+        help:
+            "SQLite state: skip the input lines up to the seq of the last checkpoint (a file must be the same one; with --numbered, the lines whose N is at or below it, from any input) and go on."
+    )
     var resume = false
+
+    @Flag(
+        name: .customLong("no-resume"),
+        help:
+            "SQLite state: apply the input again on top of the state even though its last checkpoint was committed reading this same INPUT file."
+    )
+    var noResume = false
 
     @Option(
         name: .long,
@@ -125,6 +134,8 @@ struct FilterCommand: TakesManyInputs {
             throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)")
         }
         if resume && !sqlite { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db)") }
+        if noResume && !sqlite { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db)") }
+        if resume && noResume { throw ValidationError("--resume and --no-resume exclude each other") }
         guard expandedAccounts >= 1 else { throw ValidationError("--expanded-accounts must be at least 1, got \(expandedAccounts)") }
         if let maxResident {
             guard sqlite else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db)") }
@@ -172,13 +183,19 @@ struct FilterCommand: TakesManyInputs {
         return out
     }
 
-    /// What `--resume` checks the input against: `stdin`, or a file's path with its device
-    /// and inode (so a file replaced under the same name is told apart).
+    /// What `--resume` checks the input against: `stdin`, or a file's real path with its
+    /// device and inode (so a file replaced under the same name is told apart, and one file
+    /// named two ways is the same).
     static func identity(_ source: String) -> String {
         if source == "-" { return "stdin" }
         var st = stat()
         guard stat(source, &st) == 0 else { return source }
-        return "\(source) (dev \(st.st_dev), inode \(st.st_ino))"
+        var path = source
+        if let real = realpath(source, nil) {
+            path = String(cString: real)
+            free(real)
+        }
+        return "\(path) (dev \(st.st_dev), inode \(st.st_ino))"
     }
 
     /// What a failed checkpoint commit (e.g. on a full disk) says after `state file `: the
@@ -195,7 +212,7 @@ struct FilterCommand: TakesManyInputs {
     }
 
     func run() throws {
-        let ruleSet = try rules.load()
+        var ruleSet = try rules.load()
         let sources = try sources()
         var stream = BadgeStream(rules: ruleSet)
         var lock: StateLock? = nil
@@ -209,17 +226,31 @@ struct FilterCommand: TakesManyInputs {
             do {
                 if SQLiteStore.isSQLitePath(state) {
                     let s = try SQLiteStore(path: state)
-                    if let recorded = try s.recordedRules(), s.accountCount > 0, recorded.fingerprint != ruleSet.fingerprint {
-                        Console.error(
-                            "badgeflow: error: state file \(state): written with other rules (\(TreeCommand.difference(ruleSet, recorded))); its accounts would not fit"
-                        )
-                        throw Exit.state
+                    if let recorded = try s.recordedRules() {
+                        if !rules.given {
+                            // Without --rules, the rules the state recorded.
+                            ruleSet = recorded
+                            stream = BadgeStream(rules: ruleSet)
+                        } else if s.accountCount > 0, recorded.fingerprint != ruleSet.fingerprint {
+                            // Other rules fit when every mark does (rules change over time).
+                            do { try s.checkFits(ruleSet) } catch {
+                                Console.error(
+                                    "badgeflow: error: state file \(error.description) (under the rules given, which differ from the recorded ones: \(TreeCommand.difference(ruleSet, recorded)))"
+                                )
+                                throw Exit.state
+                            }
+                        }
                     }
-                    try s.recordRules(ruleSet)
+                    // A new state records its rules now; other rules that fit, at the first
+                    // checkpoint (with its accounts and seq).
+                    if try s.recordedRules() == nil { try s.recordRules(ruleSet) }
                     stream.source = s
                     store = s
                 } else {
                     StateFile.removeStaleTemporaryFiles(of: state)
+                    // Without --rules, the rules the state recorded; other rules load when every
+                    // mark fits them (else the first that does not is the error).
+                    if !rules.given, let recorded = try StateFile.recordedRules(state) { ruleSet = recorded }
                     stream = try StateFile.load(state, rules: ruleSet, compact: true)
                 }
             } catch let error as StateFile.Failure {
@@ -232,7 +263,20 @@ struct FilterCommand: TakesManyInputs {
         defer { lock?.release() }
         let identity = sources.map(Self.identity).joined(separator: ", ")
         var skip = 0
-        if resume, let store {
+        if let store, store.seq > 0, !resume, !noResume, identity != "stdin", store.input == identity {
+            // Resume is never silent: the same file again would be applied twice.
+            Console.error(
+                "badgeflow: error: state file \(store.path): its last checkpoint (seq \(store.seq)) was committed reading this input (\(identity)); pass --resume to go on after seq \(store.seq), or --no-resume to apply the input again on top of the state"
+            )
+            throw Exit.usage
+        }
+        if resume, let store, numbered {
+            // A queue consumer resumes by N, from any offset: no input identity to check.
+            if store.seq > 0 {
+                Console.error(
+                    "badgeflow: --resume: skipping the lines numbered \(store.seq) or below (answered before the last checkpoint)")
+            }
+        } else if resume, let store {
             if !store.input.isEmpty && store.input != identity && store.seq > 0 {
                 Console.error("badgeflow: error: --resume: \(store.path) was checkpointed reading \(store.input), not \(identity)")
                 throw Exit.state
@@ -262,6 +306,7 @@ struct FilterCommand: TakesManyInputs {
             maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp,
             numbered: numbered)
         filter.skip(lines: skip)
+        if resume, numbered, let store { filter.skip(numbersThrough: store.seq) }
         // A JSON state saved after a failed write holds no line of the batch that failed.
         filter.keepsUndo = store == nil && state != nil
         var prefetcher: SQLitePrefetcher? = nil
@@ -281,6 +326,8 @@ struct FilterCommand: TakesManyInputs {
         var longestCheckpoint = 0.0
         var checkpointTime = 0.0
         var lastCheckpoint = Self.now()
+        // The seq the last checkpoint recorded: an idle stream commits when results went out since.
+        var committedSeq = store?.seq ?? 0
         // Results written to -o FILE count as delivered only when it is committed at the end.
         let checkpointsOnTheWay = store != nil && output == nil
         // Checkpoints commit on their own thread and connection (SQLiteCheckpointer).
@@ -289,7 +336,10 @@ struct FilterCommand: TakesManyInputs {
             // The writing connection gets the large page cache; this one only loads an
             // account now and then (what the read-ahead did not).
             store.setCacheSize(kib: 8 << 10)
-            do { checkpointer = try SQLiteCheckpointer(path: store.path) } catch {
+            do {
+                checkpointer = try SQLiteCheckpointer(path: store.path)
+                checkpointer?.recordRules(ruleSet)
+            } catch {
                 Console.error("badgeflow: error: state file \(error.description)")
                 throw Exit.state
             }
@@ -329,7 +379,8 @@ struct FilterCommand: TakesManyInputs {
                     // Only committed accounts may leave memory: finish, evict, then begin.
                     try checkpointer.finish(&stream)
                     if let keepAfterEviction { stream.evict(keeping: keepAfterEviction) }
-                    checkpointer.begin(&stream, seq: filter.seq, input: identity)
+                    checkpointer.begin(&stream, seq: filter.resumeSeq, input: identity)
+                    committedSeq = filter.resumeSeq
                     if wait { try checkpointer.finish(&stream) }
                 } catch {
                     stateError = Self.checkpointFailure(error)
@@ -398,6 +449,20 @@ struct FilterCommand: TakesManyInputs {
             }
         }
 
+        // A live stream: once no input is ready, the results held back go out now, and an
+        // SQLite state commits them when its checkpoint is due, whether or not a line comes.
+        let idle: () -> Int32 = {
+            if outputClosed { return -1 }
+            filter.finish(output: write)
+            guard checkpointsOnTheWay, stateError == nil, filter.resumeSeq != committedSeq else { return -1 }
+            let wait = checkpoint - (Self.now() - lastCheckpoint)
+            if wait <= 0 {
+                commitCheckpoint()
+                return -1
+            }
+            return Int32(min(wait * 1000 + 1, 60_000))
+        }
+
         let showProgress = progress ?? (Console.isTerminal(2) && !outputIsTerminal)
         // Over files (or stdin redirected from one) only: a pipe has no total to show.
         let total = showProgress && Console.isTerminal(2) ? Progress.totalBytes(of: sources) : 0
@@ -424,7 +489,7 @@ struct FilterCommand: TakesManyInputs {
             bar?.begin(fd: fd, lines: filter.seq)
             var countdown = Progress.checkEvery
             do {
-                try reader.forEachLine(source == "-" ? "<stdin>" : source) { line in
+                try reader.forEachLine(source == "-" ? "<stdin>" : source, idle: idle) { line in
                     if skip > 0 {
                         skip -= 1
                         return receivedSignal == 0
@@ -450,7 +515,7 @@ struct FilterCommand: TakesManyInputs {
         // flight are not applied: their results cannot be written.
         if !outputClosed { filter.finish(output: write) }
         bar?.clear()
-        if skip > 0 {
+        if skip > 0 && !numbered {
             Console.error(
                 "badgeflow: --resume: the input ended \(skip) line\(skip == 1 ? "" : "s") before the checkpointed seq \(filter.seq)")
         }

@@ -6,6 +6,9 @@ struct RulesOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Routing rules file (JSON); the built-in rules when absent.", valueName: "FILE"))
     var rules: String?
 
+    /// Whether `--rules` was given (without it, a state's recorded rules are used).
+    var given: Bool { rules != nil }
+
     /// Loads the rules, or exits 2 with the file, pointer and reason.
     func load() throws -> RuleSet {
         guard let rules else { return RuleSet.builtIn }

@@ -11,7 +11,7 @@ struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state",
         abstract: "Inspect a state file, or convert it between JSON and SQLite.",
-        subcommands: [Info.self, Convert.self]
+        subcommands: [Info.self, Get.self, Convert.self]
     )
 
     /// The rules a state is read with: the recorded ones, else the built-in ones.
@@ -39,6 +39,76 @@ struct StateCommand: ParsableCommand {
     static func size(_ path: String) -> Int64 {
         var st = stat()
         return stat(path, &st) == 0 ? Int64(st.st_size) : 0
+    }
+
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print one account as it stands in a state: its total, its shown nodes, and every device with its delivered number.",
+            discussion: """
+                A device is stale when its delivered number is not the account's total. An SQLite \
+                state is read without a lock, while a filter writes it (its last checkpoint). \
+                An account the state does not hold: exit 1.
+                """
+        )
+
+        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db).", valueName: "FILE"))
+        var file: String
+
+        @Argument(help: ArgumentHelp("The account id (a device's own account: the device id).", valueName: "ACCOUNT"))
+        var account: String
+
+        @Flag(
+            name: .long, help: "One JSON object: {\"account\",\"total\",\"tree\":[…],\"devices\":[{\"device\",\"delivered\",\"stale\"}]}.")
+        var json = false
+
+        func run() throws {
+            let found: StoredAccount?
+            do { found = try StoredAccount.read(state: file, account: account) } catch {
+                Console.error("badgeflow: error: state file \(error.description)")
+                throw Exit.state
+            }
+            guard let found else {
+                Console.error("badgeflow: no account \"\(account)\" in \(file)")
+                throw Exit.rejected
+            }
+            if json {
+                var w = JSONWriter()
+                w.beginObject()
+                w.key("account"); w.string(found.id)
+                w.key("total"); w.int(found.total)
+                w.key("tree")
+                w.beginArray()
+                for s in found.nodes {
+                    w.beginObject()
+                    w.key("path"); w.string(s.path)
+                    w.key("count"); w.int(s.count)
+                    w.key("show"); w.bool(s.show)
+                    w.key("display"); w.string(s.display.description)
+                    w.endObject()
+                }
+                w.endArray()
+                w.key("devices")
+                w.beginArray()
+                for d in found.devices {
+                    w.beginObject()
+                    w.key("device"); w.string(d.id)
+                    w.key("delivered"); w.int(d.delivered)
+                    w.key("stale"); w.bool(d.stale)
+                    w.endObject()
+                }
+                w.endArray()
+                w.endObject()
+                w.newline()
+                Console.write(w.bytes)
+                return
+            }
+            var out = "account: \(found.id)\ntotal: \(found.total)\n"
+            out += "nodes:\(found.nodes.isEmpty ? " none" : "")\n"
+            for s in found.nodes { out += "  \(s.path)  \(s.count)  \"\(s.display.description)\"\n" }
+            out += "devices:\(found.devices.isEmpty ? " none" : "")\n"
+            for d in found.devices { out += "  \(d.id.isEmpty ? "\"\"" : d.id)  delivered \(d.delivered)\(d.stale ? "  stale" : "")\n" }
+            Console.out(out)
+        }
     }
 
     struct Info: ParsableCommand {

@@ -25,6 +25,14 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
         worker = StoreWorker(try SQLiteStore(path: path), label: "badgeflow.sqlite.checkpoint")
     }
 
+    /// The rules' JSON text recorded with each commit (nil: the recorded rules are kept).
+    private var rules: String?
+
+    /// Records `rules` with every commit from now on (in its transaction, when they differ
+    /// from the recorded ones): other rules that fit a state are recorded at its next
+    /// checkpoint. Rules built in code have no JSON and are not recorded.
+    public func recordRules(_ rules: RuleSet) { self.rules = rules.sourceValue?.serialized(pretty: true) }
+
     /// Whether a commit was begun and not yet finished.
     public var isPending: Bool { worker.isPending }
 
@@ -37,9 +45,10 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
         let changed = stream.beginCommit()
         pendingIDs = changed.map(\.id)
         let seed = stream.rules.rowCacheSeed
+        let rules = self.rules
         worker.start { store in
             do throws(StateFile.Failure) {
-                return .success(try store.commit(changed, seq: seq, input: input, cacheSeed: seed))
+                return .success(try store.commit(changed, seq: seq, input: input, cacheSeed: seed, rules: rules))
             } catch {
                 return .failure(error)
             }

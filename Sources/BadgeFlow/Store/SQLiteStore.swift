@@ -470,6 +470,17 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         try forEachRow { (id, bytes, _) throws(StateFile.Failure) in try body(id, String(decoding: bytes, as: UTF8.self)) }
     }
 
+    /// Checks that every stored account still fits `rules` (a state opened with rules other
+    /// than the recorded ones): every mark's path is valid in their tree, under the same root.
+    ///
+    /// - Throws: `StateFile.Failure` naming the first account (in id order) and mark that
+    ///   does not fit, and why; or when the rows cannot be read.
+    public func checkFits(_ rules: RuleSet) throws(StateFile.Failure) {
+        try forEachRow { (id, bytes, _) throws(StateFile.Failure) in
+            _ = try StateFile.decodeAccount(text: bytes, with: parser, at: "accounts[\"\(id)\"]", file: path, rules: rules)
+        }
+    }
+
     /// Every stored account id with the bytes of its JSON and of its cache where SQLite
     /// holds them, in id order.
     private func forEachRow(
@@ -626,11 +637,13 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// Writes `changed` and `seq` read from `input` in one transaction (the work of
     /// ``checkpoint(_:seq:input:)``); returns each account's stored device and mark counts.
     /// Each row gets a cache (``RowCache``) checked with `cacheSeed`, the
-    /// ``RuleSet/rowCacheSeed`` of the accounts' rules (nil: no cache).
+    /// ``RuleSet/rowCacheSeed`` of the accounts' rules (nil: no cache). With `rules` (their
+    /// JSON text), the rules are recorded in the same transaction when they differ.
     ///
     /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
     func commit<Changed: Collection<(id: String, account: Account)>>(
-        _ changed: Changed, seq: Int, input: String, cacheSeed seed: UInt64?, returningCounts: Bool = true,
+        _ changed: Changed, seq: Int, input: String, cacheSeed seed: UInt64?, rules: String? = nil,
+        returningCounts: Bool = true,
         thenCompact holder: BadgeStream? = nil
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         var accounts = accountCount, devices = deviceCount, marks = markCount
@@ -742,6 +755,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     if let failed { throw failed }
                 }
             }
+            if let rules, meta["rules"] != rules { try setMeta("rules", rules) }
             try setMeta("seq", String(seq))
             try setMeta("input", input)
             try setMeta("accounts", String(accounts))

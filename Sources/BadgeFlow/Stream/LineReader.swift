@@ -57,11 +57,20 @@ public final class LineReader {
 
     /// Calls `body` for each line until the input ends or `body` returns false.
     ///
+    /// With `idle`, whenever no more input is ready (a pipe or terminal that stays open),
+    /// `idle` is called before the reader waits: the moment to write the results held back.
+    /// It returns how many milliseconds to wait for input before it is called again (a
+    /// timer while idle), or a negative number to wait without a limit. A regular file is
+    /// always ready, so `idle` is not called for it.
+    ///
     /// - Parameters:
     ///   - name: the input's name, for errors.
+    ///   - idle: called when a read would block; returns the next wait in ms (< 0: no limit).
     ///   - body: called with each line in order; return false to stop reading.
     /// - Throws: `FileIO.Failure` when reading fails.
-    public func forEachLine(_ name: String = "<stdin>", _ body: (Line) -> Bool) throws(FileIO.Failure) {
+    public func forEachLine(
+        _ name: String = "<stdin>", idle: (() -> Int32)? = nil, _ body: (Line) -> Bool
+    ) throws(FileIO.Failure) {
         var skipping = 0  // > 0 while discarding an overlong line: bytes seen so far
         while true {
             // Hand out every complete line in the buffer.
@@ -94,6 +103,7 @@ public final class LineReader {
                 end -= start
                 start = 0
             }
+            if let idle, !waitUntilReady(idle) { return }
             let n = read(fd, buffer.baseAddress.unsafelyUnwrapped + end, buffer.count - 1 - end)
             if n < 0 {
                 if errno == EINTR { return }  // a signal: let the caller decide
@@ -106,6 +116,21 @@ public final class LineReader {
                 return
             }
             end += n
+        }
+    }
+
+    /// Calls `idle` while no input is ready, waiting as long as it says in between; false
+    /// when a signal interrupted the wait (as a read returns on `EINTR`).
+    private func waitUntilReady(_ idle: () -> Int32) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var timeout: Int32 = 0
+        while true {
+            let r = poll(&p, 1, timeout)
+            if r > 0 { return true }
+            if r < 0 { return errno != EINTR }  // another error: the read reports it
+            // Nothing ready at the first look, or after the wait `idle` asked for.
+            timeout = idle()
+            if timeout < 0 { return true }  // the read blocks until input comes
         }
     }
 

@@ -90,6 +90,23 @@ public final class ParallelFilter {
 
     deinit { queue.finish() }
 
+    /// With `numbered`: the largest N of a line applied so far (or skipped by
+    /// ``skip(numbersThrough:)``); 0 before any. What a checkpoint records as its seq.
+    public private(set) var lastNumber = 0
+    /// With `numbered`: lines whose N is at or below it are skipped (``skip(numbersThrough:)``).
+    private var skipThrough = 0
+
+    /// The seq of the last result written: the last N with `numbered` (``lastNumber``),
+    /// else the lines seen (``seq``). What a checkpoint records and `--resume` goes on from.
+    public var resumeSeq: Int { numbered ? lastNumber : seq }
+
+    /// With `numbered` (`--resume`): a line whose N is at or below `n` gets no result,
+    /// wherever it stands in the input; every other line is applied as it comes.
+    public func skip(numbersThrough n: Int) {
+        skipThrough = n
+        lastNumber = max(lastNumber, n)
+    }
+
     /// Counts `n` lines as already seen without reading them (`--resume`): the next line
     /// fed is line `seq + n + 1`. Call before feeding any line.
     public func skip(lines n: Int) { seq += n }
@@ -121,7 +138,10 @@ public final class ParallelFilter {
         switch line {
         case .text(let bytes):
             if let (n, rest) = LineNumber.split(bytes) {
-                if rest.count > maxLineBytes {
+                if n <= skipThrough {
+                    // Answered before the checkpoint: as a blank line, it counts and writes nothing.
+                    current.append(.text(UnsafeRawBufferPointer(start: nil, count: 0)), number: 0)
+                } else if rest.count > maxLineBytes {
                     current.append(.overlong(rest.count), number: n)
                 } else {
                     current.append(.text(rest), number: n)
@@ -134,7 +154,9 @@ public final class ParallelFilter {
             }
         case .overlong(let count):
             let prefix = overlongHead.withUnsafeBytes { LineNumber.split($0) }
-            if let (n, rest) = prefix {
+            if let (n, _) = prefix, n <= skipThrough {
+                current.append(.text(UnsafeRawBufferPointer(start: nil, count: 0)), number: 0)
+            } else if let (n, rest) = prefix {
                 let prefixBytes = overlongHead.count - rest.count
                 current.append(.overlong(count - prefixBytes), number: n)
             } else {
@@ -206,11 +228,14 @@ public final class ParallelFilter {
         swap(&w, &out)
         w.removeAll()
         var n = seq
+        var last = lastNumber
         batch.takeEachResult { result, number in
             n += 1
+            if number > last { last = number }
             local.apply(result, seq: number > 0 ? number : n, into: &w)
         }
         seq = n
+        lastNumber = last
         swap(&local, &stream)
         output(&w)
         swap(&w, &out)

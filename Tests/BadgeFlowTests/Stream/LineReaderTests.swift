@@ -110,4 +110,48 @@ private func read(_ input: String, maxLineBytes: Int = 1 << 20, chunkBytes: Int 
         }
         #expect(failure?.path == "folder")
     }
+
+    /// A pipe that stays open: `idle` is called whenever no input is ready (once after the
+    /// lines of each write), with the lines before it already handed out, and its timer
+    /// calls it again while nothing comes; a regular file never calls it.
+    @Test func idleIsCalledWhenAPipeHasNoInputReady() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        let reader = LineReader(fd: fds[0])
+        var events: [String] = []
+        let first = Array("a\nb\n".utf8)
+        #expect(write(fds[1], first, first.count) == first.count)
+        try reader.forEachLine(
+            "pipe",
+            idle: {
+                events.append("idle")
+                let idles = events.filter { $0 == "idle" }.count
+                if idles == 3 {
+                    // Two timer rounds with nothing: now a last line, and the end.
+                    let last = Array("c".utf8)
+                    _ = write(fds[1], last, last.count)
+                    close(fds[1])
+                }
+                return idles < 3 ? 1 : -1
+            }
+        ) { line in
+            if case .text(let bytes) = line { events.append(String(decoding: bytes, as: UTF8.self)) }
+            return true
+        }
+        #expect(events == ["a", "b", "idle", "idle", "idle", "c"])
+        var fileIdles = 0
+        let folder = try TemporaryFolder()
+        let file = try folder.write("input.ndjson", Array("x\ny\n".utf8))
+        let fd = open(file, O_RDONLY)
+        defer { close(fd) }
+        reader.restart(fd: fd)
+        try reader.forEachLine(
+            file,
+            idle: {
+                fileIdles += 1; return -1
+            }
+        ) { _ in true }
+        #expect(fileIdles == 0)
+    }
 }

@@ -124,4 +124,23 @@ private func parallel(_ lines: [String], jobs: Int, batch: Int, maxLineBytes: In
         #expect(bytes == 0)
         #expect(filter.seq == 0)
     }
+
+    /// `--resume --numbered`: lines whose N is at or below the committed seq get no result,
+    /// wherever they stand; the others are applied as they come, and the checkpoint seq is
+    /// the highest N applied.
+    @Test(arguments: [1, 2])
+    func skippingByNumberDropsEveryLineAtOrBelowIt(jobs: Int) {
+        let filter = ParallelFilter(stream: BadgeStream(rules: .builtIn), jobs: jobs, linesPerBatch: 2, numbered: true)
+        filter.skip(numbersThrough: 100)
+        #expect(filter.resumeSeq == 100)
+        var out: [UInt8] = []
+        for n in [99, 100, 104, 50, 102, 101] {
+            var line = "\(n)\t{\"op\":\"tick\"}"
+            line.withUTF8 { filter.feed(.text(UnsafeRawBufferPointer($0))) { out += $0.bytes } }
+        }
+        filter.finish { out += $0.bytes }
+        let seqs = String(decoding: out, as: UTF8.self).split(separator: "\n").map { $0.prefix(13) }
+        #expect(seqs == [#"{"seq":104,"o"#, #"{"seq":102,"o"#, #"{"seq":101,"o"#])
+        #expect(filter.lastNumber == 104 && filter.resumeSeq == 104)
+    }
 }

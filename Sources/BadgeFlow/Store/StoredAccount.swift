@@ -1,0 +1,60 @@
+/// One account as it stands in a state file: what an API server shows for a user while a
+/// filter keeps the state up to date (`badgeflow state get FILE ACCOUNT`).
+///
+/// ``read(state:account:)`` opens an SQLite state read-only and reads the account's one row
+/// (WAL: it neither waits for nor blocks the filter that writes it, and sees its last
+/// committed checkpoint); a JSON state is read whole, as its last save left it.
+public struct StoredAccount: Sendable, Equatable {
+    /// One device of the account.
+    public struct DeviceState: Sendable, Equatable {
+        /// The device id.
+        public var id: String
+        /// The badge number last delivered to the device (what the server knows it shows).
+        public var delivered: Int
+        /// Whether the device is owed a number: under icon policy `tree`, its delivered
+        /// number is not the account's total (e.g. after a rules change).
+        public var stale: Bool
+    }
+
+    /// The account id.
+    public var id: String
+    /// The account's total: the root's count, the number its devices' icons should show.
+    public var total: Int
+    /// Every shown node, parents before children, siblings in byte order of their names.
+    public var nodes: [BadgeState]
+    /// Every device, in byte order of device id.
+    public var devices: [DeviceState]
+
+    /// Reads `account` from the state at `path` (`.sqlite`/`.db` or JSON), with the rules the
+    /// state recorded (the built-in ones when it recorded none).
+    ///
+    /// - Returns: the account, or nil when the state does not hold it (a missing JSON file
+    ///   holds nothing).
+    /// - Throws: `StateFile.Failure` when the state is missing (SQLite), unreadable, corrupt
+    ///   or foreign.
+    public static func read(state path: String, account: String) throws(StateFile.Failure) -> StoredAccount? {
+        let rules: RuleSet
+        let found: Account?
+        if SQLiteStore.isSQLitePath(path) {
+            guard FileIO.exists(path) else { throw StateFile.Failure(file: path, at: "", message: "no such state file") }
+            let store = try SQLiteStore(path: path, readOnly: true)
+            defer { store.close() }
+            rules = try store.recordedRules() ?? RuleSet.builtIn
+            found = try store.loadAccount(account, rules: rules)
+        } else {
+            rules = try StateFile.recordedRules(path) ?? RuleSet.builtIn
+            found = try StateFile.load(path, rules: rules, only: [account]).account(account)
+        }
+        return found.map { StoredAccount(id: account, account: $0, icon: rules.icon) }
+    }
+
+    /// The view of `account` under icon policy `icon`.
+    init(id: String, account: Account, icon: RuleSet.IconPolicy) {
+        self.id = id
+        total = account.tree.total
+        nodes = account.tree.snapshot()
+        devices = account.devices.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { id, device in
+            DeviceState(id: id, delivered: device.delivered, stale: icon == .tree && device.delivered != account.tree.total)
+        }
+    }
+}

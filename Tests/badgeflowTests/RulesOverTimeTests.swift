@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+/// SPEC §6, rules change over time: a state takes other rules when every mark fits them,
+/// and `filter` without `--rules` uses the recorded ones; both formats alike.
+@Suite struct RulesOverTimeTests {
+    static let chat = #"{"op":"push","account":"A","device":"d1","payload":{"aps":{"alert":"m","thread-id":"c1"}}}"#
+    static let vip = #"{"op":"push","account":"A","device":"d1","payload":{"vip":1,"aps":{"alert":"v"}}}"#
+
+    /// The default rules with `change` applied, written to `dir/name`.
+    static func rules(_ name: String, in dir: String, _ change: (inout [String: Any]) -> Void) throws -> String {
+        let data = try Data(contentsOf: URL(fileURLWithPath: CLI.fixture("rules/default.json")))
+        var rules = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        change(&rules)
+        let path = dir + "/" + name
+        try JSONSerialization.data(withJSONObject: rules).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test(arguments: ["s.sqlite", "s.json"])
+    func rulesThatFitAreTakenAndRecorded(state name: String) throws {
+        try CLI.withTemporaryDirectory { dir in
+            let state = dir + "/" + name
+            #expect(try CLI.run(["filter", "--state", state], input: Self.chat + "\n").status == 0)
+            let more = try Self.rules("more.json", in: dir) { rules in
+                var list = rules["rules"] as? [Any] ?? []
+                list.insert(["name": "vip", "match": ["/vip": ["exists": true]], "path": "root.vip", "action": "increment"], at: 0)
+                rules["rules"] = list
+            }
+            let run = try CLI.run(["filter", "--state", state, "--rules", more], input: Self.vip + "\n")
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.contains(#""rule":"vip","path":"root.vip""#) && run.stdout.contains(#""icon":2"#))
+            // Without --rules: the rules now recorded, with the new rule.
+            let again = try CLI.run(["filter", "--state", state], input: Self.vip + "\n")
+            #expect(again.status == 0 && again.stdout.contains(#""rule":"vip""#) && again.stdout.contains(#""icon":3"#), "\(again)")
+        }
+    }
+
+    @Test(arguments: ["s.sqlite", "s.json"])
+    func rulesAMarkDoesNotFitAreExit3NamingIt(state name: String) throws {
+        try CLI.withTemporaryDirectory { dir in
+            let state = dir + "/" + name
+            #expect(try CLI.run(["filter", "--state", state], input: Self.chat + "\n").status == 0)
+            let top = try Self.rules("top.json", in: dir) { rules in
+                rules["root"] = "top"
+                rules["display"] = [String: Any]()
+                rules["rules"] = (rules["rules"] as? [[String: Any]] ?? []).map { rule in
+                    var rule = rule
+                    if let path = rule["path"] as? String { rule["path"] = "top" + path.dropFirst(4) }
+                    return rule
+                }
+            }
+            let before = try Data(contentsOf: URL(fileURLWithPath: state))
+            let run = try CLI.run(["filter", "--state", state, "--rules", top], input: Self.chat + "\n")
+            #expect(run.status == 3 && run.stdout.isEmpty)
+            #expect(run.stderr.contains("root.chat.c1") && run.stderr.contains(#"root "top""#), "\(run.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: state)) == before)
+        }
+    }
+}
