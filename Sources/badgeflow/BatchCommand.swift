@@ -105,10 +105,16 @@ struct BatchCommand: ParsableCommand {
                 Console.error("badgeflow: error: \(path): no such file or folder")
                 throw Exit.io
             }
-            let found = FileWalk.files(under: path)
             if FileWalk.isDirectory(path) {
-                files.append(contentsOf: found.filter(BatchRunner.isInput))
-                expectations.append(contentsOf: found.filter { $0.hasSuffix(".expected.ndjson") })
+                let found = FileWalk.walk(path)
+                FileWalk.warn(about: found, inputs: BatchRunner.isInput)
+                let undecodable = found.undecodable.filter(BatchRunner.isInput)
+                for name in undecodable {
+                    Console.error("badgeflow: error: \(name): the file name is not valid UTF-8; rename the file to run it")
+                }
+                if !undecodable.isEmpty { throw Exit.io }
+                files.append(contentsOf: found.files.filter(BatchRunner.isInput))
+                expectations.append(contentsOf: found.files.filter { $0.hasSuffix(".expected.ndjson") })
             } else {
                 files.append(path)
             }

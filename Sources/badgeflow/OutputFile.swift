@@ -39,13 +39,14 @@ final class OutputFile {
             return
         }
         self.path = path
-        var st = stat()
-        let exists = stat(path, &st) == 0
-        if exists && (st.st_mode & S_IFMT) != S_IFREG {
+        // The same rule as FileIO.AtomicWriter (the state file, --junit, batch --out).
+        if FileIO.isWrittenInPlace(path) {
             fd = open(path, O_WRONLY | O_CLOEXEC)
             if fd < 0 { throw Failure(description: "\(path): cannot open: \(OutputFile.reason())") }
             return
         }
+        var st = stat()
+        let exists = stat(path, &st) == 0
         let temp = path + ".tmp.\(getpid())"
         // A new file gets 0666 less the umask, as with `>`; a replaced one keeps its mode.
         let created = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)

@@ -136,9 +136,14 @@ struct ValidateCommand: TakesManyInputs {
         var sources: [String] = []
         for path in files.isEmpty ? ["-"] : files {
             if path != "-" && FileWalk.isDirectory(path) {
-                sources += FileWalk.files(under: path).filter {
-                    ($0.hasSuffix(".json") || $0.hasSuffix(".ndjson")) && !BatchOptions.isSidecar($0)
+                let isInput = { (p: String) in (p.hasSuffix(".json") || p.hasSuffix(".ndjson")) && !BatchOptions.isSidecar(p) }
+                let found = FileWalk.walk(path)
+                FileWalk.warn(about: found, inputs: isInput)
+                for name in found.undecodable where isInput(name) {
+                    Console.error("badgeflow: \(name): the file name is not valid UTF-8; rename the file to validate it")
+                    unreadable = true
                 }
+                sources += found.files.filter(isInput)
             } else {
                 sources.append(path)
             }

@@ -128,12 +128,22 @@ public enum FileIO {
     /// True when `path` exists.
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// True when `path` (through symbolic links) exists and is not a regular file: a device
+    /// such as `/dev/null`, a FIFO, a terminal. Such a target is written in place, never
+    /// replaced by a rename (which would put a regular file where the device was).
+    public static func isWrittenInPlace(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFREG
+    }
+
     /// Writes `bytes` to `path` atomically: a temporary file in the same folder, fsync,
     /// rename over the target, fsync of the folder. A crash at any moment leaves either the
     /// old file or the new one, never a torn one.
     ///
     /// When `path` is a symbolic link, the file it points to is replaced (the link stays);
     /// an existing file keeps its mode and, when the process may set them, owner and group.
+    /// A target that exists and is not a regular file (`/dev/null`, a FIFO, a terminal; see
+    /// ``isWrittenInPlace(_:)``) is opened and written in place instead, like `>` does.
     public static func writeAtomically(_ bytes: [UInt8], to given: String) throws(Failure) {
         let w = try AtomicWriter(given)
         try w.write(bytes)
@@ -142,10 +152,13 @@ public enum FileIO {
 
     /// A file replaced atomically, written piece by piece: ``write(_:)`` as often as needed,
     /// then ``commit()`` (see ``FileIO/writeAtomically(_:to:)``); dropped without a commit,
-    /// the temporary file goes and the target keeps its old content.
+    /// the temporary file goes and the target keeps its old content. A target that exists and
+    /// is not a regular file (a device, a FIFO) is written in place: no temporary file, no
+    /// rename, no fsync.
     public final class AtomicWriter {
         private let path: String
-        private let temp: String
+        /// The temporary file renamed over `path`; `nil` when writing in place.
+        private let temp: String?
         private var fd: Int32
         private var buffer: [UInt8] = []
         private var prepared = false
@@ -161,7 +174,16 @@ public enum FileIO {
             var old = stat()
             let existed = stat(path, &old) == 0
             self.path = path
-            temp = path + ".tmp.\(getpid())"
+            if existed && old.st_mode & S_IFMT != S_IFREG {
+                // A device or FIFO: a rename would replace it with a regular file.
+                temp = nil
+                fd = open(path, O_WRONLY | O_CLOEXEC)
+                if fd < 0 { throw FileIO.failure(path, "cannot open") }
+                buffer.reserveCapacity(1 << 16)
+                return
+            }
+            let temp = path + ".tmp.\(getpid())"
+            self.temp = temp
             fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, existed ? old.st_mode & 0o7777 : 0o644)
             if fd < 0 { throw FileIO.failure(temp, "cannot create") }
             if existed {
@@ -174,7 +196,7 @@ public enum FileIO {
         deinit {
             if fd >= 0 {
                 close(fd)
-                unlink(temp)
+                if let temp { unlink(temp) }
             }
         }
 
@@ -199,7 +221,7 @@ public enum FileIO {
                 }
                 if n < 0 {
                     if errno == EINTR { continue }
-                    let f = FileIO.failure(temp, "cannot write")
+                    let f = FileIO.failure(temp ?? path, "cannot write")
                     failed = f
                     throw f
                 }
@@ -216,7 +238,8 @@ public enum FileIO {
         public func prepare() throws(Failure) {
             guard !prepared else { return }
             try flush()
-            if fsync(fd) != 0 {
+            // In place (a device, a FIFO) there is nothing to sync: fsync fails there (EINVAL).
+            if let temp, fsync(fd) != 0 {
                 let f = FileIO.failure(temp, "cannot fsync")
                 failed = f
                 throw f
@@ -225,13 +248,14 @@ public enum FileIO {
         }
 
         /// Writes what is buffered, fsyncs (unless ``prepare()`` did), renames over the
-        /// target and fsyncs the folder.
+        /// target and fsyncs the folder; in place, only writes what is buffered.
         ///
         /// - Throws: `Failure` when a step fails; the target then keeps its old content.
         public func commit() throws(Failure) {
             try prepare()
             close(fd)
             fd = -1
+            guard let temp else { return }
             if rename(temp, path) != 0 {
                 let f = FileIO.failure(path, "cannot rename \(temp) over it")
                 unlink(temp)

@@ -33,3 +33,37 @@ import Glibc
         #expect(FileIO.resolved("/nonexistent-badgeflow/x.json") == "/nonexistent-badgeflow/x.json")
     }
 }
+
+@Suite struct AtomicWriterTargetTests {
+    /// A FIFO is written in place: a rename would put a regular file where it was.
+    @Test func aFIFOIsWrittenInPlaceAndStaysAFIFO() throws {
+        let folder = try TemporaryFolder()
+        let fifo = folder.file("out")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        let writer = try FileIO.AtomicWriter(fifo)
+        try writer.write(Array("first ".utf8))
+        try writer.prepare()
+        try writer.write(Array("second".utf8))
+        try writer.commit()
+        var st = stat()
+        #expect(lstat(fifo, &st) == 0 && st.st_mode & S_IFMT == S_IFIFO)
+        #expect(FileIO.isWrittenInPlace(fifo))
+        var buf = [UInt8](repeating: 0, count: 64)
+        let n = read(reader, &buf, buf.count)
+        #expect(n > 0 && String(decoding: buf[0..<max(n, 0)], as: UTF8.self) == "first second")
+        #expect(try folder.names() == ["out"])
+    }
+
+    /// A regular file (and a new one) is still replaced through a temporary file.
+    @Test func aRegularFileIsNotWrittenInPlace() throws {
+        let folder = try TemporaryFolder()
+        #expect(!FileIO.isWrittenInPlace(folder.file("new")))
+        let path = try folder.write("old", Array("a".utf8))
+        #expect(!FileIO.isWrittenInPlace(path))
+        try FileIO.writeAtomically(Array("b".utf8), to: path)
+        #expect(try FileIO.readString(path) == "b")
+    }
+}
