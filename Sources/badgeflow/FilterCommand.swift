@@ -148,41 +148,6 @@ struct FilterCommand: TakesManyInputs {
         }
     }
 
-    /// The INPUTs, then the files `--files-from` lists; stdin when there are none at all.
-    private func sources() throws -> [String] {
-        guard let filesFrom else { return inputs.isEmpty ? ["-"] : inputs }
-        if filesFrom == "-" && inputs.contains("-") {
-            throw ValidationError("--files-from - and the INPUT - would both read stdin")
-        }
-        let list: [UInt8]
-        if filesFrom == "-" {
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 1 << 16)
-            while true {
-                let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 {
-                    Console.error("badgeflow: <stdin>: cannot read the --files-from list: \(OutputFile.reason())")
-                    throw Exit.io
-                }
-                if n == 0 { break }
-                bytes.append(contentsOf: chunk[0..<n])
-            }
-            list = bytes
-        } else {
-            do { list = try FileIO.readBytes(filesFrom) } catch {
-                Console.error("badgeflow: \(filesFrom): cannot read the --files-from list: \(error.message)")
-                throw Exit.io
-            }
-        }
-        // One path a line, taken as it is (spaces included); blank lines are skipped.
-        var out = inputs
-        for line in list.split(separator: 0x0A, omittingEmptySubsequences: true) {
-            out.append(String(decoding: line, as: UTF8.self))
-        }
-        return out
-    }
-
     /// What `--resume` checks the input against: `stdin`, or a file's real path with its
     /// device and inode (so a file replaced under the same name is told apart, and one file
     /// named two ways is the same).
@@ -213,7 +178,7 @@ struct FilterCommand: TakesManyInputs {
 
     func run() throws {
         var ruleSet = try rules.load()
-        let sources = try sources()
+        let sources = try sources(filesFrom: filesFrom)
         var stream = BadgeStream(rules: ruleSet)
         var lock: StateLock? = nil
         var store: SQLiteStore? = nil

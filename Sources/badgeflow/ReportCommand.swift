@@ -65,21 +65,6 @@ struct ReportCommand: TakesManyInputs {
         }
     }
 
-    /// The INPUTs, then the files `--files-from` lists; stdin when there are none at all.
-    private func sources() throws -> [String] {
-        guard let filesFrom else { return inputs.isEmpty ? ["-"] : inputs }
-        let list: [UInt8]
-        do { list = try FileIO.readBytes(filesFrom) } catch {
-            Console.error("badgeflow: \(filesFrom): cannot read the --files-from list: \(error.message)")
-            throw Exit.io
-        }
-        var out = inputs
-        for line in list.split(separator: 0x0A, omittingEmptySubsequences: true) {
-            out.append(String(decoding: line, as: UTF8.self))
-        }
-        return out
-    }
-
     /// Reads every source in order, handing each line to `body` (with the reader's
     /// `overlongHead` for an overlong line); false when one could not be read.
     private func replay(_ sources: [String], stdin: String?, _ body: (LineReader.Line, [UInt8]) -> Void) -> Bool {
@@ -145,7 +130,7 @@ struct ReportCommand: TakesManyInputs {
 
     func run() throws {
         let ruleSet = try rules.load()
-        let sources = try sources()
+        let sources = try sources(filesFrom: filesFrom)
         let out: OutputFile
         do { out = try OutputFile(output) } catch {
             Console.error("badgeflow: error: \(error.description)")
