@@ -6,7 +6,7 @@
 # BOM, CRLF, invalid UTF-8, a gzip file and an empty one (--merge none, the parts merged with
 # sort -m), and the same again over that OUTPUT with overwrite, --merge spark and --compress
 # gzip. Every summary.json is checked against a recount of the results (and against jq). Both
-# streams hold ttl marks and fleet-wide expire lines (SPEC §4), which every partition answers
+# streams hold ttl marks and fleet-wide expire lines (EventLines article), which every partition answers
 # for its own accounts and the job combines into one line per seq (EXPIRE_EVERY=0: none in the
 # main stream). Installs Java and PySpark when missing.
 #   LINES=200000 SEED=15 ALL_AT=1 EXPIRE_EVERY=400 PROFILE=1 Integrations/spark/spark_test.sh

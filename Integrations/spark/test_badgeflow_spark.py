@@ -249,7 +249,7 @@ class Pipe(Base):
 class Summary(Base):
     def results(self):
         """Real results: every scenario fixture through the filter with --stamp, and an
-        `expire` line as SPEC §4 writes it (accounts with decrements and badge updates)."""
+        `expire` line as one filter run writes it (accounts with decrements and badge updates)."""
         lines = []
         for events in sorted(glob.glob(os.path.join(ROOT, "Fixtures/scenarios/*.ndjson"))):
             if events.endswith(".expected.ndjson"):
@@ -281,7 +281,7 @@ class Summary(Base):
 
 
 class FleetExpire(unittest.TestCase):
-    """SPEC §4's fleet-wide expire line goes to every partition; the P result lines of its seq
+    """The fleet-wide expire line goes to every partition; the P result lines of its seq
     combine into exactly the line one run writes."""
 
     PREFIX = b'{"seq":7,"op":"expire","at":"2026-11-22T10:00:00Z","accounts":['

@@ -4,7 +4,7 @@ import FoundationXML
 #endif
 import Testing
 
-/// `batch` as a release gate (SPEC §6): `--strict`, colliding inputs, `--out` containment,
+/// `batch` as a release gate (the RunningBatchGoldens article): `--strict`, colliding inputs, `--out` containment,
 /// sidecar options, reviewable failures and `--junit FILE`.
 @Suite struct BatchGateTests {
     private func write(_ text: String, _ path: String) throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `filter` as a long-lived consumer of a queue (SPEC §6, a live stream; §4, resume by N):
+/// `filter` as a long-lived consumer of a queue (a live stream, and resume by N: the RunningTheFilter article):
 /// through the built executable, on a real pipe that stays open.
 @Suite(.serialized) struct LiveStreamTests {
     static let push = #"{"op":"push","device":"d","payload":{"aps":{"alert":"hi","badge":1}}}"#

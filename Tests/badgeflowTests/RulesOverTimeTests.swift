@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// SPEC §6, rules change over time: a state takes other rules when every mark fits them,
+/// Rules change over time (the StateFileFormat article): a state takes other rules when every mark fits them,
 /// and `filter` without `--rules` uses the recorded ones; both formats alike.
 @Suite struct RulesOverTimeTests {
     static let chat = #"{"op":"push","account":"A","device":"d1","payload":{"aps":{"alert":"m","thread-id":"c1"}}}"#

@@ -4,7 +4,7 @@ import FoundationXML
 #endif
 import Testing
 
-/// `validate` as a release gate (SPEC §6): folders, `--strict`, `--push-type`, `--junit FILE`,
+/// `validate` as a release gate (the PayloadValidation article): folders, `--strict`, `--push-type`, `--junit FILE`,
 /// syntax errors at line and column, a BOM alike in .json and NDJSON.
 @Suite struct ValidateGateTests {
     private func write(_ text: String, _ path: String) throws {

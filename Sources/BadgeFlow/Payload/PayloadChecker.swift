@@ -160,7 +160,7 @@ struct PayloadChecker {
         }
     }
 
-    /// Whether the payload fits its push type (SPEC §1 "Push types").
+    /// Whether the payload fits its push type (see the PayloadValidation article: a payload that does not fit its push type).
     private mutating func checkPushType(_ pushType: String, liveActivity: Bool, shows: Bool, badge: Bool) {
         let at = base + "/aps"
         switch pushType {

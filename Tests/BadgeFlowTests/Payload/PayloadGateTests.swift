@@ -1,7 +1,7 @@
 import Testing
 @testable import BadgeFlow
 
-/// SPEC §1: Live Activity required keys, push types and size on the compact form.
+/// Live Activity required keys, push types and size on the compact form.
 @Suite struct PayloadGateTests {
     let validator = PayloadValidator()
 
