@@ -113,5 +113,5 @@ elif [ -x "$FLOOR" ] && [ "$FLOOR" -nt Benchmarks/scripts/rocksdb_floor.c ] ||
   us=$(awk '{ for (i = 1; i < NF; i++) if ($i == "total") { t = $(i + 1); if (best == "" || t < best) best = t } } END { print best + 0 }' "$W/floor.txt")
   ceiling RocksDB "$us"
 else
-  echo "rocksdb_floor: cannot build (needs cc and librocksdb-dev: make bench-fleet-deps), skipped"
+  echo "rocksdb_floor: cannot build (needs cc and librocksdb-dev: make deps), skipped"
 fi
