@@ -33,35 +33,35 @@ struct FilterCommand: TakesManyInputs {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Keep state in FILE: FILE.json is loaded at start and saved atomically at the end and on SIGINT/SIGTERM/SIGHUP; FILE.sqlite or FILE.db is an SQLite database committed at checkpoints. One filter at a time per FILE (FILE.lock).",
+            "Keep state in FILE: FILE.json is loaded at start and saved atomically at the end and on SIGINT/SIGTERM/SIGHUP; FILE.sqlite or FILE.db is an SQLite database and FILE.rocksdb a RocksDB folder, both committed at checkpoints. One filter at a time per FILE (FILE.lock).",
             valueName: "FILE"))
     var state: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "SQLite state: commit the changed accounts and the seq of the last result written every SECONDS (also at the end and on a signal).",
+            "SQLite or RocksDB state: commit the changed accounts and the seq of the last result written every SECONDS (also at the end and on a signal).",
             valueName: "SECONDS"))
     var checkpoint: Double = 1
 
     @Flag(
         name: .long,
         help:
-            "SQLite state: skip the input lines up to the seq of the last checkpoint (a file must be the same one; with --numbered, the lines whose N is at or below it, from any input) and go on."
+            "SQLite or RocksDB state: skip the input lines up to the seq of the last checkpoint (a file must be the same one; with --numbered, the lines whose N is at or below it, from any input) and go on."
     )
     var resume = false
 
     @Flag(
         name: .customLong("no-resume"),
         help:
-            "SQLite state: apply the input again on top of the state even though its last checkpoint was committed reading this same INPUT file."
+            "SQLite or RocksDB state: apply the input again on top of the state even though its last checkpoint was committed reading this same INPUT file."
     )
     var noResume = false
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "SQLite state: keep at most N accounts in memory (least recently used ones are dropped after their checkpoint; they load again on use).",
+            "SQLite or RocksDB state: keep at most N accounts in memory (least recently used ones are dropped after their checkpoint; they load again on use).",
             valueName: "N"))
     var maxResident: Int?
 
@@ -72,7 +72,7 @@ struct FilterCommand: TakesManyInputs {
             valueName: "N"))
     var expandedAccounts = 65536
 
-    @Flag(name: .long, help: "SQLite state: print the number of checkpoints and the longest one to stderr at the end.")
+    @Flag(name: .long, help: "SQLite or RocksDB state: print the number of checkpoints and the longest one to stderr at the end.")
     var checkpointStats = false
 
     @Flag(
@@ -129,16 +129,16 @@ struct FilterCommand: TakesManyInputs {
                 "--max-line-bytes must be a number of bytes of at least 1024 (a line must hold a payload); got \(maxLineBytes)")
         }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
-        let sqlite = state.map(SQLiteStore.isSQLitePath) ?? false
+        let sqlite = state.map { StateKind($0).isDurable } ?? false
         guard checkpoint > 0, checkpoint.isFinite else {
             throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)")
         }
-        if resume && !sqlite { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db)") }
-        if noResume && !sqlite { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db)") }
+        if resume && !sqlite { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
+        if noResume && !sqlite { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
         if resume && noResume { throw ValidationError("--resume and --no-resume exclude each other") }
         guard expandedAccounts >= 1 else { throw ValidationError("--expanded-accounts must be at least 1, got \(expandedAccounts)") }
         if let maxResident {
-            guard sqlite else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db)") }
+            guard sqlite else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
             guard maxResident >= 1 else { throw ValidationError("--max-resident must be at least 1, got \(maxResident)") }
             if output != nil {
                 throw ValidationError(
@@ -181,7 +181,7 @@ struct FilterCommand: TakesManyInputs {
         let sources = try sources(filesFrom: filesFrom)
         var stream = BadgeStream(rules: ruleSet)
         var lock: StateLock? = nil
-        var store: SQLiteStore? = nil
+        var store: (any DurableStore)? = nil
         if let state {
             // Also finds an unwritable folder before any line is read.
             do { lock = try StateLock(state: state) } catch {
@@ -189,8 +189,7 @@ struct FilterCommand: TakesManyInputs {
                 throw Exit.state
             }
             do {
-                if SQLiteStore.isSQLitePath(state) {
-                    let s = try SQLiteStore(path: state)
+                if let s = try StateKind.open(state) {
                     if let recorded = try s.recordedRules() {
                         if !rules.given {
                             // Without --rules, the rules the state recorded.
@@ -274,11 +273,11 @@ struct FilterCommand: TakesManyInputs {
         if resume, numbered, let store { filter.skip(numbersThrough: store.seq) }
         // A JSON state saved after a failed write holds no line of the batch that failed.
         filter.keepsUndo = store == nil && state != nil
-        var prefetcher: SQLitePrefetcher? = nil
+        var prefetcher: (any DurablePrefetcher)? = nil
         if let store, filter.jobs > 1 {
             // Accounts of the next batch are read and decoded while this one is applied.
             do {
-                prefetcher = try SQLitePrefetcher(path: store.path, rules: ruleSet)
+                prefetcher = try store.makePrefetcher(rules: ruleSet)
                 filter.prefetcher = prefetcher
             } catch {
                 Console.error("badgeflow: error: state file \(error.description)")
@@ -295,15 +294,11 @@ struct FilterCommand: TakesManyInputs {
         var committedSeq = store?.seq ?? 0
         // Results written to -o FILE count as delivered only when it is committed at the end.
         let checkpointsOnTheWay = store != nil && output == nil
-        // Checkpoints commit on their own thread and connection (SQLiteCheckpointer).
-        var checkpointer: SQLiteCheckpointer? = nil
+        // Checkpoints commit on their own thread (SQLiteCheckpointer, RocksDBCheckpointer).
+        var checkpointer: (any DurableCheckpointer)? = nil
         if let store {
-            // The writing connection gets the large page cache; this one only loads an
-            // account now and then (what the read-ahead did not).
-            store.setCacheSize(kib: 8 << 10)
             do {
-                checkpointer = try SQLiteCheckpointer(path: store.path)
-                checkpointer?.recordRules(ruleSet)
+                checkpointer = try store.makeCheckpointer(rules: ruleSet)
             } catch {
                 Console.error("badgeflow: error: state file \(error.description)")
                 throw Exit.state

@@ -10,7 +10,7 @@ import BadgeFlow
 struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state",
-        abstract: "Inspect a state file, or convert it between JSON and SQLite.",
+        abstract: "Inspect a state file, or convert it between JSON, SQLite and RocksDB.",
         subcommands: [Info.self, Get.self, Convert.self]
     )
 
@@ -21,6 +21,11 @@ struct StateCommand: ParsableCommand {
     /// `compact`: its accounts held compactly (a conversion's ~100 bytes an account).
     static func load(_ path: String, compact: Bool = false) throws -> BadgeStream {
         do {
+            if RocksDBStore.isRocksDBPath(path) {
+                let store = try RocksDBStore(path: path, readOnly: true)
+                defer { store.close() }
+                return try store.stream(rules: rules(try store.recordedRules()), compact: compact)
+            }
             if SQLiteStore.isSQLitePath(path) {
                 guard FileIO.exists(path) else {
                     Console.error("badgeflow: error: \(path): no such state file")
@@ -46,12 +51,12 @@ struct StateCommand: ParsableCommand {
             abstract: "Print one account as it stands in a state: its total, its shown nodes, and every device with its delivered number.",
             discussion: """
                 A device is stale when its delivered number is not the account's total. An SQLite \
-                state is read without a lock, while a filter writes it (its last checkpoint). \
+                or RocksDB state is read without a lock, while a filter writes it (its last checkpoint). \
                 An account the state does not hold: exit 1.
                 """
         )
 
-        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db).", valueName: "FILE"))
+        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db) or folder (.rocksdb).", valueName: "FILE"))
         var file: String
 
         @Argument(help: ArgumentHelp("The account id (a device's own account: the device id).", valueName: "ACCOUNT"))
@@ -117,10 +122,32 @@ struct StateCommand: ParsableCommand {
             discussion: "An SQLite state is read from its meta table only, however many accounts it holds."
         )
 
-        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db).", valueName: "FILE"))
+        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db) or folder (.rocksdb).", valueName: "FILE"))
         var file: String
 
         func run() throws {
+            if RocksDBStore.isRocksDBPath(file) {
+                do {
+                    let store = try RocksDBStore(path: file, readOnly: true)
+                    defer { store.close() }
+                    Console.out(
+                        """
+                        format: rocksdb
+                        version: \(StateFile.version) (layout \(store.meta["layout"] ?? "?"))
+                        accounts: \(store.accountCount)
+                        devices: \(store.deviceCount)
+                        marks: \(store.markCount)
+                        last seq: \(store.seq)
+                        input: \(store.input.isEmpty ? "-" : store.input)
+                        size: \(store.size) bytes
+
+                        """)
+                } catch {
+                    Console.error("badgeflow: error: state file \(error.description)")
+                    throw Exit.state
+                }
+                return
+            }
             if SQLiteStore.isSQLitePath(file) {
                 guard FileIO.exists(file) else {
                     Console.error("badgeflow: error: \(file): no such state file")
@@ -178,7 +205,7 @@ struct StateCommand: ParsableCommand {
 
     struct Convert: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Convert a state between JSON and SQLite (by extension: .json, .sqlite or .db).",
+            abstract: "Convert a state between JSON, SQLite and RocksDB (by extension: .json, .sqlite or .db, .rocksdb).",
             discussion: "TO must not hold a state yet; it is locked like a filter's state while written."
         )
 
@@ -189,8 +216,10 @@ struct StateCommand: ParsableCommand {
         var to: String
 
         func run() throws {
-            if SQLiteStore.isSQLitePath(from) == SQLiteStore.isSQLitePath(to) {
-                Console.error("badgeflow: error: convert goes from JSON to SQLite or back; \(from) and \(to) are of one format")
+            if StateKind(from) == StateKind(to) {
+                Console.error(
+                    "badgeflow: error: convert goes from one format to another (JSON, SQLite, RocksDB); \(from) and \(to) are of one format"
+                )
                 throw Exit.usage
             }
             if StateCommand.size(to) > 0 {
@@ -207,7 +236,11 @@ struct StateCommand: ParsableCommand {
             // compact form's size, not the expanded accounts'.
             let stream = try StateCommand.load(from, compact: true)
             do {
-                if SQLiteStore.isSQLitePath(to) {
+                if RocksDBStore.isRocksDBPath(to) {
+                    let store = try RocksDBStore(path: to)
+                    try store.store(stream)
+                    store.close()
+                } else if SQLiteStore.isSQLitePath(to) {
                     let store = try SQLiteStore(path: to)
                     try store.store(stream)
                     store.close()

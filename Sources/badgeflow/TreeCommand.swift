@@ -47,7 +47,11 @@ struct TreeCommand: ParsableCommand {
     private func ruleSet() throws -> RuleSet {
         let recorded: RuleSet?
         do {
-            if SQLiteStore.isSQLitePath(state) {
+            if RocksDBStore.isRocksDBPath(state) {
+                let store = try RocksDBStore(path: state, readOnly: true)
+                defer { store.close() }
+                recorded = try store.recordedRules()
+            } else if SQLiteStore.isSQLitePath(state) {
                 guard FileIO.exists(state) else {
                     Console.error("badgeflow: error: \(state): no such state file")
                     throw Exit.state
@@ -92,7 +96,12 @@ struct TreeCommand: ParsableCommand {
         var stream: BadgeStream
         do {
             let wanted = account ?? device ?? ""
-            if SQLiteStore.isSQLitePath(state) {
+            if RocksDBStore.isRocksDBPath(state) {
+                // Only the account asked for (or the device's own) is read.
+                let store = try RocksDBStore(path: state, readOnly: true)
+                defer { store.close() }
+                stream = try store.stream(rules: ruleSet, accounts: [wanted])
+            } else if SQLiteStore.isSQLitePath(state) {
                 // Only the account asked for (or the device's own) is read.
                 stream = try SQLiteStore(path: state, readOnly: true).stream(rules: ruleSet, accounts: [wanted])
             } else {
