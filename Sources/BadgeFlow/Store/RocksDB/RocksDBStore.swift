@@ -129,6 +129,10 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         rocksdb_options_set_compression(options, Int32(rocksdb_no_compression))
         rocksdb_options_set_max_background_jobs(options, 2)
         rocksdb_options_set_level_compaction_dynamic_level_bytes(options, 1)
+        // RocksDB's info log (`LOG`) takes only the header written at open: Debian's
+        // librocksdb 7.8 is built with assertions, and its logger aborts the process on the
+        // write after a failed one (a full disk), where every other writer reports the error.
+        rocksdb_options_set_info_log_level(options, 5)
         rocksdb_options_set_keep_log_file_num(options, 2)
         readOptions = rocksdb_readoptions_create()
         writeOptions = rocksdb_writeoptions_create()
@@ -183,6 +187,18 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     }
 
     private func open() throws(StateFile.Failure) {
+        // The header of the info log is written at open, and on a full disk its second
+        // line would abort the process (see `init`): refused here instead.
+        var fs = statvfs()
+        if !isReadOnly, statvfs(FileIO.exists(path) ? path : Self.parent(of: path), &fs) == 0,
+            UInt64(fs.f_bavail) * UInt64(fs.f_frsize) < Self.minimumFreeBytes
+        {
+            throw StateFile.Failure(
+                file: path, at: "",
+                message:
+                    "cannot open the RocksDB database: No space left on device (less than \(Self.minimumFreeBytes >> 20) MiB free; RocksDB needs room to open)"
+            )
+        }
         var error: UnsafeMutablePointer<CChar>?
         var handles: [OpaquePointer?] = [nil]
         let families: [OpaquePointer?] = [options]
@@ -208,6 +224,15 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
             throw failure("cannot open the RocksDB database", error)
         }
         family = handles[0]
+    }
+
+    /// The free space a writer needs to open.
+    static let minimumFreeBytes: UInt64 = 1 << 20
+
+    /// The folder that holds `path` (`.` for a bare name).
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     deinit { close() }
