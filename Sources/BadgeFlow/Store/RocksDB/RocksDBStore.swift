@@ -15,17 +15,17 @@ import Darwin
 /// - `0x00` + name: meta, UTF-8 text: `format` (`badgeflow-state`), `version` (of the
 ///   per-account encoding, ``StateFile/version``), `layout` (``layout``), `rules` (the
 ///   rules' JSON text), `rules@SEED` (every rules text the state's values were written
-///   under, by ``seed(_:)`` in hex), `seq`, `input`, `accounts`, `devices`, `marks` and
+///   under, by `seed(_:)` in hex), `seq`, `input`, `accounts`, `devices`, `marks` and
 ///   `writer`, as in an SQLite state's `meta` table;
-/// - `0x01` + account id: the account in ``AccountCodec``'s binary form, behind the check of
-///   ``RowCache`` (a tag and a 64-bit hash seeded by ``seed(_:)`` of the rules it was written
+/// - `0x01` + account id: the account in `AccountCodec`'s binary form, behind the check of
+///   `RowCache` (a tag and a 64-bit hash seeded by `seed(_:)` of the rules it was written
 ///   under), so damaged bytes or a value of other rules are never read as an account;
 /// - `0x02` + account id: when the account's first expiring mark may be due (a `Double`,
 ///   8 bytes little-endian), for a fleet-wide `expire` (``accountsDue(through:)``).
 ///
 /// A checkpoint is one `WriteBatch`: the changed accounts, their due entries and the meta
 /// (seq, input, totals, rules when they changed), written without RocksDB's write-ahead log
-/// and flushed to a table file at once (``durability``): the flush is recorded in RocksDB's
+/// and flushed to a table file at once (`durability`): the flush is recorded in RocksDB's
 /// manifest in one synced write, so after a crash the batch is all there or none of it is.
 /// (A batch whose flush failed, on a full disk, stays in memory; should room come back
 /// before the store closes, RocksDB's flush at close writes it. Its seq is never ahead of
