@@ -26,6 +26,7 @@ struct FilterCommand: TakesManyInputs {
         "--rules": "rules", "--state": "state", "--max-line-bytes": "max-line-bytes", "--jobs": "jobs",
         "--files-from": "files-from", "-o": "output", "--output": "output",
         "--checkpoint": "checkpoint", "--max-resident": "max-resident", "--expanded-accounts": "expanded-accounts",
+        "--metrics": "metrics",
     ]
 
     @OptionGroup var rules: RulesOption
@@ -74,6 +75,13 @@ struct FilterCommand: TakesManyInputs {
 
     @Flag(name: .long, help: "SQLite state: print the number of checkpoints and the longest one to stderr at the end.")
     var checkpointStats = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Write metrics to FILE in Prometheus's text format (lines, results, errors by code, decrements, badge updates, duplicates, checkpoints, accounts, committed seq), replaced atomically at the start, every --checkpoint seconds (idle too) and at the end.",
+            valueName: "FILE"))
+    var metrics: String?
 
     @Flag(
         name: .long,
@@ -258,6 +266,21 @@ struct FilterCommand: TakesManyInputs {
             Console.error("badgeflow: error: \(error.description)")
             throw Exit.io
         }
+        // --metrics (1/4): the file, written once now so an unwritable one is found before any line.
+        let metricsFile = metrics.map { MetricsFile(path: $0, period: checkpoint) }
+        var metricsFailed = false
+        // Accounts in the state as last committed or saved, and its committed seq.
+        var stored = (accounts: store?.accountCount ?? 0, seq: store?.seq ?? 0)
+        if store == nil, state != nil { stored.accounts = stream.accountCount }
+        if let metricsFile {
+            var initial = FilterMetrics()
+            initial.accountsInMemory = stream.accountCount
+            (initial.accountsStored, initial.committedSeq) = stored
+            do { try metricsFile.write(initial, now: Self.now()) } catch {
+                Console.error("badgeflow: error: --metrics \(metricsFile.path): cannot write it (\(error.description))")
+                throw Exit.io
+            }
+        }
         Signals.install()
         JSONThread.useCLocale()
         let outputIsTerminal = Console.isTerminal(out.fd)
@@ -271,6 +294,7 @@ struct FilterCommand: TakesManyInputs {
             maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp,
             numbered: numbered)
         filter.skip(lines: skip)
+        if metricsFile != nil { filter.metrics = FilterMetrics() }
         if resume, numbered, let store { filter.skip(numbersThrough: store.seq) }
         // A JSON state saved after a failed write holds no line of the batch that failed.
         filter.keepsUndo = store == nil && state != nil
@@ -377,6 +401,27 @@ struct FilterCommand: TakesManyInputs {
                 return true
             }
         }
+        // --metrics (2/4): the filter's counts, with lines read and the state's figures.
+        func gatherMetrics() -> FilterMetrics {
+            var m = filter.metrics ?? FilterMetrics()
+            m.linesRead = filter.seq - skip
+            m.checkpoints = checkpoints
+            m.longestCheckpointPause = longestCheckpoint
+            m.checkpointPauses = checkpointTime
+            m.accountsInMemory = filter.withStream { $0.accountCount }
+            if let store {
+                // What is committed, as a reader sees it (the writing connection is busy).
+                if let reader = try? SQLiteStore(path: store.path, readOnly: true) {
+                    stored = (reader.accountCount, reader.seq)
+                    reader.close()
+                }
+            }
+            (m.accountsStored, m.committedSeq) = stored
+            return m
+        }
+        // The last write on every way out; the normal one (4/4) reports a failure.
+        var metricsWritten = false
+        defer { if let metricsFile, !metricsWritten { try? metricsFile.write(gatherMetrics(), now: Self.now()) } }
         var writeError: String? = nil
         var brokenPipe = false
         var outputClosed = false
@@ -387,6 +432,8 @@ struct FilterCommand: TakesManyInputs {
         let name = output ?? "stdout"
         let write: (inout JSONWriter) -> Void = { w in
             if outputClosed || w.count == 0 { return }
+            // --metrics (3/4): after this batch's checkpoint, when a period has passed.
+            defer { metricsFile?.writeIfDue(now: Self.now(), gatherMetrics) }
             if !w.withUnsafeBytes({ Console.write($0, to: fd) }) {
                 outputClosed = true
                 if errno == EPIPE { brokenPipe = true } else { writeError = "\(name): cannot write: \(OutputFile.reason())" }
@@ -419,13 +466,22 @@ struct FilterCommand: TakesManyInputs {
         let idle: () -> Int32 = {
             if outputClosed { return -1 }
             filter.finish(output: write)
-            guard checkpointsOnTheWay, stateError == nil, filter.resumeSeq != committedSeq else { return -1 }
-            let wait = checkpoint - (Self.now() - lastCheckpoint)
-            if wait <= 0 {
-                commitCheckpoint()
-                return -1
+            var next: Int32 = -1
+            if checkpointsOnTheWay, stateError == nil, filter.resumeSeq != committedSeq {
+                let wait = checkpoint - (Self.now() - lastCheckpoint)
+                if wait <= 0 {
+                    commitCheckpoint()
+                } else {
+                    next = Int32(min(wait * 1000 + 1, 60_000))
+                }
             }
-            return Int32(min(wait * 1000 + 1, 60_000))
+            // --metrics (3/4): written while idle too, and woken up for the next one.
+            if let metricsFile {
+                metricsFile.writeIfDue(now: Self.now(), gatherMetrics)
+                let due = metricsFile.millisecondsUntilDue(now: Self.now())
+                next = next < 0 ? due : min(next, due)
+            }
+            return next
         }
 
         let showProgress = progress ?? (Console.isTerminal(2) && !outputIsTerminal)
@@ -546,6 +602,15 @@ struct FilterCommand: TakesManyInputs {
                     "badgeflow: error: state file \(state): cannot save (it keeps its previous content\(kept)): \(error.description)")
                 throw Exit.state
             }
+            stored.accounts = filter.stream.accountCount
+        }
+        // --metrics (4/4): the last write, once the state is committed or saved.
+        if let metricsFile {
+            metricsWritten = true
+            do { try metricsFile.write(gatherMetrics(), now: Self.now()) } catch {
+                Console.error("badgeflow: error: --metrics \(metricsFile.path): cannot write it (\(error.description))")
+                metricsFailed = true
+            }
         }
         if let writeError {
             out.discard()
@@ -562,7 +627,7 @@ struct FilterCommand: TakesManyInputs {
         if receivedSignal != 0 { throw ExitCode(Signals.status(receivedSignal)) }
         // The reader went away (`| head`): stop quietly, as a process killed by SIGPIPE would.
         if brokenPipe { throw ExitCode(Signals.status(SIGPIPE)) }
-        if inputFailed { throw Exit.io }
+        if inputFailed || metricsFailed { throw Exit.io }
         let rejected = filter.stream.rejected
         if strict && rejected > 0 {
             let first = filter.stream.firstRejectedSeq.map { "; the first at seq \($0)" } ?? ""
