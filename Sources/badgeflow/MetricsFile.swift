@@ -6,9 +6,9 @@ import Darwin
 import BadgeFlow
 
 /// `filter --metrics FILE`: the run's ``FilterMetrics`` in Prometheus's text format, replaced
-/// atomically (``FileIO/writeAtomically(_:to:)``: a temporary file in the same folder, then a
-/// rename) at the start, at least every `period` seconds while the filter runs, idle or not,
-/// and at the end.
+/// atomically (``FileIO/writeAtomically(_:to:synced:)``: a temporary file in the same folder,
+/// then a rename; not fsynced, so a write does not pause the filter for the disk) at the
+/// start, at least every `period` seconds while the filter runs, idle or not, and at the end.
 ///
 /// The first write is made before any line is read, so an unwritable FILE is found at once
 /// (`filter` exits 4). A later write that fails is reported once on stderr and tried again
@@ -32,7 +32,7 @@ final class MetricsFile {
     /// - Throws: `FileIO.Failure` when the file cannot be written; it keeps its content.
     func write(_ metrics: FilterMetrics, now: Double) throws(FileIO.Failure) {
         lastWrite = now
-        try FileIO.writeAtomically(metrics.prometheusText.bytes, to: path)
+        try FileIO.writeAtomically(metrics.prometheusText.bytes, to: path, synced: false)
         failing = false
     }
 
