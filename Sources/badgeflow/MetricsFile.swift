@@ -47,6 +47,13 @@ final class MetricsFile {
         }
     }
 
+    /// Monotonic seconds.
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
     /// Milliseconds until the next write is due (for the input's idle wait), at least 1.
     func millisecondsUntilDue(now: Double) -> Int32 {
         let wait = period - (now - lastWrite)
