@@ -220,6 +220,14 @@ struct FilterCommand: TakesManyInputs {
             m.accountsInMemory = stats.residentAccounts
             m.accountsStored = stats.storedAccounts ?? savedAccounts
             m.committedSeq = stats.committedSeq
+            // An SQLite state's as a reader sees it (the session's figures are those of the
+            // last commit it waited for, and the seq of the last one begun).
+            if let store = session.store, SQLiteStore.isSQLitePath(store.path),
+                let reader = try? SQLiteStore(path: store.path, readOnly: true)
+            {
+                (m.accountsStored, m.committedSeq) = (reader.accountCount, reader.seq)
+                reader.close()
+            }
             return m
         }
         // The last write on every way out; the normal one (4/4) reports a failure.

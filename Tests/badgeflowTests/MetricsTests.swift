@@ -117,6 +117,28 @@ import Testing
         }
     }
 
+    @Test func anIdleSQLiteStatesFiguresAreWhatStateInfoSays() throws {
+        try CLI.withTemporaryDirectory { dir in
+            let path = dir + "/m.prom"
+            let period = 0.3
+            let filter = try LiveStreamTests.Running(
+                ["filter", "--state", "s.sqlite", "--checkpoint", String(period), "--metrics", path], in: dir)
+            let lines = (1...4).map { #"{"op":"push","account":"a\#($0 % 3)","device":"d","payload":{"aps":{"alert":"x"}}}"# }
+            try filter.send(lines)
+            #expect(LiveStreamTests.eventually(within: 5) { filter.output.count == 4 })
+            // No line comes now: the checkpoint commits, and the file says what a reader of
+            // the state sees, without waiting for the next line or the end.
+            let seen = LiveStreamTests.eventually(within: 2 * period + 1) {
+                let m = Self.read(path)
+                return m["badgeflow_committed_seq"] == 4 && m["badgeflow_accounts_stored"] == 3
+            }
+            let info = try CLI.run(["state", "info", dir + "/s.sqlite"]).stdout
+            #expect(seen, "\(Self.read(path).filter { $0.key.hasPrefix("badgeflow_accounts") || $0.key.hasPrefix("badgeflow_committed") })")
+            #expect(info.contains("accounts: 3\n") && info.contains("last seq: 4\n"))
+            #expect(filter.close() == 0)
+        }
+    }
+
     @Test func anUnwritableMetricsFileIsExit4BeforeAnyLine() throws {
         try CLI.withTemporaryDirectory { dir in
             let run = try CLI.run(
