@@ -26,20 +26,27 @@ import Testing
         let state = dir + "/state.json"
         let chunk = Data(stream(2000).utf8)
         var rng = SystemRandomNumberGenerator()
-        for round in 0..<100 {
+        var checked = 0
+        for round in 0..<40 {
             let (p, stdin) = try start(state: state)
             // Feed some input, then close stdin so the process saves and exits; kill it at
-            // a random moment, before, during or after the save.
+            // a random moment, while it loads the state, reads, saves or after (the first
+            // round runs to the end, so that every later one has a state to load and replace).
             stdin.write(chunk)
             try? stdin.close()
-            usleep(UInt32.random(in: 0...40_000, using: &rng))
-            kill(p.processIdentifier, SIGKILL)
+            if round > 0 {
+                usleep(UInt32.random(in: 0...300_000, using: &rng))
+                kill(p.processIdentifier, SIGKILL)
+            }
             p.waitUntilExit()
+            if round == 0 { #expect(p.terminationStatus == 0) }
             if FileManager.default.fileExists(atPath: state) {
+                checked += 1
                 let check = try CLI.run(["tree", "--state", state, "--json"])
                 #expect(check.status == 0, "round \(round): \(check.stderr)")
             }
         }
+        #expect(checked == 40, "a round left no state file")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0 != "state.json" }
         // A killed writer may leave its temporary file (the next writer removes it) and its
         // lock file (unlocked by the kernel at its death); it never replaces the state file.
