@@ -93,6 +93,7 @@ import Darwin
         #expect(session.currentStats.checkpoints == 2 && session.currentStats.committedSeq == 5)
         try Self.close(session)
         #expect(try Self.committed(state) == ResumePoint(seq: 5, input: "in.ndjson"))
+        #expect(session.currentStats.storedAccounts == 5 && session.currentStats.residentAccounts == 5)
     }
 
     @Test func anIdleStreamCommitsOnceDueAndOnlyWhenResultsWentOutSince() throws {
