@@ -87,8 +87,9 @@ import Testing
 
     /// A JSON state truncated by another program while `state info` reads it through its
     /// memory mapping: the pages past the new end are gone (SIGBUS), and the command exits 3
-    /// with a message instead of crashing. Truncated at several moments until one falls
-    /// within the read; none may end in a signal.
+    /// with a message instead of crashing. Truncated once the file is mapped (up to four
+    /// tries, should the read end between the check and the truncation); none may end in a
+    /// signal.
     @Test func aStateTruncatedWhileReadIsExit3NotACrash() throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
@@ -99,7 +100,7 @@ import Testing
         text += "}}\n"
         try text.write(toFile: state, atomically: true, encoding: .utf8)
         var sawBus = false
-        for delay in [150_000, 300_000, 600_000, 1_000_000] as [UInt32] where !sawBus {
+        for attempt in 0..<4 where !sawBus {
             try? FileManager.default.removeItem(atPath: copy)
             try FileManager.default.copyItem(atPath: state, toPath: copy)
             let p = Process()
@@ -109,11 +110,16 @@ import Testing
             p.standardOutput = FileHandle.nullDevice
             p.standardError = err
             try p.run()
-            usleep(delay)
+            // Truncated while the file is mapped (it shows in the process's maps), with the
+            // process stopped meanwhile: the read resumes on pages that are gone.
+            let maps = "/proc/\(p.processIdentifier)/maps"
+            while p.isRunning, !((try? String(contentsOfFile: maps, encoding: .utf8))?.contains(copy) ?? false) { usleep(500) }
+            kill(p.processIdentifier, SIGSTOP)
             #expect(truncate(copy, 1_000_000) == 0)
+            kill(p.processIdentifier, SIGCONT)
             let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             p.waitUntilExit()
-            #expect(p.terminationReason == .exit, "died of signal \(p.terminationStatus) after \(delay) µs: \(message)")
+            #expect(p.terminationReason == .exit, "attempt \(attempt): died of signal \(p.terminationStatus): \(message)")
             if message.contains("SIGBUS") {
                 sawBus = true
                 #expect(p.terminationStatus == 3)
