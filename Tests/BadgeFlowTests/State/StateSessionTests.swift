@@ -357,4 +357,27 @@ import Darwin
         let saved = try StateFormat.open(path: state, readOnly: true)
         #expect(try saved.account("a", rules: .builtIn)?.tree.total == 1)
     }
+
+    /// The stats `--checkpoint-stats` and `--metrics` read: pauses are measured on the
+    /// session's clock (here one that moves 0.25 s at each reading).
+    @Test func pausesAreMeasuredOnTheSessionsClock() throws {
+        let folder = try TemporaryFolder()
+        let clock = Clock()
+        var options = StateSession.Options()
+        options.checkpointInterval = 1
+        let session = try StateSession(
+            state: folder.file("s.sqlite"), rules: .builtIn, rulesGiven: false, input: "stdin", options: options,
+            clock: {
+                clock.now += 0.25
+                return clock.now
+            })
+        _ = try session.start(jobs: 1, linesPerBatch: 1)
+        for id in ["a", "b", "c", "d"] { Self.feed(session, Self.push(id)) }
+        let stats = session.currentStats
+        // Each batch reads the clock once; the checkpoint (due at the fourth) twice more.
+        #expect(stats.checkpoints == 1 && stats.committedSeq == 4)
+        #expect(stats.longestPause == 0.25 && stats.pauseTime == 0.25)
+        #expect(stats.residentAccounts == 4)
+        try Self.close(session)
+    }
 }
