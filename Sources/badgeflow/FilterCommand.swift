@@ -137,16 +137,16 @@ struct FilterCommand: TakesManyInputs {
                 "--max-line-bytes must be a number of bytes of at least 1024 (a line must hold a payload); got \(maxLineBytes)")
         }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
-        let sqlite = state.map { StateFormat.of($0).checkpoints } ?? false
+        let checkpointed = state.map { StateFormat.of($0).checkpoints } ?? false
         guard checkpoint > 0, checkpoint.isFinite else {
             throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)")
         }
-        if resume && !sqlite { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db)") }
-        if noResume && !sqlite { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db)") }
+        if resume && !checkpointed { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db)") }
+        if noResume && !checkpointed { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db)") }
         if resume && noResume { throw ValidationError("--resume and --no-resume exclude each other") }
         guard expandedAccounts >= 1 else { throw ValidationError("--expanded-accounts must be at least 1, got \(expandedAccounts)") }
         if let maxResident {
-            guard sqlite else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db)") }
+            guard checkpointed else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db)") }
             guard maxResident >= 1 else { throw ValidationError("--max-resident must be at least 1, got \(maxResident)") }
             if output != nil {
                 throw ValidationError(
