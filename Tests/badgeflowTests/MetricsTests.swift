@@ -23,8 +23,10 @@ import Testing
         return out
     }
 
+    /// The samples of the file at `path`; none while it is not there yet.
     static func read(_ path: String) -> [String: Double] {
-        samples((try? String(contentsOfFile: path, encoding: .utf8)) ?? "")
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8), !text.isEmpty else { return [:] }
+        return samples(text)
     }
 
     @Test func theCountsAreWhatTheOutputSays() throws {
@@ -137,6 +139,33 @@ import Testing
             #expect(info.contains("accounts: 3\n") && info.contains("last seq: 4\n"))
             #expect(filter.close() == 0)
         }
+    }
+
+    @Test func aMetricsFolderThatTurnsUnwritableIsOneWarningThenExit4AtTheEnd() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        // An immutable folder stops root too (see ReadOnlyFolderTests), on a tmpfs of its own.
+        let disk = try TmpFS(in: dir, size: "8m")
+        defer { disk.unmount() }
+        let folder = disk.path + "/metrics", path = folder + "/m.prom"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let period = 0.1
+        let run = try FullDiskTests.Running(["filter", "--checkpoint", String(period), "--metrics", path], in: dir)
+        run.feed(LiveStreamTests.push + "\n")
+        #expect(LiveStreamTests.eventually(within: 5) { Self.read(path)["badgeflow_results_total"] == 1 })
+        try TmpFS.setImmutable(folder, true)
+        defer { try? TmpFS.setImmutable(folder, false) }
+        run.feed(LiveStreamTests.push + "\n" + LiveStreamTests.push + "\n")
+        // Several periods pass, idle, with every write failing: the stream goes on.
+        usleep(UInt32(8 * period * 1e6))
+        let done = try run.finish()
+        #expect(done.status == 4, "\(done.stderr)")
+        #expect(done.stdout.split(separator: "\n").count == 3)
+        let messages = done.stderr.split(separator: "\n")
+        #expect(messages.filter { $0.hasPrefix("badgeflow: warning: --metrics: cannot write") }.count == 1, "\(done.stderr)")
+        #expect(messages.filter { $0.hasPrefix("badgeflow: error: --metrics \(path): cannot write it") }.count == 1, "\(done.stderr)")
+        // The file kept its last content, whole.
+        #expect(Self.read(path)["badgeflow_results_total"] == 1)
     }
 
     @Test func anUnwritableMetricsFileIsExit4BeforeAnyLine() throws {
