@@ -65,7 +65,7 @@ package final class RocksDBStateStore: StateStore {
     package var isCommitPending: Bool { checkpointer?.isPending ?? false }
 
     /// Accounts the state holds after the last checkpoint committed.
-    package var storedAccounts: Int { store.accountCount }
+    package var storedAccounts: Int? { store.accountCount }
 
     package func beginCheckpoint(_ stream: inout BadgeStream, seq: Int, input: String) {
         checkpointer?.begin(&stream, seq: seq, input: input)
