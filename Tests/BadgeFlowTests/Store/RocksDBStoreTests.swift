@@ -166,6 +166,12 @@ import Darwin
         let folder = try TemporaryFolder()
         let path = folder.file("e.rocksdb")
         mkdir(path, 0o755)
+        // To a reader, an empty folder is an empty state; nothing is written into it.
+        let empty = try RocksDBStore(path: path, readOnly: true)
+        #expect(empty.accountCount == 0 && empty.seq == 0 && empty.meta["format"] == StateFile.format)
+        #expect(try empty.loadAccount("a", rules: .builtIn) == nil)
+        #expect(try empty.stream(rules: .builtIn).accountCount == 0)
+        #expect(try FixtureFolder.list(path).isEmpty)
         var stream = Self.stream(accounts: ["a"])
         let store = try RocksDBStore(path: path)
         try store.checkpoint(&stream, seq: 4, input: "stdin")

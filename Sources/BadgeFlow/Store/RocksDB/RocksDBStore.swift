@@ -143,6 +143,12 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         flushOptions = rocksdb_flushoptions_create()
         rocksdb_flushoptions_set_wait(flushOptions, 1)
         do throws(StateFile.Failure) {
+            // A folder RocksDB has not made a database in yet (empty, or a creation cut
+            // short) is an empty state to a reader.
+            if readOnly, !FileIO.exists(path + "/CURRENT") {
+                shared.withLock { $0.meta = Self.newMeta }
+                return
+            }
             try open()
             try load()
         } catch {
@@ -323,10 +329,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                 throw StateFile.Failure(
                     file: path, at: "meta.format", message: "not a BadgeFlow state (a RocksDB database without its meta keys)")
             }
-            meta = [
-                "format": StateFile.format, "version": String(StateFile.version), "layout": String(Self.layout),
-                "seq": "0", "input": "", "accounts": "0", "devices": "0", "marks": "0",
-            ]
+            meta = Self.newMeta
             if !isReadOnly { try write(meta: meta, into: nil) }
             shared.withLock { $0.meta = meta }
             return
@@ -343,6 +346,12 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         }
         shared.withLock { $0.meta = meta }
     }
+
+    /// The meta of a new state.
+    private static let newMeta = [
+        "format": StateFile.format, "version": String(StateFile.version), "layout": String(RocksDBStore.layout),
+        "seq": "0", "input": "", "accounts": "0", "devices": "0", "marks": "0",
+    ]
 
     /// Puts `meta` into `batch`, or (nil) writes it in a batch of its own.
     private func write(meta: [String: String], into batch: OpaquePointer?) throws(StateFile.Failure) {
