@@ -109,6 +109,7 @@ public enum StateFile {
         }
         var stream = BadgeStream(rules: rules)
         guard let root = try document(file) else { return stream }
+        stream.partition = try root["partition"].map { v throws(Failure) in try StatePartition(json: v, file: file) }
         if root["version"] == .int(version) {
             guard case .object(let accounts)? = root["accounts"] else {
                 throw Failure(file: file, at: "/accounts", message: "accounts must be an object")
@@ -165,6 +166,7 @@ public enum StateFile {
             ("version", .int(version)),
         ]
         if let rules = stream.rules.sourceValue { top.append(("rules", rules)) }
+        if let partition = stream.partition { top.append(("partition", partition.jsonValue)) }
         top.append(("accounts", .object(accounts)))
         return .object(top)
     }
