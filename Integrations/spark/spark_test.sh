@@ -191,6 +191,68 @@ else
   cat "$E/refused.log"; fail "the refusal of an existing OUTPUT"
 fi
 
+# 5. A chained two-day run: day 1 then day 2 through one `filter --state` chain, and through the
+# job with --state-out then --state-in (P=4: a folder of parts; P=8: day 1's parts merged into
+# one file, split again on the driver), on one SparkSession: both days' results and the merged
+# final state byte-identical to the chain's; then a run whose partition count is not the
+# state's P, refused before the JVM starts.
+C=$WORK/chain
+mkdir -p "$C"
+python3 Integrations/spark/gen_stream.py --lines "${CHAIN_LINES:-4000}" --seed 31 --accounts 300 --devices 900 --expire-every 300 "${AT_ARG[@]}" > "$C/day1.ndjson"
+python3 Integrations/spark/gen_stream.py --lines "${CHAIN_LINES:-4000}" --seed 32 --accounts 300 --devices 900 --expire-every 300 "${AT_ARG[@]}" > "$C/day2.ndjson"
+t=$(now)
+"$BIN" filter --state "$C/one.json" "$C/day1.ndjson" > "$C/one1.ndjson"
+"$BIN" filter --state "$C/one.json" "$C/day2.ndjson" > "$C/one2.ndjson"
+chain_one=$(secs "$t" "$(now)")
+t=$(now)
+if python3 - "$C" "$BIN" > "$C/chain.log" 2>&1 <<'EOF'
+import subprocess, sys, time
+sys.path.insert(0, "Integrations/spark")
+import badgeflow_spark as job
+from pyspark.sql import SparkSession
+C, BIN = sys.argv[1:3]
+spark = (SparkSession.builder.master("local[2,3]").appName("badgeflow-spark-chain")
+         .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+spark.sparkContext.setLogLevel("WARN")
+for p in (4, 8):
+    started = time.time()
+    job.run(spark, C + "/day1.ndjson", "%s/out1-%d" % (C, p), badgeflow=BIN, partitions=p,
+            state_out="%s/state1-%d" % (C, p))
+    if p == 4:
+        state_in = "%s/state1-%d" % (C, p)
+    else:
+        state_in = "%s/merged1-%d.json" % (C, p)
+        subprocess.run([BIN, "state", "merge", state_in] + ["%s/state1-%d/part-%05d.json" % (C, p, i) for i in range(p)],
+                       check=True)
+    job.run(spark, C + "/day2.ndjson", "%s/out2-%d" % (C, p), badgeflow=BIN, partitions=p, state_in=state_in,
+            state_out="%s/state2-%d" % (C, p))
+    print("P=%d: two days in %.2f s" % (p, time.time() - started))
+spark.stop()
+EOF
+then
+  chain_spark=$(secs "$t" "$(now)")
+  for p in 4 8; do
+    ok=1
+    cmp -s "$C/out1-$p/merged/part-00000" "$C/one1.ndjson" || { fail "chained run P=$p: day 1 results differ"; ok=0; }
+    cmp -s "$C/out2-$p/merged/part-00000" "$C/one2.ndjson" || { fail "chained run P=$p: day 2 results differ"; ok=0; }
+    "$BIN" state merge "$C/final-$p.json" "$C"/state2-$p/part-*.json || { fail "chained run P=$p: state merge"; ok=0; }
+    cmp -s "$C/final-$p.json" "$C/one.json" || { fail "chained run P=$p: the merged final state differs"; ok=0; }
+    [ "$ok" = 1 ] && echo "spark-test: chained two days, P=$p ($(grep "^P=$p:" "$C/chain.log" | cut -d: -f2- | sed 's/^ //')): both days' results ($(wc -l < "$C/one1.ndjson") + $(wc -l < "$C/one2.ndjson") lines) and the merged final state ($(grep -c '^    "' "$C/one.json") accounts) byte-identical to one filter --state chain"
+  done
+  echo "spark-test: chained two days: one process $chain_one s; the job, P=4 and P=8 on one SparkSession, $chain_spark s"
+  ls -a "$C" | grep -q '^\.state' && fail "a staging folder was left beside --state-out"
+else
+  tail -40 "$C/chain.log"; fail "the chained two-day runs"
+fi
+if python3 Integrations/spark/badgeflow_spark.py --input "$C/day2.ndjson" --output "$C/mismatch" --badgeflow "$BIN" \
+    --state-in "$C/state1-4" --partitions 8 2> "$C/mismatch.log"; then
+  fail "a state of 4 parts was not refused for 8 partitions"
+elif grep -q 'is split into 4 parts; this run has 8 partitions' "$C/mismatch.log" && ! grep -q Spark "$C/mismatch.log" && [ ! -e "$C/mismatch" ]; then
+  echo "spark-test: a state split into 4 parts with --partitions 8: refused before the JVM starts"
+else
+  cat "$C/mismatch.log"; fail "the refusal of a mismatched partition count"
+fi
+
 echo "spark-test: $(secs "$T0" "$(now)") s in all"
 if [ "$status" = 0 ]; then echo "spark-test: 1 passed, 0 failed"; else echo "spark-test: 0 passed, 1 failed"; fi
 exit $status
