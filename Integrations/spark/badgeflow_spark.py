@@ -1224,6 +1224,8 @@ def main(argv=None):
                   output_exists=os.path.lexists(local) if local is not None else None,
                   state=bool(args.state_in or args.state_out))
         check_state_out(args.state_out, args.overwrite)
+        if args.state_in and not os.path.exists(args.state_in):
+            raise JobError("--state-in %s: no such folder or file" % args.state_in)
         if args.state_in and os.path.isdir(args.state_in):
             check_state_partitions(args.state_in, state_parts(args.state_in)[1], args.partitions)
     except JobError as e:
