@@ -12,6 +12,11 @@ goes to every partition; the driver combines the partitions' result lines of its
 (OUTPUT/parts/part-expire). The results merged by seq are byte for byte what one `badgeflow
 filter` run over the input writes.
 
+With --state-in (a folder of parts from `badgeflow state split` or an earlier run, or a state
+file split on the driver) and --state-out DIR, each partition's filter runs with `--state` on
+a copy of its part (the partition count must be the parts' P) and the parts after the run go
+to DIR/part-00000.json … (or .sqlite), for `badgeflow state merge` or the next day's run.
+
 Everything is written to a hidden folder beside OUTPUT and moved into place at the end, so a
 failed run leaves no OUTPUT behind and `--overwrite` replaces an old one in one step:
 

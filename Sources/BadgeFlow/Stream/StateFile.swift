@@ -18,6 +18,8 @@
 ///
 /// `rules` is the rules file the state was written with, so the state can be read (e.g.
 /// drawn) without being told the rules again; files without it still load.
+///
+/// A part of a split state also holds `partition` (``StatePartition``), after `rules`.
 public enum StateFile {
     /// The format name written into every state file.
     public static let format = "badgeflow-state"
