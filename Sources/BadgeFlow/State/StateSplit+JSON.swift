@@ -31,34 +31,43 @@ struct JSONMemberCursor {
 
     /// The next member, the object's end, or `.malformed`.
     mutating func next() -> Step {
-        guard !finished else { return .malformed }
+        guard case .member(let key, let start)? = nextKey() else { return finished ? .end(i) : .malformed }
+        guard skipValue() else { return .malformed }
+        return .member(key: key, value: start.lowerBound..<i)
+    }
+
+    /// The next member's key and where its value starts, without reading the value (the
+    /// cursor is then at it: call ``skipValue()``, or stop); nil at the object's end (then
+    /// ``finished``, and ``i`` is after its `}`) or when malformed.
+    mutating func nextKey() -> Step? {
+        guard !finished else { return nil }
         skipSpace()
-        guard i < b.count else { return .malformed }
+        guard i < b.count else { return nil }
         if started {
             if b[i] == UInt8(ascii: "}") {
                 finished = true
-                return .end(i + 1)
+                i += 1
+                return nil
             }
-            guard b[i] == UInt8(ascii: ",") else { return .malformed }
+            guard b[i] == UInt8(ascii: ",") else { return nil }
             i += 1
             skipSpace()
         } else {
             started = true
             if b[i] == UInt8(ascii: "}") {
                 finished = true
-                return .end(i + 1)
+                i += 1
+                return nil
             }
         }
         let keyStart = i
-        guard skipString() else { return .malformed }
+        guard skipString() else { return nil }
         let key = keyStart..<i
         skipSpace()
-        guard i < b.count, b[i] == UInt8(ascii: ":") else { return .malformed }
+        guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
         i += 1
         skipSpace()
-        let valueStart = i
-        guard skipValue() else { return .malformed }
-        return .member(key: key, value: valueStart..<i)
+        return .member(key: key, value: i..<i)
     }
 
     private mutating func skipSpace() {
@@ -80,7 +89,8 @@ struct JSONMemberCursor {
         return false
     }
 
-    private mutating func skipValue() -> Bool {
+    /// Moves past the value that starts at the cursor; false when it is not well-formed.
+    mutating func skipValue() -> Bool {
         guard i < b.count else { return false }
         switch b[i] {
         case UInt8(ascii: "\""):
@@ -144,18 +154,17 @@ struct JSONStateReader {
         var top = JSONMemberCursor(b, at: 0)
         var others: [(String, JSONValue)] = []
         var found: JSONMemberCursor? = nil
-        scan: while top != nil {
-            switch top?.next() {
-            case .member(let key, let value)?:
-                guard case .string(let name)? = Self.parse(b, key) else { break scan }
-                if name == "accounts" {
-                    found = JSONMemberCursor(b, at: value.lowerBound)
-                    break scan
-                }
-                guard let v = Self.parse(b, value) else { break scan }
-                others.append((name, v))
-            default: break scan
+        // The members before `accounts`; `accounts` itself is not scanned here (it is most
+        // of the file): its cursor reads it account by account.
+        scan: while var cursor = top {
+            guard case .member(let key, let start)? = cursor.nextKey(), case .string(let name)? = Self.parse(b, key) else { break scan }
+            if name == "accounts" {
+                found = JSONMemberCursor(b, at: start.lowerBound)
+                break scan
             }
+            guard cursor.skipValue(), let v = Self.parse(b, start.lowerBound..<cursor.i) else { break scan }
+            others.append((name, v))
+            top = cursor
         }
         let root = JSONValue.object(others)
         guard let found, root["format"] == .string(StateFile.format), root["version"] == .int(StateFile.version) else {
@@ -225,15 +234,11 @@ struct JSONStateReader {
             return true
         case .end(let end):
             current = nil
-            var top = JSONMemberCursor(b, at: 0)
             // The rest of the top-level object: only whitespace and `}` (the writer puts
             // `accounts` last).
             var i = end
             while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 }
-            guard i < b.count, b[i] == UInt8(ascii: "}") else {
-                _ = top?.next()
-                throw Self.whyNotStreamed(path)
-            }
+            guard i < b.count, b[i] == UInt8(ascii: "}") else { throw Self.whyNotStreamed(path) }
             i += 1
             while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 }
             guard i == b.count else { throw Self.whyNotStreamed(path) }
