@@ -34,17 +34,16 @@ public enum StateSplit {
         }
     }
 
-    /// The formats a state can be split in, by the path's extension.
+    /// The formats a state can be split in, told apart by ``StateFormat/of(_:)`` (the
+    /// path's extension).
     enum Format {
         case json, sqlite
 
         init(_ path: String) throws(Failure) {
-            if SQLiteStore.isSQLitePath(path) {
-                self = .sqlite
-            } else if path.hasSuffix(".rocksdb") || path.hasSuffix(".rocksdb/") {
-                throw .usage("\(path): a RocksDB state cannot be split or merged by this build (JSON and SQLite can)")
-            } else {
-                self = .json
+            switch StateFormat.of(path).name {
+            case SQLiteStateStore.name: self = .sqlite
+            case JSONStateStore.name: self = .json
+            case let other: throw .usage("\(path): a state of format \(other) cannot be split or merged by this build (json and sqlite can)")
             }
         }
 
