@@ -62,7 +62,8 @@ public struct StatePartition: Sendable, Hashable, CustomStringConvertible {
         guard value["hash"] == .string(Self.hashName) else {
             throw StateFile.Failure(
                 file: file, at: "/partition/hash",
-                message: "the state was split with hash \(value["hash"]?.serialized() ?? "none"); this BadgeFlow knows \"\(Self.hashName)\"")
+                message: "the state was split with hash \(value["hash"]?.serialized() ?? "none"); this BadgeFlow knows \"\(Self.hashName)\""
+            )
         }
         self = made
     }

@@ -228,7 +228,8 @@ struct JSONStateReader {
             }
             guard wellFormed else {
                 throw .state(
-                    StateFile.Failure(file: path, at: "/accounts/" + JSONPointer.escape(id), message: "the account is not a well-formed JSON object"))
+                    StateFile.Failure(
+                        file: path, at: "/accounts/" + JSONPointer.escape(id), message: "the account is not a well-formed JSON object"))
             }
             current = (id, Array(id.utf8), key, value)
             return true

@@ -43,7 +43,8 @@ public enum StateSplit {
             switch StateFormat.of(path).name {
             case SQLiteStateStore.name: self = .sqlite
             case JSONStateStore.name: self = .json
-            case let other: throw .usage("\(path): a state of format \(other) cannot be split or merged by this build (json and sqlite can)")
+            case let other:
+                throw .usage("\(path): a state of format \(other) cannot be split or merged by this build (json and sqlite can)")
             }
         }
 

@@ -145,7 +145,10 @@ import Testing
         #expect(!FileIO.exists(folder.file("out.json")))
 
         // Other rules in one part.
-        let other = try RuleSet.parse(String(RuleSet.builtInText.split(separator: "\"maxDisplay\": 99", omittingEmptySubsequences: false).joined(separator: "\"maxDisplay\": 9")))
+        let other = try RuleSet.parse(
+            String(
+                RuleSet.builtInText.split(separator: "\"maxDisplay\": 99", omittingEmptySubsequences: false).joined(
+                    separator: "\"maxDisplay\": 9")))
         #expect(other.fingerprint != RuleSet.builtIn.fingerprint)
         var moved = try StateFile.load(four[2], rules: other)
         moved = BadgeStream(rules: other).withAccounts(of: moved)
