@@ -147,6 +147,8 @@ t=$(now)
 "$BIN" filter --state "$C/one.json" "$C/day1.ndjson" > "$C/one1.ndjson"
 "$BIN" filter --state "$C/one.json" "$C/day2.ndjson" > "$C/one2.ndjson"
 chain_one=$(secs "$t" "$(now)")
+"$BIN" filter --state "$C/one.sqlite" "$C/day1.ndjson" > /dev/null
+"$BIN" filter --state "$C/one.sqlite" "$C/day2.ndjson" > /dev/null
 # 3 and 4 through the API, on one SparkSession that must still run after both: --merge none
 # (kept as out-none), a refusal without overwrite, then overwrite=True with --merge spark and
 # --compress gzip over the same OUTPUT; then the chained two-day runs (5).
@@ -185,6 +187,13 @@ for p in (4, 8):
     job.run(spark, C + "/day2.ndjson", "%s/out2-%d" % (C, p), badgeflow=BIN, partitions=p, state_in=state_in,
             state_out="%s/state2-%d" % (C, p))
     print("P=%d: two days in %.2f s" % (p, time.time() - started))
+# SQLite parts: from empty parts of --state-format sqlite, then day 1's parts.
+started = time.time()
+job.run(spark, C + "/day1.ndjson", C + "/out1-sq", badgeflow=BIN, partitions=4, state_out=C + "/state1-sq",
+        state_format="sqlite")
+job.run(spark, C + "/day2.ndjson", C + "/out2-sq", badgeflow=BIN, state_in=C + "/state1-sq",
+        state_out=C + "/state2-sq")
+print("P=4 sqlite: two days in %.2f s" % (time.time() - started))
 spark.stop()
 EOF
 then
@@ -231,6 +240,13 @@ if grep -q '^P=8: two days' "$E/api.log"; then
     cmp -s "$C/final-$p.json" "$C/one.json" || { fail "chained run P=$p: the merged final state differs"; ok=0; }
     [ "$ok" = 1 ] && echo "spark-test: chained two days, P=$p ($(grep "^P=$p:" "$E/api.log" | cut -d: -f2- | sed 's/^ //')): both days' results ($(wc -l < "$C/one1.ndjson") + $(wc -l < "$C/one2.ndjson") lines) and the merged final state ($(grep -c '^    "' "$C/one.json") accounts) byte-identical to one filter --state chain"
   done
+  ok=1
+  cmp -s "$C/out1-sq/merged/part-00000" "$C/one1.ndjson" || { fail "chained run, SQLite parts: day 1 results differ"; ok=0; }
+  cmp -s "$C/out2-sq/merged/part-00000" "$C/one2.ndjson" || { fail "chained run, SQLite parts: day 2 results differ"; ok=0; }
+  "$BIN" state merge "$C/final-sq.sqlite" "$C"/state2-sq/part-*.sqlite || { fail "chained run, SQLite parts: state merge"; ok=0; }
+  "$BIN" state convert "$C/final-sq.sqlite" "$C/final-sq.json" && "$BIN" state convert "$C/one.sqlite" "$C/one-sq.json" \
+    && cmp -s "$C/final-sq.json" "$C/one-sq.json" || { fail "chained run, SQLite parts: the merged final state differs"; ok=0; }
+  [ "$ok" = 1 ] && echo "spark-test: chained two days, P=4, SQLite parts ($(grep "^P=4 sqlite:" "$E/api.log" | cut -d: -f2- | sed 's/^ //')): both days' results and the merged final state (as JSON) identical to one filter --state one.sqlite chain"
   echo "spark-test: chained two days: one process (filter --state day1, day2) $chain_one s"
   ls -a "$C" | grep -q '^\.state' && fail "a staging folder was left beside --state-out"
 else

@@ -337,6 +337,13 @@ class State(Base):
         self.assertEqual(b"".join(r + b"\n" for r in first), one)
         self.assertIn(b'"index": %d' % split, written)
 
+    def test_a_part_the_executor_does_not_have_fails_the_task_saying_how_to_ship_it(self):
+        with self.assertRaises(RuntimeError) as caught:
+            job.resolve_part(os.path.join(self.dir, "elsewhere"), "part-00003.json")
+        self.assertIn("spark-submit --files", str(caught.exception))
+        path = self.file("part-00001.json", "{}")
+        self.assertEqual(job.resolve_part(self.dir, "part-00001.json"), path)
+
     def test_state_options_in_filter_args(self):
         with self.assertRaises(job.JobError) as caught:
             job.check_filter_args(["--checkpoint", "5"])
