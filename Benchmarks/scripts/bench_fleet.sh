@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fleet figures: ACCOUNTS accounts (3 marks, 1-3 devices each) in a starting state, LINES
 # events over them drawn at random. Lines/s and peak RSS of the release filter with no
-# state, a JSON state and an SQLite state with --max-resident; the longest checkpoint;
-# `state info` and a one-account `tree` on the SQLite state; then the SQLite and RocksDB
+# state, a JSON state, and SQLite and RocksDB states with --max-resident; the longest
+# checkpoint; `state info` and a one-account `tree` on both; then the SQLite and RocksDB
 # floors (sqlite_floor.c, rocksdb_floor.c) and the ceilings they set.
 #
 # Usage: Benchmarks/scripts/bench_fleet.sh [ACCOUNTS] [LINES] [MAX_RESIDENT] [HOT]
@@ -46,9 +46,16 @@ rm -f "$W"/s.sqlite*
 run "convert JSON -> SQLite" "$BIN" state convert "$W/state.json" "$W/s.sqlite"
 run "SQLite --max-resident $RESIDENT" "$BIN" filter --state "$W/s.sqlite" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
 grep checkpoint "$W/SQLite --max-resident $RESIDENT.err" || true
+rm -rf "$W/s.rocksdb"
+run "convert JSON -> RocksDB" "$BIN" state convert "$W/state.json" "$W/s.rocksdb"
+run "RocksDB --max-resident $RESIDENT" "$BIN" filter --state "$W/s.rocksdb" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
+grep checkpoint "$W/RocksDB --max-resident $RESIDENT.err" || true
 ls -l "$W/s.json" "$W/s.sqlite" | awk '{ print $5, $9 }'
-echo "bytes per account: JSON $(( $(stat -c %s "$W/s.json") / ACCOUNTS )), SQLite $(( $(stat -c %s "$W/s.sqlite") / ACCOUNTS ))"
-for cmd in "state info $W/s.sqlite" "tree --state $W/s.sqlite --account a$((ACCOUNTS / 2))"; do
+rocks=$(du -sb "$W/s.rocksdb" | cut -f1)
+echo "$rocks $W/s.rocksdb"
+echo "bytes per account: JSON $(( $(stat -c %s "$W/s.json") / ACCOUNTS )), SQLite $(( $(stat -c %s "$W/s.sqlite") / ACCOUNTS )), RocksDB $(( rocks / ACCOUNTS ))"
+for cmd in "state info $W/s.sqlite" "tree --state $W/s.sqlite --account a$((ACCOUNTS / 2))" \
+  "state info $W/s.rocksdb" "tree --state $W/s.rocksdb --account a$((ACCOUNTS / 2))"; do
   best=9999
   for _ in 1 2 3 4 5; do
     s=$(date +%s%N); "$BIN" $cmd > /dev/null; e=$(date +%s%N)
@@ -57,6 +64,7 @@ for cmd in "state info $W/s.sqlite" "tree --state $W/s.sqlite --account a$((ACCO
   echo "badgeflow $cmd: ${best} ms (best of 5)"
 done
 "$BIN" state info "$W/s.sqlite"
+"$BIN" state info "$W/s.rocksdb"
 
 # ceiling NAME US: a store whose floor costs US µs of CPU per account, plus a no-state line's
 # CPU, spread over every core with nothing else in the way: the most lines/s a run of a
@@ -113,5 +121,5 @@ elif [ -x "$FLOOR" ] && [ "$FLOOR" -nt Benchmarks/scripts/rocksdb_floor.c ] ||
   us=$(awk '{ for (i = 1; i < NF; i++) if ($i == "total") { t = $(i + 1); if (best == "" || t < best) best = t } } END { print best + 0 }' "$W/floor.txt")
   ceiling RocksDB "$us"
 else
-  echo "rocksdb_floor: cannot build (needs cc and librocksdb-dev: make bench-fleet-deps), skipped"
+  echo "rocksdb_floor: cannot build (needs cc and librocksdb-dev: make deps), skipped"
 fi
