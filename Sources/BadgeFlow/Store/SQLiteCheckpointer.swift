@@ -11,8 +11,8 @@ import Dispatch
 /// `finish` records the commit, so evicting others need not wait for it. Each checkpoint
 /// finishes the previous commit before it begins the next.
 ///
-/// What a commit records (`seq`) is never ahead of the results written, as with
-/// ``SQLiteStore/checkpoint(_:seq:input:)``: it only commits later.
+/// What a commit records (`seq`) is never ahead of the results written: the caller begins
+/// a commit only after writing the results up to `seq`.
 public final class SQLiteCheckpointer: @unchecked Sendable {
     private let worker: StoreWorker<Result<[(String, (Int, Int))], StateFile.Failure>>
     /// The ids of the accounts of the commit under way.

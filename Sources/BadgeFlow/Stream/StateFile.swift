@@ -12,9 +12,8 @@
 /// `expires` (path → expiry time) and `once` (path → `{"held", "dismissed"}` once tokens),
 /// each written only when not empty.
 ///
-/// Version 1 files (devices, each with its own tree, and one clock for all) still load: each
-/// device becomes its own account, whose clock is the file's clock, and counts as having
-/// been delivered its tree's total. Files are always saved as version 2.
+/// Only version 2 is read: a file of another version (version 1 was written only by
+/// pre-release builds) is refused with its version named.
 ///
 /// `rules` is the rules file the state was written with, so the state can be read (e.g.
 /// drawn) without being told the rules again; files without it still load.
@@ -52,11 +51,11 @@ public enum StateFile {
         guard root["format"] == .string(format) else {
             throw Failure(file: file, at: "/format", message: "not a BadgeFlow state file (no \"format\": \"\(format)\")")
         }
-        guard root["version"] == .int(version) || root["version"] == .int(1) else {
+        guard root["version"] == .int(version) else {
             throw Failure(
                 file: file, at: "/version",
                 message:
-                    "state version \(root["version"]?.serialized() ?? "none") is not supported; this BadgeFlow reads versions 1 and \(version)"
+                    "state version \(root["version"]?.serialized() ?? "none") is not supported; this BadgeFlow reads version \(version)"
             )
         }
         return root
@@ -109,46 +108,14 @@ public enum StateFile {
         }
         var stream = BadgeStream(rules: rules)
         guard let root = try document(file) else { return stream }
-        if root["version"] == .int(version) {
-            guard case .object(let accounts)? = root["accounts"] else {
-                throw Failure(file: file, at: "/accounts", message: "accounts must be an object")
-            }
-            for (id, value) in accounts where only?.contains(id) ?? true {
-                let a = try account(value, at: "/accounts/" + JSONPointer.escape(id), file: file, rules: rules)
-                stream.addLoaded(a, as: id, compact: compact)
-            }
-        } else {
-            try migrate(root, file: file, rules: rules, only: only, into: &stream)
+        guard case .object(let accounts)? = root["accounts"] else {
+            throw Failure(file: file, at: "/accounts", message: "accounts must be an object")
+        }
+        for (id, value) in accounts where only?.contains(id) ?? true {
+            let a = try account(value, at: "/accounts/" + JSONPointer.escape(id), file: file, rules: rules)
+            stream.addLoaded(a, as: id, compact: compact)
         }
         return stream
-    }
-
-    /// Reads a version 1 file: every device becomes its own account.
-    private static func migrate(
-        _ root: JSONValue, file: String, rules: RuleSet, only: Set<String>?, into stream: inout BadgeStream
-    ) throws(Failure) {
-        var clock = 0.0
-        if let value = root["clock"] {
-            guard let c = value.stateNumber else { throw Failure(file: file, at: "/clock", message: "clock must be a number") }
-            clock = c
-        }
-        guard case .object(let devices)? = root["devices"] else {
-            throw Failure(file: file, at: "/devices", message: "devices must be an object")
-        }
-        for (id, value) in devices where only?.contains(id) ?? true {
-            let at = "/devices/" + JSONPointer.escape(id)
-            var account = Account(rules: rules)
-            account.tree = try tree(value, at: at, file: file, rules: rules)
-            account.clock = clock
-            if let c = value["clock"] {
-                guard let t = c.stateNumber else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
-                account.clock = t
-            }
-            var d = try device(value, at: { at }, file: file, rules: rules)
-            d.delivered = rules.icon == .tree ? account.tree.total : 0
-            account.devices[id] = d
-            stream.accounts[id] = account
-        }
     }
 
     /// The state of `stream` as a JSON value (accounts, devices and pages in byte order).

@@ -133,39 +133,6 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         #expect(more.contains(#""icon":2,"badgeUpdates":[{"device":"phone","badge":2}]"#))
     }
 
-    @Test func aVersionOneFileLoadsByMigration() throws {
-        // Devices with their own trees and one clock for all, as BadgeFlow wrote them before accounts.
-        let folder = try TemporaryFolder()
-        let file = try folder.write(
-            "v1.json",
-            Array(
-                #"""
-                {"format": "badgeflow-state", "version": 1, "clock": 1795341800,
-                 "devices": {"": {"marks": {"root.chat.alice": 2, "root.news": "dot"}, "icon": 3,
-                                  "sync": {"loggedIn": true, "foreground": true, "visible": ["home"],
-                                           "appeared": ["home"], "disappearedAt": {}, "intervalStart": 1795341700}},
-                             "ipad": {"marks": {}, "icon": 0}}}
-                """#.utf8))
-        let stream = try StateFile.load(file, rules: .builtIn)
-        #expect(stream.accounts.keys.sorted() == ["", "ipad"])
-        #expect(stream.accounts[""]?.devices.keys.sorted() == [""])
-        #expect(stream.accounts[""]?.tree.total == 2)
-        #expect(stream.accounts[""]?.tree.mark(of: "root.news") == .dot)
-        #expect(stream.accounts[""]?.clock == 1_795_341_800)
-        #expect(stream.accounts["ipad"]?.clock == 1_795_341_800)
-        #expect(stream.device("")?.payloadIcon == 3)
-        #expect(stream.device("")?.delivered == 2)
-        #expect(stream.device("")?.sync.visible == ["home"])
-        #expect(stream.device("ipad")?.sync.loggedIn == false)
-        // An event without "at" takes the old global clock: 100 s after the last sync, an interval sync.
-        let out = text(session([#"{"op":"tick"}"#], stream: stream))
-        #expect(out.hasSuffix(#""icon":2,"sync":{"reason":"interval"}}\#n"#))
-        // Saved again, it is a version 2 file.
-        try StateFile.save(stream, to: file)
-        #expect(try FileIO.readString(file).contains(#""version": 2"#))
-        #expect(StateFile.encode(try StateFile.load(file, rules: .builtIn)) == StateFile.encode(stream))
-    }
-
     @Test func thePayloadIconIsKept() throws {
         let rules = try RuleSet.parse(#"{"icon":"payload"}"#)
         let folder = try TemporaryFolder()
@@ -214,11 +181,6 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
             let failure = #expect(throws: StateFile.Failure.self) { _ = try StateFile.load(broken, rules: .builtIn, only: ["a"]) }
             #expect(failure?.message.contains("not valid JSON") == true, "\(bad): \(failure?.message ?? "")")
         }
-        // A version 1 file keeps the same choice (its devices are its accounts).
-        let old = try folder.write(
-            "v1.json",
-            Array(#"{"format":"badgeflow-state","version":1,"devices":{"p":{"marks":{"root.a":1}},"q":{"marks":{}}}}"#.utf8))
-        #expect(try StateFile.load(old, rules: .builtIn, only: ["q"]).accountIDs == ["q"])
     }
 
     /// The rules of a file with many accounts are found by a scan that checks the whole file
@@ -265,7 +227,7 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
     @Test func aFileWithoutRecordedRulesStillLoads() throws {
         let folder = try TemporaryFolder()
         let file = try folder.write(
-            "s.json", Array(#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"root.a":2}}}}"#.utf8))
+            "s.json", Array(#"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{"root.a":2},"devices":{}}}}"#.utf8))
         #expect(try StateFile.recordedRules(file) == nil)
         #expect(try StateFile.load(file, rules: .builtIn).accounts[""]?.tree.mark(of: "root.a") == .count(2))
     }
@@ -291,28 +253,27 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         (#"{"format":"badgeflow-state","version":2,"accounts":{},"format":"other"}"#, "/format", "not a BadgeFlow state file"),
         // A damaged account in a file cut short: the file's error, not the account's.
         (#"{"format":"badgeflow-state","version":2,"accounts":{"a":{"marks":{"root.x":-1},"devices":{}},"b":{"#, "", "not valid JSON"),
-        (#"{"format":"badgeflow-state","version":1,"clock":"x","devices":{}}"#, "/clock", "number"),
-        (#"{"format":"badgeflow-state","version":1,"devices":[]}"#, "/devices", "object"),
-        (#"{"format":"badgeflow-state","version":1,"devices":{"d/1":{}}}"#, "/devices/d~11/marks", "object"),
+        // Version 1 (one tree per device) was written only by pre-release builds.
+        (#"{"format":"badgeflow-state","version":1,"devices":{}}"#, "/version", "state version 1 is not supported; this BadgeFlow reads version 2"),
         (
-            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"root.a":0}}}}"#,
-            "/devices//marks/root.a", "1 or more"
+            #"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{"root.a":0},"devices":{}}}}"#,
+            "/accounts//marks/root.a", "1 or more"
         ),
         (
-            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"app.a":1}}}}"#,
-            "/devices//marks/app.a", "other rules"
+            #"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{"app.a":1},"devices":{}}}}"#,
+            "/accounts//marks/app.a", "other rules"
         ),
         (
-            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"icon":-1}}}"#,
-            "/devices//icon", "non-negative"
+            #"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{},"devices":{"d/1":{"icon":-1}}}}}"#,
+            "/accounts//devices/d~11/icon", "non-negative"
         ),
         (
-            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"sync":{"loggedIn":"yes"}}}}"#,
-            "/devices//sync/loggedIn", "true or false"
+            #"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{},"devices":{"d":{"sync":{"loggedIn":"yes"}}}}}}"#,
+            "/accounts//devices/d/sync/loggedIn", "true or false"
         ),
         (
-            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"sync":{"visible":"home"}}}}"#,
-            "/devices//sync/visible", "array of page names"
+            #"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{},"devices":{"d":{"sync":{"visible":"home"}}}}}}"#,
+            "/accounts//devices/d/sync/visible", "array of page names"
         ),
     ])
     func aCorruptOrForeignFileFailsAndIsLeftUntouched(_ content: String, _ at: String, _ says: String) throws {
