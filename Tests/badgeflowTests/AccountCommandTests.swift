@@ -118,7 +118,8 @@ import Testing
         for args in [["filter", "--state", state], ["tree", "--state", state], ["state", "info", state]] {
             let r = try CLI.run(args, input: #"{"op":"tick","account":"ipad"}"# + "\n")
             #expect(r.status == 3, "\(args)")
-            #expect(r.stderr.contains("\(state): /version: state version 1 is not supported; this BadgeFlow reads version 2"), "\(r.stderr)")
+            #expect(
+                r.stderr.contains("\(state): /version: state version 1 is not supported; this BadgeFlow reads version 2"), "\(r.stderr)")
             #expect(r.stdout.isEmpty)
         }
         #expect(try String(contentsOfFile: state, encoding: .utf8) == old)

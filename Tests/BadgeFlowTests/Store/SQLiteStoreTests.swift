@@ -37,7 +37,7 @@ private func pushLine(_ account: String) -> String {
         return stream
     }
 
-    private static func json(_ a: Account) -> String { StateFile.encodeAccount(a).serialized(pretty: false) }
+    private static func json(_ a: Account) -> String { StateFile.encodeAccount(a) }
 
     @Test func aRowLeavesOutDefaultsAndReadsBackAsTheSameAccount() throws {
         let folder = try TemporaryFolder()
@@ -72,7 +72,7 @@ private func pushLine(_ account: String) -> String {
                 Issue.record("row \(id) is no account of the stream")
                 return
             }
-            let expected = StateFile.encodeAccount(a, compact: true).serialized(pretty: false)
+            let expected = StateFile.encodeAccount(a, compact: true)
             if text != expected { Issue.record("row \(id): \(text), expected \(expected)") }
         }
         #expect(rows == ids.count)
@@ -138,8 +138,14 @@ private func pushLine(_ account: String) -> String {
             #expect(store.meta["schema"] == "2")
         }
         let cases: [(sql: String, says: String)] = [
-            ("UPDATE meta SET value = '1' WHERE key = 'schema'", "state version 2 (schema 1) is not supported; this BadgeFlow reads version 2, schema 2"),
-            ("UPDATE meta SET value = '2' WHERE key = 'schema'; ALTER TABLE accounts DROP COLUMN compact", "(schema 2, without the compact column) is not supported"),
+            (
+                "UPDATE meta SET value = '1' WHERE key = 'schema'",
+                "state version 2 (schema 1) is not supported; this BadgeFlow reads version 2, schema 2"
+            ),
+            (
+                "UPDATE meta SET value = '2' WHERE key = 'schema'; ALTER TABLE accounts DROP COLUMN compact",
+                "(schema 2, without the compact column) is not supported"
+            ),
             ("UPDATE meta SET value = '3' WHERE key = 'schema'", "(schema 3) is not supported"),
         ]
         for (sql, says) in cases {
@@ -180,7 +186,7 @@ private func pushLine(_ account: String) -> String {
         // From the cache: the same account as from the JSON.
         let cached = try #require(try store.loadAccount("a", rules: .builtIn))
         let text = try #require(try store.accountJSON("a"))
-        let fromJSON = try StateFile.decodeAccount(try JSONValue.parse(text), at: "", file: path, rules: .builtIn)
+        let fromJSON = try StateFile.decodeAccount(text, at: "", file: path, rules: .builtIn)
         #expect(Self.json(cached) == Self.json(fromJSON) && Self.json(cached) == Self.json(a))
         #expect(cached.tree.snapshot() == fromJSON.tree.snapshot())
 
@@ -204,7 +210,7 @@ private func pushLine(_ account: String) -> String {
         #expect(try store.hasMatchingCache("c", rules: .builtIn) && !store.hasMatchingCache("c", rules: other))
         let underOther = try #require(try store.loadAccount("c", rules: other))
         let textC = try #require(try store.accountJSON("c"))
-        let expected = try StateFile.decodeAccount(try JSONValue.parse(textC), at: "", file: path, rules: other)
+        let expected = try StateFile.decodeAccount(textC, at: "", file: path, rules: other)
         #expect(underOther.tree.snapshot() == expected.tree.snapshot())
         #expect(underOther.tree.snapshot() != (try #require(c.accounts["c"])).tree.snapshot())
     }
