@@ -59,8 +59,6 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     private let parser = JSONParser()
     /// The row cache of the account being written (``RowCache``).
     private var cache: [UInt8] = []
-    /// Encodes the rows of large commits ahead of writing them; made on first use.
-    private var encoder: RowEncoder?
     /// Opened read-only on a database without tables: an empty state.
     private var isEmptyDatabase = false
     /// The `meta` table as read at open time and updated by each commit.
@@ -670,49 +668,41 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     return error
                 }
             }
-            if holder == nil, let unsorted = changed as? [(id: String, account: Account)], unsorted.count > RowEncoder.chunk {
-                // A large checkpoint: rows encoded a chunk ahead, on the encoder's thread, and
-                // written in key order. The changed accounts of a fleet are spread over the
-                // whole table; in key order each leaf page is read and changed once and done
-                // with, where in arrival order a page could leave the cache (into the WAL)
-                // and be read back for a later row. The whole uniform fleet run: wall and CPU
-                // -8 to -13% (README, "Fleet state"). A sorted copy (184 bytes an
-                // account while the commit lasts): sorting indices instead, or comparing
-                // UTF-8 views, measured 10-20% slower over the whole run. String's `<` is
-                // SQLite's byte order for ASCII and NFC ids; other ids only lose locality.
-                let items = unsorted.sorted { $0.id < $1.id }
-                if encoder == nil { encoder = RowEncoder() }
-                try encoder?.forEachChunk(items, seed: seed) { (range, rows) throws(StateFile.Failure) in
-                    for i in range {
-                        let (id, a) = items[i]
-                        if let failed = rows.withRow(i - range.lowerBound, { json, rowCache in written(id, a, json, rowCache) }) {
-                            throw failed
-                        }
-                    }
+            /// Encodes one row (compact JSON by JSONWriter, no json-c objects in between, and
+            /// its cache) and writes it.
+            func encodeAndWrite(_ id: String, _ a: Account) throws(StateFile.Failure) {
+                writer.removeAll()
+                StateFile.writeAccount(a, compact: true, into: &writer)
+                let failed: StateFile.Failure? = writer.withUnsafeBytes { json in
+                    if let seed { RowCache.encode(a, json: json, seed: seed, into: &cache) }
+                    return cache.withUnsafeBytes { rowCache in written(id, a, json, rowCache) }
                 }
+                if let failed { throw failed }
+            }
+            if holder == nil, let unsorted = changed as? [(id: String, account: Account)] {
+                // A checkpoint's accounts are written in key order. The changed accounts of a
+                // fleet are spread over the whole table; in key order each leaf page is read
+                // and changed once and done with, where in arrival order a page could leave
+                // the cache (into the WAL) and be read back for a later row. The whole uniform
+                // fleet run: wall and CPU -8 to -13% (README, "Fleet state"). A sorted copy
+                // (184 bytes an account while the commit lasts): sorting indices instead, or
+                // comparing UTF-8 views, measured 10-20% slower over the whole run. String's
+                // `<` is SQLite's byte order for ASCII and NFC ids; other ids only lose
+                // locality.
+                for (id, a) in unsorted.sorted(by: { $0.id < $1.id }) { try encodeAndWrite(id, a) }
             } else {
                 // `changed`, then the compact accounts of `holder`, each expanded in turn.
                 var compactIDs = holder?.compacted.ids ?? []
                 var rest = changed.makeIterator()
                 while true {
-                    let id: String, a: Account
-                    if let next = rest.next() {
-                        (id, a) = next
+                    if let (id, a) = rest.next() {
+                        try encodeAndWrite(id, a)
                     } else if let holder, let last = compactIDs.popLast() {
                         guard let found = try holder.compacted.account(last, rules: holder.rules) else { continue }
-                        (id, a) = (last, found)
+                        try encodeAndWrite(last, found)
                     } else {
                         break
                     }
-                    // Compact JSON of the account's encoding, written by JSONWriter (no json-c
-                    // objects in between); json-c reads it back.
-                    writer.removeAll()
-                    StateFile.writeAccount(a, compact: true, into: &writer)
-                    let failed: StateFile.Failure? = writer.withUnsafeBytes { json in
-                        if let seed { RowCache.encode(a, json: json, seed: seed, into: &cache) }
-                        return cache.withUnsafeBytes { rowCache in written(id, a, json, rowCache) }
-                    }
-                    if let failed { throw failed }
                 }
             }
             if let rules, meta["rules"] != rules { try setMeta("rules", rules) }
