@@ -98,9 +98,11 @@ struct JSONScanner {
         /// Where the value starts (after whitespace).
         var value: Int
 
-        /// Whether the key, written without escapes, is `name`.
+        /// Whether the key's bytes between its quotes are `name` (for a key without
+        /// escapes: check ``escaped`` first).
+        @inline(__always)
         func keyIs(_ name: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
-            guard !escaped, key.count - 2 == name.count else { return false }
+            guard key.count - 2 == name.count else { return false }
             for j in 0..<name.count where bytes[key.lowerBound + 1 + j] != name[j] { return false }
             return true
         }
