@@ -13,7 +13,7 @@ import Dispatch
 ///
 /// What a commit records (`seq`) is never ahead of the results written: the caller begins
 /// a commit only after writing the results up to `seq`.
-public final class SQLiteCheckpointer: @unchecked Sendable {
+package final class SQLiteCheckpointer: @unchecked Sendable {
     private let worker: StoreWorker<Result<[(String, (Int, Int))], StateFile.Failure>>
     /// The ids of the accounts of the commit under way.
     private var pendingIDs: [String] = []
@@ -21,7 +21,7 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     /// Opens its own read-write connection to the state at `path`.
     ///
     /// - Throws: `StateFile.Failure` when the database cannot be opened.
-    public init(path: String) throws(StateFile.Failure) {
+    package init(path: String) throws(StateFile.Failure) {
         worker = StoreWorker(try SQLiteStore(path: path), label: "badgeflow.sqlite.checkpoint")
     }
 
@@ -31,16 +31,16 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     /// Records `rules` with every commit from now on (in its transaction, when they differ
     /// from the recorded ones): other rules that fit a state are recorded at its next
     /// checkpoint. Rules built in code have no JSON and are not recorded.
-    public func recordRules(_ rules: RuleSet) { self.rules = rules.sourceValue?.serialized(pretty: true) }
+    package func recordRules(_ rules: RuleSet) { self.rules = rules.sourceValue?.serialized(pretty: true) }
 
     /// Whether a commit was begun and not yet finished.
-    public var isPending: Bool { worker.isPending }
+    package var isPending: Bool { worker.isPending }
 
     /// Takes the accounts of `stream` changed since the last checkpoint (they then count
     /// as unchanged) and starts committing them with `seq`, read from `input`.
     ///
     /// Call ``finish(_:)`` for the previous commit first.
-    public func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
+    package func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
         precondition(!isPending, "SQLiteCheckpointer: finish() the previous commit first")
         let changed = stream.beginCommit()
         pendingIDs = changed.map(\.id)
@@ -61,7 +61,7 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     /// - Throws: `StateFile.Failure` when the commit failed; the database then holds the
     ///   previous checkpoint, and the commit's accounts count as changed again in `stream`
     ///   (a later commit writes them).
-    public func finish(_ stream: inout BadgeStream) throws(StateFile.Failure) {
+    package func finish(_ stream: inout BadgeStream) throws(StateFile.Failure) {
         guard let outcome = worker.wait() else { return }
         defer { pendingIDs = [] }
         switch outcome {
@@ -74,5 +74,5 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     }
 
     /// Closes the connection (after waiting for a pending commit, whose outcome is dropped).
-    public func close() { worker.close() }
+    package func close() { worker.close() }
 }

@@ -31,7 +31,7 @@ import Darwin
 /// ``StateFile/version``), `schema` (2), `rules` (the rules' JSON text, when they have one),
 /// `seq` (the number of input lines whose results had been written when the last checkpoint
 /// committed), `input` (what those lines were read from), and the totals `accounts`,
-/// `devices` and `marks`. `accounts.data` is what ``StateFile/encodeAccount(_:compact:)``
+/// `devices` and `marks`. `accounts.data` is what `StateFile.encodeAccount(_:compact:)`
 /// writes for the account with `compact` (compact JSON, a device's default values left out),
 /// so both stores hold the same thing. `accounts.compact` is a decode cache of `data` (see
 /// <doc:StateFileFormat>), used only while it matches `data`.
@@ -369,7 +369,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// The number of input lines whose results were written when the last checkpoint committed.
     public var seq: Int { Int(meta["seq"] ?? "") ?? 0 }
-    /// What those lines were read from (see ``SQLiteCheckpointer/begin(_:seq:input:)``); empty when unknown.
+    /// What those lines were read from (`SQLiteCheckpointer.begin(_:seq:input:)`); empty when unknown.
     public var input: String { meta["input"] ?? "" }
     /// The number of accounts stored.
     public var accountCount: Int { Int(meta["accounts"] ?? "") ?? 0 }
@@ -388,7 +388,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
     }
 
-    /// The stored JSON of account `id` (``StateFile/encodeAccount(_:compact:)``); nil when absent.
+    /// The stored JSON of account `id` (`StateFile.encodeAccount(_:compact:)`); nil when absent.
     public func accountJSON(_ id: String) throws(StateFile.Failure) -> String? {
         try withAccountRow(id) { bytes, _ in String(decoding: bytes, as: UTF8.self) }
     }
@@ -593,7 +593,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     }
 
     /// Writes `changed` and `seq` read from `input` in one transaction (a checkpoint, as
-    /// ``SQLiteCheckpointer`` runs it); returns each account's stored device and mark counts.
+    /// `SQLiteCheckpointer` runs it); returns each account's stored device and mark counts.
     /// Each row gets a cache (``RowCache``) checked with `cacheSeed`, the
     /// ``RuleSet/rowCacheSeed`` of the accounts' rules (nil: no cache). With `rules` (their
     /// JSON text), the rules are recorded in the same transaction when they differ.

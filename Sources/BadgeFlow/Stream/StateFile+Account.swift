@@ -259,7 +259,7 @@ extension StateFile {
     /// With `compact` (SQLite rows), a device leaves out each key whose value is that of a
     /// new device (`icon` and `delivered` 0, `loggedIn` false, `foreground` true, no pages,
     /// `intervalStart` 0, and `sync` when all of them are); the reader takes both forms.
-    public static func encodeAccount(_ a: Account, compact: Bool = false) -> String {
+    package static func encodeAccount(_ a: Account, compact: Bool = false) -> String {
         var w = JSONWriter(capacity: 512)
         writeAccount(a, compact: compact, into: &w)
         return String(decoding: w.bytes, as: UTF8.self)

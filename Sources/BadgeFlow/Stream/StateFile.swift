@@ -202,7 +202,7 @@ public enum StateFile {
 
     /// Removes temporary files a killed save left beside `file` (`FILE.tmp.PID` of a process
     /// that is gone).
-    public static func removeStaleTemporaryFiles(of file: String) {
+    package static func removeStaleTemporaryFiles(of file: String) {
         FileIO.removeStaleTemporaryFiles(of: file)
     }
 
@@ -220,7 +220,7 @@ public enum StateFile {
     ///
     /// - Throws: `FileIO.Failure` when writing or syncing the temporary file fails, or a
     ///   compact account does not decode (an internal error; nothing is then put in place).
-    public static func prepareSave(_ stream: BadgeStream, to file: String) throws(FileIO.Failure) -> FileIO.AtomicWriter {
+    package static func prepareSave(_ stream: BadgeStream, to file: String) throws(FileIO.Failure) -> FileIO.AtomicWriter {
         let w = try FileIO.AtomicWriter(file)
         try write(stream, file: file) { bytes throws(FileIO.Failure) in try w.write(bytes) }
         try w.prepare()
