@@ -17,6 +17,8 @@
 ///
 /// `rules` is the rules file the state was written with, so the state can be read (e.g.
 /// drawn) without being told the rules again; files without it still load.
+///
+/// A part of a split state also holds `partition` (``StatePartition``), after `rules`.
 public enum StateFile {
     /// The format name written into every state file.
     public static let format = "badgeflow-state"
@@ -125,6 +127,7 @@ public enum StateFile {
         // The whole document: the file's error reported exactly, or a file the streamed
         // load does not take (e.g. `accounts` before `format`).
         try withDocument(file) { (root) throws(Failure) in
+            stream.partition = try root["partition"].map { v throws(Failure) in try StatePartition(json: v.toValue(), file: file) }
             guard let accounts = root["accounts"], accounts.kind == .object else {
                 throw Failure(file: file, at: "/accounts", message: "accounts must be an object")
             }
@@ -152,10 +155,12 @@ public enum StateFile {
     }
 
     /// The document up to the accounts' members, as json-c lays it out: format, version,
-    /// rules (when they have JSON) and `"accounts": {`.
-    private static func head(_ rules: RuleSet) -> String {
+    /// rules (when they have JSON), the partition (a part of a split state) and
+    /// `"accounts": {`.
+    private static func head(_ stream: BadgeStream) -> String {
         var top: [(String, JSONValue)] = [("format", .string(format)), ("version", .int(version))]
-        if let value = rules.sourceValue { top.append(("rules", value)) }
+        if let value = stream.rules.sourceValue { top.append(("rules", value)) }
+        if let partition = stream.partition { top.append(("partition", partition.jsonValue)) }
         top.append(("accounts", .object([])))
         let text = JSONValue.object(top).serialized(pretty: true)
         // The pretty text ends with the empty accounts object, `"accounts": {\n  }\n}`:
@@ -170,7 +175,7 @@ public enum StateFile {
     private static func write(
         _ stream: BadgeStream, file: String, to sink: ([UInt8]) throws(FileIO.Failure) -> Void
     ) throws(FileIO.Failure) {
-        var bytes = Array(head(stream.rules).utf8)
+        var bytes = Array(head(stream).utf8)
         let ids = stream.accountIDs.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         guard !ids.isEmpty else {
             bytes.append(contentsOf: "\n  }\n}\n".utf8)
