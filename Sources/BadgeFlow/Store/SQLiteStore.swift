@@ -6,7 +6,7 @@ import Darwin
 
 /// A state kept in an SQLite database (`--state FILE.sqlite` or `FILE.db`), in WAL mode.
 ///
-/// Its connection and statements are ``SQLiteConnection`` and ``SQLiteStatement``, the only
+/// Its connection and statements are `SQLiteConnection` and `SQLiteStatement`, the only
 /// code of BadgeFlow that calls SQLite.
 ///
 /// Schema (schema 2; a database of another version or schema, or without `compact`, is
@@ -35,7 +35,9 @@ import Darwin
 /// so both stores hold the same thing. `accounts.compact` is a decode cache of `data` (see
 /// <doc:StateFileFormat>), used only while it matches `data`.
 ///
-/// Use from one thread at a time.
+/// Use from one thread at a time: that is why it is an unchecked Sendable (a connection
+/// moves to a worker's thread once, in `SQLitePrefetcher` or `SQLiteCheckpointer`, and is
+/// used there alone; its connection is opened without SQLite's own mutex).
 public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// The database's path.
     public let path: String
