@@ -37,6 +37,13 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // RocksDB state stores (`--state FILE.rocksdb`, a folder); only
+        // Sources/BadgeFlow/Store/RocksDB touches it.
+        .systemLibrary(
+            name: "CRocksDB",
+            pkgConfig: "rocksdb",
+            providers: [.apt(["librocksdb-dev"])]
+        ),
         // The executable's allocator (Linux): not a dependency of the library, so apps that
         // embed BadgeFlow keep their own.
         .systemLibrary(
@@ -47,7 +54,7 @@ let package = Package(
         .target(name: "BadgeTree"),
         .target(
             name: "BadgeFlow",
-            dependencies: ["BadgeTree", "CJSONC", "CSQLite"]
+            dependencies: ["BadgeTree", "CJSONC", "CSQLite", "CRocksDB"]
         ),
         .executableTarget(
             name: "badgeflow",

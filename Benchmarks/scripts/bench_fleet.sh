@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Fleet figures: ACCOUNTS accounts (3 marks, 1-3 devices each) in a starting state, LINES
 # events over them drawn at random. Lines/s and peak RSS of the release filter with no
-# state, a JSON state and an SQLite state with --max-resident; the longest checkpoint;
-# `state info` and a one-account `tree` on the SQLite state; then the SQLite and RocksDB
+# state, a JSON state, and SQLite and RocksDB states with --max-resident; the longest
+# checkpoint; `state info` and a one-account `tree` on both; then the SQLite and RocksDB
 # floors (sqlite_floor.c, rocksdb_floor.c) and the ceilings they set.
 #
-# Usage: Benchmarks/scripts/bench_fleet.sh [ACCOUNTS] [LINES] [MAX_RESIDENT] [HOT]
+# Usage: [BASE_BIN=path/to/older/badgeflow] Benchmarks/scripts/bench_fleet.sh [ACCOUNTS] [LINES] [MAX_RESIDENT] [HOT]
 #        (default 1000000 2000000 100000 0; make bench-fleet ACCOUNTS=… FLEET_LINES=… HOT=…)
 # HOT: the share of events that go to the busiest 5% of accounts (0: uniform).
 set -euo pipefail
@@ -40,15 +40,36 @@ run() {
 : > "$W/figures"
 
 run "no state" "$BIN" filter "$W/fleet.ndjson"
+# BASE_BIN: an earlier build, run right after each of this build's runs on the same input, so
+# the two are compared side by side in one run of a shared, noisy host.
+if [ -n "${BASE_BIN:-}" ]; then run "no state (base)" "$BASE_BIN" filter "$W/fleet.ndjson"; fi
 cp "$W/state.json" "$W/s.json"
 run "JSON state" "$BIN" filter --state "$W/s.json" "$W/fleet.ndjson"
+if [ -n "${BASE_BIN:-}" ]; then
+  cp "$W/state.json" "$W/s.json"
+  run "JSON state (base)" "$BASE_BIN" filter --state "$W/s.json" "$W/fleet.ndjson"
+fi
 rm -f "$W"/s.sqlite*
 run "convert JSON -> SQLite" "$BIN" state convert "$W/state.json" "$W/s.sqlite"
 run "SQLite --max-resident $RESIDENT" "$BIN" filter --state "$W/s.sqlite" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
 grep checkpoint "$W/SQLite --max-resident $RESIDENT.err" || true
+if [ -n "${BASE_BIN:-}" ]; then
+  rm -f "$W"/b.sqlite*
+  "$BASE_BIN" state convert "$W/state.json" "$W/b.sqlite"
+  run "SQLite (base)" "$BASE_BIN" filter --state "$W/b.sqlite" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
+  grep checkpoint "$W/SQLite (base).err" || true
+  rm -f "$W"/b.sqlite*
+fi
+rm -rf "$W/s.rocksdb"
+run "convert JSON -> RocksDB" "$BIN" state convert "$W/state.json" "$W/s.rocksdb"
+run "RocksDB --max-resident $RESIDENT" "$BIN" filter --state "$W/s.rocksdb" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
+grep checkpoint "$W/RocksDB --max-resident $RESIDENT.err" || true
 ls -l "$W/s.json" "$W/s.sqlite" | awk '{ print $5, $9 }'
-echo "bytes per account: JSON $(( $(stat -c %s "$W/s.json") / ACCOUNTS )), SQLite $(( $(stat -c %s "$W/s.sqlite") / ACCOUNTS ))"
-for cmd in "state info $W/s.sqlite" "tree --state $W/s.sqlite --account a$((ACCOUNTS / 2))"; do
+rocks=$(du -sb "$W/s.rocksdb" | cut -f1)
+echo "$rocks $W/s.rocksdb"
+echo "bytes per account: JSON $(( $(stat -c %s "$W/s.json") / ACCOUNTS )), SQLite $(( $(stat -c %s "$W/s.sqlite") / ACCOUNTS )), RocksDB $(( rocks / ACCOUNTS ))"
+for cmd in "state info $W/s.sqlite" "tree --state $W/s.sqlite --account a$((ACCOUNTS / 2))" \
+  "state info $W/s.rocksdb" "tree --state $W/s.rocksdb --account a$((ACCOUNTS / 2))"; do
   best=9999
   for _ in 1 2 3 4 5; do
     s=$(date +%s%N); "$BIN" $cmd > /dev/null; e=$(date +%s%N)
@@ -57,6 +78,7 @@ for cmd in "state info $W/s.sqlite" "tree --state $W/s.sqlite --account a$((ACCO
   echo "badgeflow $cmd: ${best} ms (best of 5)"
 done
 "$BIN" state info "$W/s.sqlite"
+"$BIN" state info "$W/s.rocksdb"
 
 # ceiling NAME US: a store whose floor costs US µs of CPU per account, plus a no-state line's
 # CPU, spread over every core with nothing else in the way: the most lines/s a run of a
@@ -64,7 +86,7 @@ done
 # however well its threads overlap.
 ceiling() {
   awk -v name="$1" -v us="$2" -v cores="$(nproc)" -v lines="$LINES" '
-    $1 == "no" { wall = $3; cpu = $4 }
+    $1 == "no" && $3 != "(base)" { wall = $3; cpu = $4 }
     END {
       if (wall == "" || us == 0) exit
       line = cpu / lines * 1e6; cap = cores / (line + us) * 1e6
@@ -113,5 +135,5 @@ elif [ -x "$FLOOR" ] && [ "$FLOOR" -nt Benchmarks/scripts/rocksdb_floor.c ] ||
   us=$(awk '{ for (i = 1; i < NF; i++) if ($i == "total") { t = $(i + 1); if (best == "" || t < best) best = t } } END { print best + 0 }' "$W/floor.txt")
   ceiling RocksDB "$us"
 else
-  echo "rocksdb_floor: cannot build (needs cc and librocksdb-dev: make bench-fleet-deps), skipped"
+  echo "rocksdb_floor: cannot build (needs cc and librocksdb-dev: make deps), skipped"
 fi

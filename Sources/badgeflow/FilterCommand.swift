@@ -34,46 +34,46 @@ struct FilterCommand: TakesManyInputs {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Keep state in FILE: FILE.json is loaded at start and saved atomically at the end and on SIGINT/SIGTERM/SIGHUP; FILE.sqlite or FILE.db is an SQLite database committed at checkpoints. One filter at a time per FILE (FILE.lock).",
+            "Keep state in FILE: FILE.json is loaded at start and saved atomically at the end and on SIGINT/SIGTERM/SIGHUP; FILE.sqlite or FILE.db is an SQLite database and FILE.rocksdb a RocksDB folder, both committed at checkpoints. One filter at a time per FILE (FILE.lock).",
             valueName: "FILE"))
     var state: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "SQLite state: commit the changed accounts and the seq of the last result written every SECONDS (also at the end and on a signal).",
+            "SQLite or RocksDB state: commit the changed accounts and the seq of the last result written every SECONDS (also at the end and on a signal).",
             valueName: "SECONDS"))
     var checkpoint: Double = 1
 
     @Flag(
         name: .long,
         help:
-            "SQLite state: skip the input lines up to the seq of the last checkpoint (a file must be the same one; with --numbered, the lines whose N is at or below it, from any input) and go on."
+            "SQLite or RocksDB state: skip the input lines up to the seq of the last checkpoint (a file must be the same one; with --numbered, the lines whose N is at or below it, from any input) and go on."
     )
     var resume = false
 
     @Flag(
         name: .customLong("no-resume"),
         help:
-            "SQLite state: apply the input again on top of the state even though its last checkpoint was committed reading this same INPUT file."
+            "SQLite or RocksDB state: apply the input again on top of the state even though its last checkpoint was committed reading this same INPUT file."
     )
     var noResume = false
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "SQLite state: keep at most N accounts in memory (least recently used ones are dropped after their checkpoint; they load again on use).",
+            "SQLite or RocksDB state: keep at most N accounts in memory (least recently used ones are dropped after their checkpoint; they load again on use).",
             valueName: "N"))
     var maxResident: Int?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Without an SQLite state: keep the N most recently used accounts expanded and the others in a compact form (about 100 bytes for one device and three marks instead of ~1.5 KB), expanded again on their next event.",
+            "Without an SQLite or RocksDB state: keep the N most recently used accounts expanded and the others in a compact form (about 100 bytes for one device and three marks instead of ~1.5 KB), expanded again on their next event.",
             valueName: "N"))
     var expandedAccounts = 65536
 
-    @Flag(name: .long, help: "SQLite state: print the number of checkpoints and the longest one to stderr at the end.")
+    @Flag(name: .long, help: "SQLite or RocksDB state: print the number of checkpoints and the longest one to stderr at the end.")
     var checkpointStats = false
 
     @Option(
@@ -141,12 +141,12 @@ struct FilterCommand: TakesManyInputs {
         guard checkpoint > 0, checkpoint.isFinite else {
             throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)")
         }
-        if resume && !checkpointed { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db)") }
-        if noResume && !checkpointed { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db)") }
+        if resume && !checkpointed { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
+        if noResume && !checkpointed { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
         if resume && noResume { throw ValidationError("--resume and --no-resume exclude each other") }
         guard expandedAccounts >= 1 else { throw ValidationError("--expanded-accounts must be at least 1, got \(expandedAccounts)") }
         if let maxResident {
-            guard checkpointed else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db)") }
+            guard checkpointed else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
             guard maxResident >= 1 else { throw ValidationError("--max-resident must be at least 1, got \(maxResident)") }
             if output != nil {
                 throw ValidationError(

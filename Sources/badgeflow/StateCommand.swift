@@ -6,11 +6,11 @@ import Darwin
 import ArgumentParser
 import BadgeFlow
 
-/// `badgeflow state`: inspect a state, or convert it between JSON and SQLite.
+/// `badgeflow state`: inspect a state, or convert it between JSON, SQLite and RocksDB.
 struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state",
-        abstract: "Inspect a state file, convert it between JSON and SQLite, or split it by account and merge it back.",
+        abstract: "Inspect a state file, convert it between JSON, SQLite and RocksDB, or split it by account and merge it back.",
         subcommands: [Info.self, Get.self, Convert.self, Split.self, Merge.self]
     )
 
@@ -40,12 +40,12 @@ struct StateCommand: ParsableCommand {
             abstract: "Print one account as it stands in a state: its total, its shown nodes, and every device with its delivered number.",
             discussion: """
                 A device is stale when its delivered number is not the account's total. An SQLite \
-                state is read without a lock, while a filter writes it (its last checkpoint). \
+                or RocksDB state is read without a lock, while a filter writes it (its last checkpoint). \
                 An account the state does not hold: exit 1.
                 """
         )
 
-        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db).", valueName: "FILE"))
+        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db) or folder (.rocksdb).", valueName: "FILE"))
         var file: String
 
         @Argument(help: ArgumentHelp("The account id (a device's own account: the device id).", valueName: "ACCOUNT"))
@@ -108,10 +108,10 @@ struct StateCommand: ParsableCommand {
     struct Info: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print a state's format, version, accounts, devices, marks, last committed seq and size.",
-            discussion: "An SQLite state is read from its meta table only, however many accounts it holds."
+            discussion: "An SQLite or RocksDB state is read from its meta only, however many accounts it holds."
         )
 
-        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db).", valueName: "FILE"))
+        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db) or folder (.rocksdb).", valueName: "FILE"))
         var file: String
 
         func run() throws {
@@ -138,7 +138,7 @@ struct StateCommand: ParsableCommand {
 
     struct Convert: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Convert a state between JSON and SQLite (by extension: .json, .sqlite or .db).",
+            abstract: "Convert a state between JSON, SQLite and RocksDB (by extension: .json, .sqlite or .db, .rocksdb).",
             discussion: "TO must not hold a state yet; it is locked like a filter's state while written."
         )
 

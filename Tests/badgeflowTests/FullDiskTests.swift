@@ -93,7 +93,8 @@ import Testing
         return try String(contentsOfFile: out, encoding: .utf8)
     }
 
-    @Test func aCheckpointOnAFullDiskIsExit3AndKeepsTheLastCommittedState() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func aCheckpointOnAFullDiskIsExit3AndKeepsTheLastCommittedState(_ format: String) throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
         let disk = try TmpFS(in: dir, size: "16m")
@@ -104,7 +105,7 @@ import Testing
         let reference = try CLI.run(["filter", "--state", dir + "/ref.sqlite"], input: lines)
         #expect(reference.status == 0, "\(reference.stderr)")
 
-        let state = disk.path + "/s.sqlite"
+        let state = disk.path + "/s." + format
         let run = try Running(["filter", "--state", state, "--checkpoint", "0.05"], in: dir)
         run.feed(head)
         // A batch is 2,048 lines: some are answered and checkpointed.
@@ -135,13 +136,14 @@ import Testing
         #expect(try Self.asJSON(state, in: dir) == Self.asJSON(dir + "/ref.sqlite", in: dir))
     }
 
-    @Test func aNewSQLiteStateOnAFullDiskIsExit3BeforeAnyLine() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func aNewStateOnAFullDiskIsExit3BeforeAnyLine(_ format: String) throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
         let disk = try TmpFS(in: dir, size: "1m")
         defer { disk.unmount() }
         try disk.fill()
-        let state = disk.path + "/s.sqlite"
+        let state = disk.path + "/s." + format
         let input = StateStoreTests.fleet(lines: 500, accounts: 50, seed: 5)
         let run = try CLI.run(["filter", "--state", state], input: input)
         #expect(run.status == 3, "\(run.stderr)")

@@ -68,25 +68,27 @@ import Testing
         }
     }
 
-    @Test func anIdleSQLiteStateCommitsTheLastWrittenSeq() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func anIdleStateCommitsTheLastWrittenSeq(_ format: String) throws {
         try CLI.withTemporaryDirectory { dir in
-            let filter = try Running(["filter", "--state", "s.sqlite", "--checkpoint", "0.2"], in: dir)
+            let filter = try Running(["filter", "--state", "s." + format, "--checkpoint", "0.2"], in: dir)
             try filter.send([Self.push])
             #expect(Self.eventually(within: 5) { filter.output.count == 1 })
             try filter.send([Self.push, Self.push])
             #expect(Self.eventually(within: 5) { filter.output.count == 3 })
             // No line arrives from now on; the checkpoint still comes, with seq 3.
             let committed = try Self.eventually(within: 5) {
-                try CLI.run(["state", "info", dir + "/s.sqlite"]).stdout.contains("last seq: 3\n")
+                try CLI.run(["state", "info", dir + "/s." + format]).stdout.contains("last seq: 3\n")
             }
             #expect(committed, "no checkpoint while idle")
             #expect(filter.close() == 0)
         }
     }
 
-    @Test func resumeWithNumberedSkipsByNFromALaterOffset() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func resumeWithNumberedSkipsByNFromALaterOffset(_ format: String) throws {
         try CLI.withTemporaryDirectory { dir in
-            let state = dir + "/q.sqlite"
+            let state = dir + "/q." + format
             let first = (1_000_001...1_000_003).map { "\($0)\t\(Self.push)" }
             #expect(try CLI.run(["filter", "--numbered", "--state", state], input: first.joined(separator: "\n") + "\n").status == 0)
             // Fed again from an earlier offset, with a gap after it and one line out of place:
@@ -100,11 +102,12 @@ import Testing
         }
     }
 
-    @Test func theSameInputFileAgainNeedsResumeOrNoResume() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func theSameInputFileAgainNeedsResumeOrNoResume(_ format: String) throws {
         try CLI.withTemporaryDirectory { dir in
             let input = dir + "/in.ndjson"
             try (Self.push + "\n" + Self.push + "\n").write(toFile: input, atomically: true, encoding: .utf8)
-            let state = dir + "/s.sqlite"
+            let state = dir + "/s." + format
             #expect(try CLI.run(["filter", "--state", state, input]).status == 0)
             // The same file, named another way: refused, nothing applied.
             let again = try CLI.run(["filter", "--state", state, dir + "/./in.ndjson"])
@@ -123,17 +126,18 @@ import Testing
         }
     }
 
-    @Test func stateGetReadsAnAccountWhileAFilterWritesTheState() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func stateGetReadsAnAccountWhileAFilterWritesTheState(_ format: String) throws {
         try CLI.withTemporaryDirectory { dir in
             let chat = { (device: String, thread: String) in
                 #"{"op":"push","account":"A","device":"\#(device)","payload":{"aps":{"alert":"m","thread-id":"\#(thread)"}}}"#
             }
-            let filter = try Running(["filter", "--state", "s.sqlite", "--checkpoint", "0.2"], in: dir)
+            let filter = try Running(["filter", "--state", "s." + format, "--checkpoint", "0.2"], in: dir)
             try filter.send([chat("d1", "c1"), chat("d2", "c2")])
             // The filter keeps running (and holds the state's lock) while the account is read.
             var got = CLI.Run(status: -1, stdout: "", stderr: "")
             let read = try Self.eventually(within: 5) {
-                got = try CLI.run(["state", "get", dir + "/s.sqlite", "A", "--json"])
+                got = try CLI.run(["state", "get", dir + "/s." + format, "A", "--json"])
                 return got.stdout.contains(#""total":2"#)
             }
             #expect(read, "\(got)")
@@ -141,9 +145,9 @@ import Testing
                 got.stdout.hasSuffix(
                     #""devices":[{"device":"d1","delivered":2,"stale":false},{"device":"d2","delivered":2,"stale":false}]}"# + "\n"))
             #expect(got.stdout.contains(#"{"path":"root.chat.c2","count":1,"show":true,"display":"1"}"#))
-            let text = try CLI.run(["state", "get", dir + "/s.sqlite", "A"])
+            let text = try CLI.run(["state", "get", dir + "/s." + format, "A"])
             #expect(text.status == 0 && text.stdout.hasPrefix("account: A\ntotal: 2\n"))
-            let absent = try CLI.run(["state", "get", dir + "/s.sqlite", "nobody"])
+            let absent = try CLI.run(["state", "get", dir + "/s." + format, "nobody"])
             #expect(absent.status == 1 && absent.stdout.isEmpty && absent.stderr.contains("nobody"))
             #expect(filter.close() == 0)
         }

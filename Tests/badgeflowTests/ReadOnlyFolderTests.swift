@@ -8,12 +8,13 @@ import Testing
 /// folder is made immutable instead (`chattr +i`), which stops root from creating or
 /// removing entries in it, as a read-only folder would.
 @Suite(.serialized) struct ReadOnlyFolderTests {
-    @Test func anSQLiteStateWhoseFolderTurnsUnwritableMidRunStillCommitsEveryCheckpoint() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func aStoreWhoseFolderTurnsUnwritableMidRunStillCommitsEveryCheckpoint(_ format: String) throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
         let disk = try TmpFS(in: dir, size: "64m")
         defer { disk.unmount() }
-        let folder = disk.path + "/state", state = folder + "/s.sqlite"
+        let folder = disk.path + "/state", state = folder + "/s." + format
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         let lines = StateStoreTests.fleet(lines: 40_000, accounts: 5000, seed: 31)
         let all = lines.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { $0 + "\n" }
@@ -88,7 +89,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["state.json"])
     }
 
-    @Test(arguments: ["s.sqlite", "s.json"])
+    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
     func aStateOnAReadOnlyMountIsExit3BeforeAnyLine(_ name: String) throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }

@@ -59,10 +59,11 @@ import Testing
         return Int(line.dropFirst(7).prefix { $0.isNumber })
     }
 
-    /// The kill -9 smoke test of an SQLite state (the checkpoint policy itself is tested in
-    /// process, `StateSessionTests`): each round is killed once a random share of the results
-    /// is out, and the rounds resumed in turn give the results of one run.
-    @Test func killNineAtRandomMomentsThenResumeGivesTheOutputOfOneRun() throws {
+    /// The kill -9 smoke test of an SQLite or RocksDB state (the checkpoint policy itself is
+    /// tested in process, `StateSessionTests`): each round is killed once a random share of
+    /// the results is out, and the rounds resumed in turn give the results of one run.
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func killNineAtRandomMomentsThenResumeGivesTheOutputOfOneRun(_ format: String) throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
         let input = dir + "/in.ndjson", more = dir + "/more.ndjson"
@@ -71,7 +72,7 @@ import Testing
         let reference = try CLI.run(["filter", "--state", dir + "/ref.sqlite", input])
         #expect(reference.status == 0, "\(reference.stderr)")
 
-        let state = dir + "/x.sqlite"
+        let state = dir + "/x." + format
         var rng = SystemRandomNumberGenerator()
         var answers: [Int: Substring] = [:]
         var killedMidway = 0
@@ -117,29 +118,31 @@ import Testing
         #expect(a.stdout == b.stdout)
     }
 
-    @Test func maxResidentGivesTheSameResultsAndState() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func maxResidentGivesTheSameResultsAndState(_ format: String) throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
         let input = Self.fleet(lines: 8000, accounts: 700, seed: 3)
         let plain = try CLI.run(["filter", "--state", dir + "/plain.json"], input: input)
-        let bounded = try CLI.run(["filter", "--state", dir + "/b.sqlite", "--max-resident", "16", "--checkpoint", "0.01"], input: input)
+        let bounded = try CLI.run(
+            ["filter", "--state", dir + "/b." + format, "--max-resident", "16", "--checkpoint", "0.01"], input: input)
         #expect(bounded.status == 0, "\(bounded.stderr)")
         #expect(bounded.stdout == plain.stdout)
         // The same accounts, devices and marks: converted back, the state is the JSON one.
-        #expect(try CLI.run(["state", "convert", dir + "/b.sqlite", dir + "/back.json"]).status == 0)
+        #expect(try CLI.run(["state", "convert", dir + "/b." + format, dir + "/back.json"]).status == 0)
         #expect(
             try String(contentsOfFile: dir + "/back.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8))
-        // And JSON -> SQLite -> JSON (both held compactly by convert) gives the file back.
-        #expect(try CLI.run(["state", "convert", dir + "/plain.json", dir + "/c.sqlite"]).status == 0)
-        #expect(try CLI.run(["state", "convert", dir + "/c.sqlite", dir + "/again.json"]).status == 0)
+        // And JSON -> store -> JSON (both held compactly by convert) gives the file back.
+        #expect(try CLI.run(["state", "convert", dir + "/plain.json", dir + "/c." + format]).status == 0)
+        #expect(try CLI.run(["state", "convert", dir + "/c." + format, dir + "/again.json"]).status == 0)
         #expect(
             try String(contentsOfFile: dir + "/again.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8)
         )
-        #expect(try CLI.run(["state", "info", dir + "/c.sqlite"]).stdout.contains("accounts: 700\n"))
-        let info = try CLI.run(["state", "info", dir + "/b.sqlite"])
+        #expect(try CLI.run(["state", "info", dir + "/c." + format]).stdout.contains("accounts: 700\n"))
+        let info = try CLI.run(["state", "info", dir + "/b." + format])
         #expect(info.stdout.contains("accounts: 700\n"))
         #expect(info.stdout.contains("last seq: 8000\n"))
-        let tree = try CLI.run(["tree", "--state", dir + "/b.sqlite", "--account", "a5", "--json"])
+        let tree = try CLI.run(["tree", "--state", dir + "/b." + format, "--account", "a5", "--json"])
         let treeJSON = try CLI.run(["tree", "--state", dir + "/plain.json", "--account", "a5", "--json"])
         #expect(tree.status == 0 && tree.stdout == treeJSON.stdout)
     }
@@ -147,15 +150,17 @@ import Testing
     /// Many batches with accounts read ahead on the prefetch thread, committed on the
     /// checkpoint thread and evicted after almost every batch: the same results and state as
     /// a run that keeps everything in memory.
-    @Test(arguments: [(8, "0.001"), (64, "0.001"), (1000, "1")])
-    func readAheadAndBackgroundCommitsGiveTheSameResultsAndState(_ resident: Int, _ checkpoint: String) throws {
+    @Test(arguments: [
+        (8, "0.001", "sqlite"), (64, "0.001", "sqlite"), (1000, "1", "sqlite"), (8, "0.001", "rocksdb"), (1000, "1", "rocksdb"),
+    ])
+    func readAheadAndBackgroundCommitsGiveTheSameResultsAndState(_ resident: Int, _ checkpoint: String, _ format: String) throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
         let input = dir + "/in.ndjson"
         try Self.fleet(lines: 30000, accounts: 300, seed: 11).write(toFile: input, atomically: true, encoding: .utf8)
         let plain = try CLI.run(["filter", "--jobs", "1", "--state", dir + "/plain.json", input])
         let bounded = try CLI.run([
-            "filter", "--jobs", "2", "--state", dir + "/b.sqlite", "--max-resident", String(resident), "--checkpoint", checkpoint,
+            "filter", "--jobs", "2", "--state", dir + "/b." + format, "--max-resident", String(resident), "--checkpoint", checkpoint,
             input,
         ])
         #expect(plain.status == 0 && bounded.status == 0, "\(bounded.stderr)")
@@ -163,9 +168,10 @@ import Testing
         // Every connection closed in order: the last one removed the WAL files.
         #expect(!FileManager.default.fileExists(atPath: dir + "/b.sqlite-wal"))
         #expect(!FileManager.default.fileExists(atPath: dir + "/b.sqlite-shm"))
-        #expect(try CLI.run(["state", "convert", dir + "/b.sqlite", dir + "/back.json"]).status == 0)
+        #expect(try CLI.run(["state", "convert", dir + "/b." + format, dir + "/back.json"]).status == 0)
         #expect(
             try String(contentsOfFile: dir + "/back.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8))
+        guard format == "sqlite" else { return }
         // Readers leave no WAL files behind either.
         #expect(try CLI.run(["state", "info", dir + "/b.sqlite"]).status == 0)
         #expect(!FileManager.default.fileExists(atPath: dir + "/b.sqlite-wal"))
@@ -176,7 +182,7 @@ import Testing
     /// for the same state (a symbolic link to it, made before or after the state exists;
     /// the path through `./`): all take the same lock.
     /// The names that reach one state take one lock: in process, `StateSessionTests`.
-    @Test(arguments: ["s.sqlite", "s.json"])
+    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
     func aSecondWriterExits3NamingTheFirst(_ name: String) throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
@@ -238,7 +244,7 @@ import Testing
     }
 
     /// /proc takes no new files, even from root (a chmod'ed folder would not stop root).
-    @Test(arguments: ["/proc/badgeflow-state.json", "/proc/badgeflow-state.sqlite"])
+    @Test(arguments: ["/proc/badgeflow-state.json", "/proc/badgeflow-state.sqlite", "/proc/badgeflow-state.rocksdb"])
     func anUnwritableFolderIsExit3BeforeAnyLine(_ state: String) throws {
         let run = try CLI.run(["filter", "--state", state], input: "{\"aps\":{\"alert\":\"x\"}}\n")
         #expect(run.status == 3)
@@ -404,6 +410,20 @@ import Testing
         let first = try CLI.run(["filter", "--state", empty], input: "{\"aps\":{\"alert\":\"x\"}}\n")
         #expect(first.status == 0 && !first.stdout.isEmpty)
         #expect(try CLI.run(["state", "info", empty]).stdout.contains("accounts: 1\n"))
+        // A .rocksdb state is a folder: a file of that name, or a folder of other files, is
+        // refused and left as it is.
+        let file = dir + "/file.rocksdb"
+        try bytes.write(toFile: file, atomically: true, encoding: .utf8)
+        let asFile = try CLI.run(["filter", "--state", file], input: "{\"aps\":{\"alert\":\"x\"}}\n")
+        #expect(asFile.status == 3 && asFile.stdout.isEmpty && asFile.stderr.contains("not a RocksDB state"), "\(asFile.stderr)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == bytes)
+        let folder = dir + "/folder.rocksdb"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        try bytes.write(toFile: folder + "/notes.txt", atomically: true, encoding: .utf8)
+        let asFolder = try CLI.run(["filter", "--state", folder], input: "{\"aps\":{\"alert\":\"x\"}}\n")
+        #expect(asFolder.status == 3 && asFolder.stderr.contains("not a RocksDB database"), "\(asFolder.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["notes.txt"])
+        #expect(try CLI.run(["state", "info", folder]).status == 3)
     }
 
     @Test func aJSONStateWithAKeyHoldingNULIsRefusedWithItsPlaceNotMerged() throws {

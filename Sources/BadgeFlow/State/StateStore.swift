@@ -9,7 +9,7 @@ import Darwin
 /// place; ``StateSession`` drives a store through a filter run.
 ///
 /// A format either commits checkpoints while a filter runs and keeps a resume point
-/// (``checkpoints``: SQLite), or is held whole in memory and saved at the end (JSON). Both
+/// (``checkpoints``: SQLite, RocksDB), or is held whole in memory and saved at the end (JSON). Both
 /// finish a run in the same order: ``prepareFinal(_:seq:input:)``, then the caller puts its
 /// results file in place, then ``commitFinal(_:seq:input:)``; a state is so never ahead of
 /// the results its reader has.
@@ -97,7 +97,7 @@ package struct ResumePoint: Sendable, Equatable {
 
 /// What `state info` prints about a state.
 package struct StateInfo: Sendable, Equatable {
-    /// The format (`json`, `sqlite`).
+    /// The format (`json`, `sqlite`, `rocksdb`).
     package var format: String
     /// The version line (`2`, `2 (schema 2)`).
     package var version: String
@@ -113,7 +113,7 @@ package struct StateInfo: Sendable, Equatable {
 package enum StateFormat {
     /// Every format; a path goes to the first that handles it (JSON, last, handles any).
     /// A new format is one ``StateStore`` conformance and one entry here.
-    package static var all: [any StateStore.Type] { [SQLiteStateStore.self, JSONStateStore.self] }
+    package static var all: [any StateStore.Type] { [SQLiteStateStore.self, RocksDBStateStore.self, JSONStateStore.self] }
 
     /// The format of the state at `path`.
     package static func of(_ path: String) -> any StateStore.Type {

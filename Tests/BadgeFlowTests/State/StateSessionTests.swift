@@ -71,9 +71,10 @@ import Darwin
         return store.resumePoint
     }
 
-    @Test func aCheckpointIsDueWhenTheIntervalHasPassedNotBefore() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func aCheckpointIsDueWhenTheIntervalHasPassedNotBefore(_ format: String) throws {
         let folder = try TemporaryFolder()
-        let state = folder.file("s.sqlite")
+        let state = folder.file("s." + format)
         let clock = Clock()
         let session = try Self.session(state, clock: clock) { $0.checkpointInterval = 1 }
         Self.feed(session, Self.push("a"))
@@ -96,9 +97,10 @@ import Darwin
         #expect(session.currentStats.storedAccounts == 5 && session.currentStats.residentAccounts == 5)
     }
 
-    @Test func anIdleStreamCommitsOnceDueAndOnlyWhenResultsWentOutSince() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func anIdleStreamCommitsOnceDueAndOnlyWhenResultsWentOutSince(_ format: String) throws {
         let folder = try TemporaryFolder()
-        let state = folder.file("s.sqlite")
+        let state = folder.file("s." + format)
         let clock = Clock()
         let session = try Self.session(state, clock: clock) { $0.checkpointInterval = 1 }
         // Nothing written yet: no timer.
@@ -118,9 +120,10 @@ import Darwin
         #expect(try Self.committed(state)?.seq == 1)
     }
 
-    @Test func resultsToAFileCommittedAtTheEndGetNoCheckpointOnTheWay() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func resultsToAFileCommittedAtTheEndGetNoCheckpointOnTheWay(_ format: String) throws {
         let folder = try TemporaryFolder()
-        let state = folder.file("s.sqlite")
+        let state = folder.file("s." + format)
         let clock = Clock()
         let session = try Self.session(state, clock: clock) { $0.resultsAtEnd = true }
         Self.feed(session, Self.push("a"))
@@ -141,14 +144,15 @@ import Darwin
         #expect(try Self.committed(state)?.seq == 2)
     }
 
-    @Test func overMaxResidentCommittedAccountsLeaveDownTo15Of16AndLoadAgainTheSame() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func overMaxResidentCommittedAccountsLeaveDownTo15Of16AndLoadAgainTheSame(_ format: String) throws {
         let folder = try TemporaryFolder()
         let clock = Clock()
-        let bounded = try Self.session(folder.file("bounded.sqlite"), clock: clock) {
+        let bounded = try Self.session(folder.file("bounded." + format), clock: clock) {
             $0.maxResident = 32
             $0.checkpointInterval = 1000
         }
-        let unbounded = try Self.session(folder.file("unbounded.sqlite"), clock: clock) { $0.checkpointInterval = 1000 }
+        let unbounded = try Self.session(folder.file("unbounded." + format), clock: clock) { $0.checkpointInterval = 1000 }
         var resident: [Int] = []
         var same = true
         for round in 0..<3 {
@@ -188,9 +192,10 @@ import Darwin
         #expect(try saved.info().accounts == 11)
     }
 
-    @Test func resumeByCountSkipsTheCheckpointedLinesOfTheSameInputOnly() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func resumeByCountSkipsTheCheckpointedLinesOfTheSameInputOnly(_ format: String) throws {
         let folder = try TemporaryFolder()
-        let state = folder.file("s.sqlite")
+        let state = folder.file("s." + format)
         let clock = Clock()
         let first = try Self.session(state, clock: clock, input: "file A")
         for id in ["a", "b", "c"] { Self.feed(first, Self.push(id)) }
@@ -211,9 +216,10 @@ import Darwin
         #expect(other?.message == "--resume: \(state) was checkpointed reading file A, not file B")
     }
 
-    @Test func resumeByNSkipsTheNumbersAtOrBelowTheCheckpointFromAnyInput() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func resumeByNSkipsTheNumbersAtOrBelowTheCheckpointFromAnyInput(_ format: String) throws {
         let folder = try TemporaryFolder()
-        let state = folder.file("s.sqlite")
+        let state = folder.file("s." + format)
         let clock = Clock()
         let first = try Self.session(state, clock: clock, input: "stdin") { $0.numbered = true }
         Self.feed(first, "1040959\t" + Self.push("a"))
@@ -235,9 +241,10 @@ import Darwin
         #expect(try Self.committed(state)?.seq == 1_040_961)
     }
 
-    @Test func theInputOfTheLastCheckpointIsRefusedWithoutResumeOrNoResume() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func theInputOfTheLastCheckpointIsRefusedWithoutResumeOrNoResume(_ format: String) throws {
         let folder = try TemporaryFolder()
-        let state = folder.file("s.sqlite")
+        let state = folder.file("s." + format)
         let clock = Clock()
         let first = try Self.session(state, clock: clock, input: "file A")
         Self.feed(first, Self.push("a"))
@@ -261,7 +268,7 @@ import Darwin
         try RuleSet.parse(change(try Fixtures.text("rules/default.json")), file: "rules.json")
     }
 
-    @Test(arguments: ["s.sqlite", "s.json"])
+    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
     func rulesThatFitAreTakenAndRecordedRulesThatDoNotAreRefused(_ name: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file(name)
@@ -304,7 +311,7 @@ import Darwin
     /// A second writer is refused, under the same name or another one for the same state (a
     /// symbolic link made before or after the state exists; the path through `./`): all
     /// take the same lock, which the first releases when it ends.
-    @Test(arguments: ["s.sqlite", "s.json"], ["same", "link", "link-first", "dot"])
+    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"], ["same", "link", "link-first", "dot"])
     func aSecondWriterIsRefusedNamingTheFirst(_ name: String, _ how: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file(name)
@@ -325,9 +332,10 @@ import Darwin
         try Self.close(try Self.session(other, clock: clock))
     }
 
-    @Test func aClosedOutputCommitsNothingPastTheLastCheckpoint() throws {
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func aClosedOutputCommitsNothingPastTheLastCheckpoint(_ format: String) throws {
         let folder = try TemporaryFolder()
-        let state = folder.file("s.sqlite")
+        let state = folder.file("s." + format)
         let clock = Clock()
         let session = try Self.session(state, clock: clock)
         Self.feed(session, Self.push("a"))

@@ -22,12 +22,17 @@ import Testing
         return stream
     }
 
-    @Test(arguments: ["s.sqlite", "s.json"])
+    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
     func readsOneAccountOfEitherFormat(name: String) throws {
         let folder = try TemporaryFolder()
         let path = folder.file(name)
         var stream = Self.stream()
-        if name.hasSuffix(".sqlite") {
+        if name.hasSuffix(".rocksdb") {
+            let store = try RocksDBStore(path: path)
+            try store.recordRules(.builtIn)
+            try store.checkpoint(&stream, seq: 4, input: "stdin")
+            store.close()
+        } else if name.hasSuffix(".sqlite") {
             let store = try SQLiteStore(path: path)
             try store.recordRules(.builtIn)
             try store.checkpoint(&stream, seq: 4, input: "stdin")

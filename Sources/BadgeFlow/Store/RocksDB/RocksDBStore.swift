@@ -1,0 +1,731 @@
+private import CRocksDB
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A state kept in a RocksDB database (`--state FILE.rocksdb`, a folder), for fleets.
+///
+/// This file owns every `rocksdb_*` call of BadgeFlow, as ``SQLiteStore`` owns SQLite's.
+///
+/// One key space, three kinds of keys, told apart by their first byte:
+///
+/// - `0x00` + name: meta, UTF-8 text: `format` (`badgeflow-state`), `version` (of the
+///   per-account encoding, ``StateFile/version``), `layout` (``layout``), `rules` (the
+///   rules' JSON text), `rules@SEED` (every rules text the state's values were written
+///   under, by `seed(_:)` in hex), `seq`, `input`, `accounts`, `devices`, `marks` and
+///   `writer`, as in an SQLite state's `meta` table;
+/// - `0x01` + account id: the account in `AccountCodec`'s binary form, behind the check of
+///   `RowCache` (a tag and a 64-bit hash seeded by `seed(_:)` of the rules it was written
+///   under), so damaged bytes or a value of other rules are never read as an account;
+/// - `0x02` + account id: when the account's first expiring mark may be due (a `Double`,
+///   8 bytes little-endian), for a fleet-wide `expire` (``accountsDue(through:)``).
+///
+/// A checkpoint is one `WriteBatch`: the changed accounts, their due entries and the meta
+/// (seq, input, totals, rules when they changed), written without RocksDB's write-ahead log
+/// and flushed to a table file at once (`durability`): the flush is recorded in RocksDB's
+/// manifest in one synced write, so after a crash the batch is all there or none of it is.
+/// (A batch whose flush failed, on a full disk, stays in memory; should room come back
+/// before the store closes, RocksDB's flush at close writes it. Its seq is never ahead of
+/// the results written, as for any checkpoint.)
+///
+/// One process writes (RocksDB's `LOCK` file, beside the project's ``StateLock``); its
+/// threads share the one handle (RocksDB's reads and writes are thread-safe), so
+/// ``RocksDBPrefetcher`` and ``RocksDBCheckpointer`` take the store, not a path. Other
+/// processes read through a read-only open, which sees the last checkpoint committed when
+/// it opened and never blocks the writer.
+public final class RocksDBStore: AccountSource, @unchecked Sendable {
+    /// The database folder's path.
+    public let path: String
+    /// Whether this handle only reads.
+    public let isReadOnly: Bool
+    /// The key layout written into meta (`layout`).
+    public static let layout = 1
+
+    /// RocksDB's memory for a writer: block cache (index and filter blocks included).
+    static let blockCacheBytes = 64 << 20
+    /// Each memtable; at most two exist.
+    static let memtableBytes = 32 << 20
+
+    private var db: OpaquePointer?
+    private var family: OpaquePointer?
+    private var options: OpaquePointer?
+    private var table: OpaquePointer?
+    private var cache: OpaquePointer?
+    private var readOptions: OpaquePointer?
+    private var writeOptions: OpaquePointer?
+    private var flushOptions: OpaquePointer?
+
+    /// What threads share: the meta as last committed, and the rules of `rules@SEED` keys.
+    private struct Shared {
+        var meta: [String: String] = [:]
+        var rulesBySeed: [UInt64: RuleSet] = [:]
+    }
+    private let shared = Locked(Shared())
+
+    /// Meta as read at open time and updated by each commit.
+    public var meta: [String: String] { shared.withLock { $0.meta } }
+
+    /// How a checkpoint reaches the disk. `syncedLog`: the batch goes to the write-ahead
+    /// log, synced; `flushedTables`: no log, the memtable is flushed to a table file after
+    /// each batch.
+    enum Durability { case syncedLog, flushedTables }
+
+    /// The durability of checkpoints: no log, a flush per batch. Measured on a
+    /// checkpoint-heavy run (100k accounts, 200k lines, `--max-resident 10000`,
+    /// `--checkpoint 0.1`) both cost the same CPU (3.4-3.5 s), but with a synced log every
+    /// read-only open (`state get`, `tree`) replays the log's unflushed memtables, up to
+    /// 64 MiB: 0.6-0.85 s a read instead of 30-45 ms (README, "Fleet state").
+    static let durability: Durability = .flushedTables
+
+    /// True when `path` names a RocksDB state (ends in `.rocksdb`).
+    public static func isRocksDBPath(_ path: String) -> Bool { path.hasSuffix(".rocksdb") }
+
+    /// The seed of the values' check for `rules`: their fingerprint and the tag of the
+    /// binary form (``RowCache/tag``), not the release (values outlive a release).
+    static func seed(_ rules: RuleSet) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in "badgeflow-rocksdb \(RowCache.tag)\n".utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        for b in rules.fingerprint.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h
+    }
+
+    private func failure(_ what: String, _ error: UnsafeMutablePointer<CChar>?) -> StateFile.Failure {
+        var reason = "unknown error"
+        if let error {
+            reason = String(cString: error)
+            rocksdb_free(error)
+        }
+        return StateFile.Failure(file: path, at: "", message: "\(what): \(reason)")
+    }
+
+    /// Opens (for writing, creating) the state folder at `path` and checks that it is a
+    /// BadgeFlow state of a version this build reads.
+    ///
+    /// - Parameters:
+    ///   - path: the folder.
+    ///   - readOnly: open for reading only (a missing folder is then an error); sees the last
+    ///     checkpoint committed before this call, while another process may write.
+    /// - Throws: `StateFile.Failure` when `path` is a file, a folder that RocksDB did not
+    ///   make, a RocksDB database that is not a BadgeFlow state or of another version, or in
+    ///   use by another writer; nothing is written then.
+    public init(path: String, readOnly: Bool = false) throws(StateFile.Failure) {
+        self.path = path
+        isReadOnly = readOnly
+        try Self.checkFolder(path, readOnly: readOnly)
+        cache = rocksdb_cache_create_lru(readOnly ? 8 << 20 : Self.blockCacheBytes)
+        table = rocksdb_block_based_options_create()
+        rocksdb_block_based_options_set_block_cache(table, cache)
+        rocksdb_block_based_options_set_cache_index_and_filter_blocks(table, 1)
+        rocksdb_block_based_options_set_pin_l0_filter_and_index_blocks_in_cache(table, 1)
+        rocksdb_block_based_options_set_filter_policy(table, rocksdb_filterpolicy_create_bloom_full(10))
+        options = rocksdb_options_create()
+        rocksdb_options_set_create_if_missing(options, readOnly ? 0 : 1)
+        rocksdb_options_set_block_based_table_factory(options, table)
+        rocksdb_options_set_write_buffer_size(options, Self.memtableBytes)
+        rocksdb_options_set_max_write_buffer_number(options, 2)
+        rocksdb_options_set_compression(options, Int32(rocksdb_no_compression))
+        rocksdb_options_set_max_background_jobs(options, 2)
+        rocksdb_options_set_level_compaction_dynamic_level_bytes(options, 1)
+        // RocksDB's info log (`LOG`) takes only the header written at open: Debian's
+        // librocksdb 7.8 is built with assertions, and its logger aborts the process on the
+        // write after a failed one (a full disk), where every other writer reports the error.
+        rocksdb_options_set_info_log_level(options, 5)
+        rocksdb_options_set_keep_log_file_num(options, 2)
+        readOptions = rocksdb_readoptions_create()
+        writeOptions = rocksdb_writeoptions_create()
+        switch Self.durability {
+        case .syncedLog: rocksdb_writeoptions_set_sync(writeOptions, 1)
+        case .flushedTables: rocksdb_writeoptions_disable_WAL(writeOptions, 1)
+        }
+        flushOptions = rocksdb_flushoptions_create()
+        rocksdb_flushoptions_set_wait(flushOptions, 1)
+        do throws(StateFile.Failure) {
+            // A folder RocksDB has not made a database in yet (empty, or a creation cut
+            // short) is an empty state to a reader.
+            if readOnly, !FileIO.exists(path + "/CURRENT") {
+                shared.withLock { $0.meta = Self.newMeta }
+                return
+            }
+            try open()
+            try load()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// Refuses a file, and a folder with content that RocksDB did not make (a folder of
+    /// RocksDB's files without `CURRENT` is a creation cut short, made again); a reader also
+    /// a missing folder.
+    private static func checkFolder(_ path: String, readOnly: Bool) throws(StateFile.Failure) {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            if readOnly { throw StateFile.Failure(file: path, at: "", message: "no such state folder") }
+            return
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw StateFile.Failure(
+                file: path, at: "",
+                message: "not a RocksDB state: a .rocksdb state is a folder, and this is a file (name a new or RocksDB folder)")
+        }
+        if FileIO.exists(path + "/CURRENT") { return }
+        guard let dir = opendir(path) else {
+            throw StateFile.Failure(file: path, at: "", message: "cannot read the folder: \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            // RocksDB's own files without CURRENT: a creation cut short (a full disk).
+            let own =
+                ["LOCK", "IDENTITY", "LOG"].contains(name) || name.hasPrefix("LOG.old.") || name.hasPrefix("MANIFEST-")
+                || name.hasPrefix("OPTIONS-") || name.hasSuffix(".log") || name.hasSuffix(".sst") || name.hasSuffix(".dbtmp")
+            if name != "." && name != ".." && !own {
+                throw StateFile.Failure(
+                    file: path, at: "",
+                    message:
+                        "not a RocksDB database (a folder with content and no CURRENT file); a .rocksdb state is a folder that BadgeFlow made, or a new or empty one"
+                )
+            }
+        }
+    }
+
+    private func open() throws(StateFile.Failure) {
+        // The header of the info log is written at open, and on a full disk its second
+        // line would abort the process (see `init`): refused here instead.
+        var fs = statvfs()
+        if !isReadOnly, statvfs(FileIO.exists(path) ? path : Self.parent(of: path), &fs) == 0,
+            UInt64(fs.f_bavail) * UInt64(fs.f_frsize) < Self.minimumFreeBytes
+        {
+            throw StateFile.Failure(
+                file: path, at: "",
+                message:
+                    "cannot open the RocksDB database: No space left on device (less than \(Self.minimumFreeBytes >> 20) MiB free; RocksDB needs room to open)"
+            )
+        }
+        var error: UnsafeMutablePointer<CChar>?
+        var handles: [OpaquePointer?] = [nil]
+        let families: [OpaquePointer?] = [options]
+        // A reader may race the writer's compaction removing a file it just listed: tried again.
+        for attempt in 0..<5 {
+            error = nil
+            db = "default".withCString { name in
+                let names: [UnsafePointer<CChar>?] = [name]
+                return isReadOnly
+                    ? rocksdb_open_for_read_only_column_families(options, path, 1, names, families, &handles, 0, &error)
+                    : rocksdb_open_column_families(options, path, 1, names, families, &handles, &error)
+            }
+            if db != nil || !isReadOnly || attempt == 4 { break }
+            if let error { rocksdb_free(error) }
+            usleep(20_000)
+        }
+        guard db != nil else {
+            let message = error.map { String(cString: $0) } ?? ""
+            if message.contains("LOCK") {
+                if let error { rocksdb_free(error) }
+                throw StateFile.Failure(file: path, at: "", message: "in use by another process (it holds RocksDB's LOCK file)")
+            }
+            throw failure("cannot open the RocksDB database", error)
+        }
+        family = handles[0]
+    }
+
+    /// The free space a writer needs to open.
+    static let minimumFreeBytes: UInt64 = 1 << 20
+
+    /// The folder that holds `path` (`.` for a bare name).
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    deinit { close() }
+
+    /// Closes the database (also done on deinit). No other thread may use the store then.
+    public func close() {
+        if let family { rocksdb_column_family_handle_destroy(family) }
+        family = nil
+        if let db { rocksdb_close(db) }
+        db = nil
+        if let options { rocksdb_options_destroy(options) }
+        options = nil
+        if let table { rocksdb_block_based_options_destroy(table) }
+        table = nil
+        if let cache { rocksdb_cache_destroy(cache) }
+        cache = nil
+        if let readOptions { rocksdb_readoptions_destroy(readOptions) }
+        readOptions = nil
+        if let writeOptions { rocksdb_writeoptions_destroy(writeOptions) }
+        writeOptions = nil
+        if let flushOptions { rocksdb_flushoptions_destroy(flushOptions) }
+        flushOptions = nil
+    }
+
+    // MARK: Keys
+
+    private static func key(_ kind: UInt8, _ name: String) -> [UInt8] {
+        var k: [UInt8] = [kind]
+        k.append(contentsOf: name.utf8)
+        return k
+    }
+
+    /// Calls `body` with the bytes of each key of `kind` and its value, in key order.
+    private func forEach(
+        _ kind: UInt8, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) {
+        guard let db else { return }
+        let it = rocksdb_create_iterator_cf(db, readOptions, family)
+        defer { rocksdb_iter_destroy(it) }
+        var start = kind
+        withUnsafeBytes(of: &start) { rocksdb_iter_seek(it, $0.baseAddress?.assumingMemoryBound(to: CChar.self), 1) }
+        while rocksdb_iter_valid(it) != 0 {
+            var kl = 0, vl = 0
+            guard let k = rocksdb_iter_key(it, &kl), kl > 0 else { break }
+            let keyBytes = UnsafeRawBufferPointer(start: k, count: kl)
+            guard keyBytes[0] == kind else { break }
+            let v = rocksdb_iter_value(it, &vl)
+            try body(UnsafeRawBufferPointer(rebasing: keyBytes[1...]), UnsafeRawBufferPointer(start: v, count: vl))
+            rocksdb_iter_next(it)
+        }
+        var error: UnsafeMutablePointer<CChar>?
+        rocksdb_iter_get_error(it, &error)
+        if error != nil { throw failure("cannot read the database", error) }
+    }
+
+    /// Calls `body` with the value of `key` where RocksDB holds it; nil when there is none.
+    private func withValue<R>(_ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws(StateFile.Failure) -> R) throws(StateFile.Failure)
+        -> R?
+    {
+        guard let db else { return nil }
+        var error: UnsafeMutablePointer<CChar>?
+        let slice = key.withUnsafeBytes {
+            rocksdb_get_pinned_cf(db, readOptions, family, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, &error)
+        }
+        if error != nil { throw failure("cannot read the database", error) }
+        guard let slice else { return nil }
+        defer { rocksdb_pinnableslice_destroy(slice) }
+        var n = 0
+        guard let v = rocksdb_pinnableslice_value(slice, &n) else { return nil }
+        return try body(UnsafeRawBufferPointer(start: v, count: n))
+    }
+
+    // MARK: Meta
+
+    private func load() throws(StateFile.Failure) {
+        var meta: [String: String] = [:]
+        try forEach(0) { k, v in meta[String(decoding: k, as: UTF8.self)] = String(decoding: v, as: UTF8.self) }
+        if meta.isEmpty {
+            // No meta: a new database, or another program's.
+            var any = false
+            if let db {
+                let it = rocksdb_create_iterator_cf(db, readOptions, family)
+                rocksdb_iter_seek_to_first(it)
+                any = rocksdb_iter_valid(it) != 0
+                rocksdb_iter_destroy(it)
+            }
+            guard !any else {
+                throw StateFile.Failure(
+                    file: path, at: "meta.format", message: "not a BadgeFlow state (a RocksDB database without its meta keys)")
+            }
+            meta = Self.newMeta
+            if !isReadOnly { try write(meta: meta, into: nil) }
+            shared.withLock { $0.meta = meta }
+            return
+        }
+        guard meta["format"] == StateFile.format else {
+            throw StateFile.Failure(file: path, at: "meta.format", message: "not a BadgeFlow state (no format \(StateFile.format))")
+        }
+        guard meta["version"] == String(StateFile.version), meta["layout"] == String(Self.layout) else {
+            throw StateFile.Failure(
+                file: path, at: "meta.version",
+                message:
+                    "state version \(meta["version"] ?? "none") (layout \(meta["layout"] ?? "none")) is not supported; this BadgeFlow reads version \(StateFile.version), layout \(Self.layout)"
+            )
+        }
+        shared.withLock { $0.meta = meta }
+    }
+
+    /// The meta of a new state.
+    private static let newMeta = [
+        "format": StateFile.format, "version": String(StateFile.version), "layout": String(RocksDBStore.layout),
+        "seq": "0", "input": "", "accounts": "0", "devices": "0", "marks": "0",
+    ]
+
+    /// Puts `meta` into `batch`, or (nil) writes it in a batch of its own.
+    private func write(meta: [String: String], into batch: OpaquePointer?) throws(StateFile.Failure) {
+        let b = batch ?? rocksdb_writebatch_create()
+        for (name, value) in meta { put(b, Self.key(0, name), Array(value.utf8)) }
+        guard batch == nil else { return }
+        defer { rocksdb_writebatch_destroy(b) }
+        try write(b, what: "cannot write meta")
+    }
+
+    private func put(_ batch: OpaquePointer?, _ key: [UInt8], _ value: [UInt8]) {
+        key.withUnsafeBytes { k in
+            value.withUnsafeBytes { v in
+                rocksdb_writebatch_put_cf(
+                    batch, family, k.baseAddress?.assumingMemoryBound(to: CChar.self), k.count,
+                    v.baseAddress?.assumingMemoryBound(to: CChar.self), v.count)
+            }
+        }
+    }
+
+    private func delete(_ batch: OpaquePointer?, _ key: [UInt8]) {
+        key.withUnsafeBytes { k in
+            rocksdb_writebatch_delete_cf(batch, family, k.baseAddress?.assumingMemoryBound(to: CChar.self), k.count)
+        }
+    }
+
+    /// Writes `batch` as a checkpoint is written (``durability``).
+    private func write(_ batch: OpaquePointer?, what: String) throws(StateFile.Failure) {
+        guard let db else { throw StateFile.Failure(file: path, at: "", message: "\(what): the database is closed") }
+        guard !isReadOnly else { throw StateFile.Failure(file: path, at: "", message: "\(what): opened read-only") }
+        var error: UnsafeMutablePointer<CChar>?
+        rocksdb_write(db, writeOptions, batch, &error)
+        if error != nil { throw failure(what, error) }
+        if Self.durability == .flushedTables {
+            rocksdb_flush_cf(db, flushOptions, family, &error)
+            if error != nil { throw failure(what, error) }
+        }
+    }
+
+    /// The number of input lines whose results were written when the last checkpoint committed.
+    public var seq: Int { Int(meta["seq"] ?? "") ?? 0 }
+    /// What those lines were read from; empty when unknown.
+    public var input: String { meta["input"] ?? "" }
+    /// The number of accounts stored.
+    public var accountCount: Int { Int(meta["accounts"] ?? "") ?? 0 }
+    /// The number of devices of all stored accounts.
+    public var deviceCount: Int { Int(meta["devices"] ?? "") ?? 0 }
+    /// The number of marks of all stored accounts.
+    public var markCount: Int { Int(meta["marks"] ?? "") ?? 0 }
+    /// The bytes of the folder's files (tables, logs, manifest).
+    public var size: Int64 {
+        guard let dir = opendir(path) else { return 0 }
+        defer { closedir(dir) }
+        var total: Int64 = 0
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            var st = stat()
+            if stat(path + "/" + name, &st) == 0, st.st_mode & S_IFMT == S_IFREG { total += Int64(st.st_size) }
+        }
+        return total
+    }
+
+    /// The rules the state was written with; nil when none were recorded.
+    ///
+    /// - Throws: `StateFile.Failure` when the recorded rules do not compile.
+    public func recordedRules() throws(StateFile.Failure) -> RuleSet? {
+        guard let text = meta["rules"], !text.isEmpty else { return nil }
+        do { return try RuleSet.parse(text, file: path + " (recorded rules)") } catch {
+            throw StateFile.Failure(file: path, at: "meta.rules" + error.at, message: error.message)
+        }
+    }
+
+    /// The meta entries that record `rules` (`rules` and `rules@SEED`); empty for rules
+    /// built in code or already recorded.
+    private func rulesMeta(_ text: String?, seed: UInt64) -> [String: String] {
+        guard let text, meta["rules"] != text else { return [:] }
+        return ["rules": text, "rules@" + String(seed, radix: 16): text]
+    }
+
+    /// Records the rules' JSON text (nothing for rules built in code).
+    ///
+    /// - Throws: `StateFile.Failure` when the write fails.
+    public func recordRules(_ rules: RuleSet) throws(StateFile.Failure) {
+        let entries = rulesMeta(rules.sourceValue?.serialized(pretty: true), seed: rules.storeSeed)
+        guard !entries.isEmpty else { return }
+        try write(meta: entries, into: nil)
+        shared.withLock { $0.meta.merge(entries) { _, new in new } }
+    }
+
+    // MARK: Accounts
+
+    /// The account stored as `value` under `id`, read with `rules`, with its stored counts.
+    /// A value written under other rules the state recorded is read with those and then
+    /// through its JSON with `rules` (every mark checked as a JSON state's would be).
+    private func decode(_ id: String, _ value: UnsafeRawBufferPointer, rules: RuleSet) throws(StateFile.Failure) -> Account {
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        var account: Account
+        if let a = RowCache.decode(value, json: none, seed: rules.storeSeed, rules: rules) {
+            account = a
+        } else if let (old, a) = otherRules(except: rules.storeSeed).lazy.compactMap({ seed, old in
+            RowCache.decode(value, json: none, seed: seed, rules: old).map { (old, $0) }
+        }).first {
+            _ = old
+            var w = JSONWriter(capacity: 1024)
+            StateFile.writeAccount(a, compact: true, into: &w)
+            let parser = JSONParser()
+            let read: Result<Account, StateFile.Failure> = w.withUnsafeBytes { text in
+                do throws(StateFile.Failure) {
+                    return .success(
+                        try StateFile.decodeAccount(text: text, with: parser, at: "accounts[\"\(id)\"]", file: path, rules: rules))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            account = try read.get()
+        } else {
+            throw StateFile.Failure(
+                file: path, at: "accounts[\"\(id)\"]",
+                message: "the stored value is damaged, or was written under rules this state did not record")
+        }
+        account.storedCounts = (account.devices.count, account.tree.markCount)
+        return account
+    }
+
+    /// The rules of the state's `rules@SEED` entries other than `seed`, compiled once.
+    private func otherRules(except seed: UInt64) -> [(UInt64, RuleSet)] {
+        let meta = self.meta
+        return shared.withLock { shared in
+            var out: [(UInt64, RuleSet)] = []
+            for (name, text) in meta where name.hasPrefix("rules@") {
+                guard let s = UInt64(name.dropFirst(6), radix: 16), s != seed else { continue }
+                if shared.rulesBySeed[s] == nil, let r = try? RuleSet.parse(text, file: path + " (recorded rules)") {
+                    shared.rulesBySeed[s] = r
+                }
+                if let r = shared.rulesBySeed[s] { out.append((s, r)) }
+            }
+            return out
+        }
+    }
+
+    /// Loads account `id` (``AccountSource``).
+    public func loadAccount(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
+        try withValue(Self.key(1, id)) { (value) throws(StateFile.Failure) in try decode(id, value, rules: rules) }
+    }
+
+    /// Reads the accounts `ids` with `MultiGet`, a thousand keys at a time: each id with its
+    /// account, or with nil when the state has none. An id that could not be read or decoded
+    /// is left out (the stream loads it itself and reports the error).
+    public func loadAccounts(_ ids: [String], rules: RuleSet) -> [String: Account?] {
+        var found: [String: Account?] = [:]
+        guard let db, !ids.isEmpty else { return found }
+        found.reserveCapacity(ids.count)
+        let chunk = 1024
+        var slices = [OpaquePointer?](repeating: nil, count: chunk)
+        var errors = [UnsafeMutablePointer<CChar>?](repeating: nil, count: chunk)
+        var start = 0
+        while start < ids.count {
+            let part = ids[start..<min(start + chunk, ids.count)]
+            start += part.count
+            // The keys back to back, with their lengths.
+            var bytes: [UInt8] = []
+            var lengths: [Int] = []
+            lengths.reserveCapacity(part.count)
+            for id in part {
+                bytes.append(1)
+                bytes.append(contentsOf: id.utf8)
+                lengths.append(id.utf8.count + 1)
+            }
+            bytes.withUnsafeBytes { all in
+                guard let base = all.baseAddress?.assumingMemoryBound(to: CChar.self) else { return }
+                var keys: [UnsafePointer<CChar>?] = []
+                keys.reserveCapacity(part.count)
+                var offset = 0
+                for n in lengths {
+                    keys.append(UnsafePointer(base + offset))
+                    offset += n
+                }
+                rocksdb_batched_multi_get_cf(db, readOptions, family, part.count, keys, lengths, &slices, &errors, false)
+            }
+            for (i, id) in part.enumerated() {
+                if let e = errors[i] {
+                    rocksdb_free(e)
+                    errors[i] = nil
+                    if let s = slices[i] { rocksdb_pinnableslice_destroy(s) }
+                    slices[i] = nil
+                    continue
+                }
+                guard let s = slices[i] else {
+                    found[id] = .some(nil)
+                    continue
+                }
+                var n = 0
+                if let v = rocksdb_pinnableslice_value(s, &n) {
+                    if let a = try? decode(id, UnsafeRawBufferPointer(start: v, count: n), rules: rules) { found[id] = .some(a) }
+                } else {
+                    found[id] = .some(nil)
+                }
+                rocksdb_pinnableslice_destroy(s)
+                slices[i] = nil
+            }
+        }
+        return found
+    }
+
+    /// Replaces the stored value of account `id` with `bytes` as they are (for tests of
+    /// damaged values).
+    func overwrite(account id: String, with bytes: [UInt8]) throws(StateFile.Failure) {
+        let batch = rocksdb_writebatch_create()
+        defer { rocksdb_writebatch_destroy(batch) }
+        put(batch, Self.key(1, id), bytes)
+        try write(batch, what: "cannot write account \"\(id)\"")
+    }
+
+    /// The stored JSON of account `id` (``StateFile/encodeAccount(_:compact:)``, as an SQLite
+    /// state's row holds it), read with the recorded rules; nil when absent.
+    public func accountJSON(_ id: String) throws(StateFile.Failure) -> String? {
+        let rules = try recordedRules() ?? RuleSet.builtIn
+        guard let a = try loadAccount(id, rules: rules) else { return nil }
+        var w = JSONWriter(capacity: 1024)
+        StateFile.writeAccount(a, compact: true, into: &w)
+        return w.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Every stored account id with its account read with `rules`, in byte order of id.
+    private func forEachAccount(rules: RuleSet, _ body: (String, Account) throws(StateFile.Failure) -> Void) throws(StateFile.Failure) {
+        try forEach(1) { (k, v) throws(StateFile.Failure) in
+            let id = String(decoding: k, as: UTF8.self)
+            try body(id, try decode(id, v, rules: rules))
+        }
+    }
+
+    /// Every stored account id with its JSON (read with the recorded rules), in id order.
+    ///
+    /// - Throws: `StateFile.Failure` when a value cannot be read, or when `body` throws.
+    public func forEachAccount(_ body: (String, String) throws(StateFile.Failure) -> Void) throws(StateFile.Failure) {
+        var w = JSONWriter(capacity: 1024)
+        try forEachAccount(rules: try recordedRules() ?? RuleSet.builtIn) { (id, a) throws(StateFile.Failure) in
+            w.removeAll()
+            StateFile.writeAccount(a, compact: true, into: &w)
+            try body(id, w.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+        }
+    }
+
+    /// Checks that every stored account still fits `rules` (a state opened with rules other
+    /// than the recorded ones): every mark's path is valid in their tree, under the same root.
+    ///
+    /// - Throws: `StateFile.Failure` naming the first account (in id order) and mark that
+    ///   does not fit, and why; or when the values cannot be read.
+    public func checkFits(_ rules: RuleSet) throws(StateFile.Failure) {
+        try forEachAccount(rules: rules) { _, _ in }
+    }
+
+    /// A stream holding the stored accounts `ids` (those that exist), or every account when
+    /// `ids` is nil; its accounts count as unchanged.
+    ///
+    /// - Throws: `StateFile.Failure` when a value cannot be read or decoded.
+    public func stream(rules: RuleSet, accounts ids: [String]? = nil, compact: Bool = false) throws(StateFile.Failure) -> BadgeStream {
+        var stream = BadgeStream(rules: rules)
+        if let ids {
+            for id in ids {
+                if let a = try loadAccount(id, rules: rules) { stream.addLoaded(a, as: id, compact: compact) }
+            }
+            return stream
+        }
+        try forEachAccount(rules: rules) { id, a in stream.addLoaded(a, as: id, compact: compact) }
+        return stream
+    }
+
+    /// The accounts stored with a mark that may be due at or before `time` (``AccountSource``):
+    /// read from the due entries, not from the accounts.
+    public func accountsDue(through time: Double) throws(StateFile.Failure) -> [String] {
+        var ids: [String] = []
+        try forEach(2) { k, v in
+            guard v.count == 8 else { return }
+            var bits: UInt64 = 0
+            for i in 0..<8 { bits |= UInt64(v[i]) << (8 * UInt64(i)) }
+            if Double(bitPattern: bits) <= time { ids.append(String(decoding: k, as: UTF8.self)) }
+        }
+        return ids
+    }
+
+    /// Writes every account of `stream` (e.g. one loaded from a JSON state) and records its
+    /// rules, in batches of 50,000 accounts, each with the meta of what is written so far.
+    ///
+    /// - Throws: `StateFile.Failure` when a write fails.
+    public func store(_ stream: BadgeStream) throws(StateFile.Failure) {
+        try recordRules(stream.rules)
+        var part: [(id: String, account: Account)] = []
+        func flush() throws(StateFile.Failure) {
+            _ = try commit(part, seq: seq, input: input, rules: stream.rules, returningCounts: false)
+            part.removeAll(keepingCapacity: true)
+        }
+        for (id, a) in stream.accounts {
+            part.append((id, a))
+            if part.count == 50_000 { try flush() }
+        }
+        for id in stream.compacted.ids {
+            guard let a = try stream.compacted.account(id, rules: stream.rules) else { continue }
+            part.append((id, a))
+            if part.count == 50_000 { try flush() }
+        }
+        if !part.isEmpty { try flush() }
+    }
+
+    /// One checkpoint: writes the accounts of `stream` changed since its last checkpoint and
+    /// `seq` read from `input`, in one batch; the accounts then count as unchanged.
+    ///
+    /// - Throws: `StateFile.Failure` when the write fails; nothing of it is then kept, and
+    ///   the accounts count as changed again.
+    public func checkpoint(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
+        let changed = stream.takeChanged()
+        let stored: [(String, (Int, Int))]
+        do throws(StateFile.Failure) {
+            stored = try commit(changed, seq: seq, input: input, rules: stream.rules)
+        } catch {
+            stream.abortCommit(changed.lazy.map(\.id))
+            throw error
+        }
+        for (id, counts) in stored { stream.accounts[id]?.storedCounts = counts }
+    }
+
+    /// Writes `changed` and `seq` read from `input` in one `WriteBatch` with the meta, and
+    /// `rules` (under whose seed the values are checked) when they are not the recorded
+    /// ones; returns each account's stored device and mark counts.
+    ///
+    /// - Throws: `StateFile.Failure` when the write fails; nothing of it is then kept.
+    func commit(
+        _ changed: [(id: String, account: Account)], seq: Int, input: String, rules: RuleSet,
+        returningCounts: Bool = true
+    ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
+        var accounts = accountCount, devices = deviceCount, marks = markCount
+        // Accounts whose stored counts are unknown (not loaded from here): read, if stored.
+        let unknown = changed.filter { $0.account.storedCounts == nil }.map(\.id)
+        var previous: [String: (Int, Int)] = [:]
+        if !unknown.isEmpty {
+            for (id, found) in loadAccounts(unknown, rules: rules) {
+                if let a = found { previous[id] = (a.devices.count, a.tree.markCount) }
+            }
+        }
+        let batch = rocksdb_writebatch_create()
+        defer { rocksdb_writebatch_destroy(batch) }
+        var value: [UInt8] = []
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        for (id, a) in changed {
+            let d = a.devices.count, m = a.tree.markCount
+            if let (od, om) = a.storedCounts ?? previous[id] {
+                devices += d - od
+                marks += m - om
+            } else {
+                accounts += 1
+                devices += d
+                marks += m
+            }
+            RowCache.encode(a, json: none, seed: rules.storeSeed, into: &value)
+            put(batch, Self.key(1, id), value)
+            if let due = a.tree.earliestPendingExpiry {
+                var bits = due.bitPattern
+                let bytes = withUnsafeBytes(of: &bits) { Array($0) }
+                put(batch, Self.key(2, id), UInt64(1).littleEndian == 1 ? bytes : bytes.reversed())
+            } else if a.dueStale {
+                delete(batch, Self.key(2, id))
+            }
+        }
+        var entries = rulesMeta(rules.sourceValue?.serialized(pretty: true), seed: rules.storeSeed)
+        entries["seq"] = String(seq)
+        entries["input"] = input
+        entries["accounts"] = String(accounts)
+        entries["devices"] = String(devices)
+        entries["marks"] = String(marks)
+        entries["writer"] = SQLiteStore.processToken
+        try write(meta: entries, into: batch)
+        try write(batch, what: "cannot write a checkpoint")
+        shared.withLock { $0.meta.merge(entries) { _, new in new } }
+        guard returningCounts else { return [] }
+        return changed.map { ($0.id, ($0.account.devices.count, $0.account.tree.markCount)) }
+    }
+}

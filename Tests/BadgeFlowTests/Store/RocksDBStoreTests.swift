@@ -1,0 +1,259 @@
+import Testing
+
+@testable import BadgeFlow
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The RocksDB store, its read-ahead and its background checkpoints, on real databases in a
+/// temporary folder.
+@Suite struct RocksDBStoreTests {
+    /// A stream in which each account has one device (logged in, shown a badge) and three
+    /// marks.
+    private static func stream(accounts ids: [String], rules: RuleSet = .builtIn) -> BadgeStream {
+        let analyzer = LineAnalyzer(rules: rules)
+        var stream = BadgeStream(rules: rules)
+        stream.tracksChanges = true
+        var seq = 0
+        for id in ids {
+            for line in [
+                #"{"op":"login","account":"\#(id)","device":"d0","at":1732269600}"#,
+                #"{"op":"push","account":"\#(id)","device":"d0","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t3"}}}"#,
+                #"{"op":"push","account":"\#(id)","device":"d0","at":1732269701,"payload":{"aps":{"alert":"m","category":"mail"}}}"#,
+                #"{"op":"set","account":"\#(id)","device":"d0","at":1732269702,"path":"root.promotion.c2"}"#,
+            ] {
+                seq += 1
+                _ = stream.apply(analyzer.analyze(line), seq: seq)
+            }
+        }
+        return stream
+    }
+
+    private static func json(_ a: Account) -> String { StateFile.encodeAccount(a).serialized(pretty: false) }
+
+    @Test func accountsAndMetaRoundTripAndSurviveAReopen() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.rocksdb")
+        var stream = Self.stream(accounts: ["alice", "bob"])
+        do {
+            let store = try RocksDBStore(path: path)
+            try store.recordRules(.builtIn)
+            try store.checkpoint(&stream, seq: 8, input: "stdin")
+            #expect(stream.changedCount == 0)
+            #expect(store.accountCount == 2 && store.deviceCount == 2 && store.markCount == 6 && store.seq == 8)
+            store.close()
+        }
+        let reopened = try RocksDBStore(path: path, readOnly: true)
+        #expect(reopened.meta["format"] == StateFile.format && reopened.meta["layout"] == "1")
+        #expect(reopened.seq == 8 && reopened.input == "stdin" && reopened.accountCount == 2 && reopened.markCount == 6)
+        #expect(try reopened.recordedRules()?.fingerprint == RuleSet.builtIn.fingerprint)
+        for id in ["alice", "bob"] {
+            let loaded = try #require(try reopened.loadAccount(id, rules: .builtIn))
+            #expect(Self.json(loaded) == Self.json(try #require(stream.accounts[id])))
+        }
+        #expect(try reopened.loadAccount("carol", rules: .builtIn) == nil)
+        // What an SQLite row would hold, in id order.
+        var ids: [String] = []
+        var texts: [String: String] = [:]
+        try reopened.forEachAccount { id, text in
+            ids.append(id)
+            texts[id] = text
+        }
+        for (id, text) in texts {
+            #expect(text == StateFile.encodeAccount(try #require(stream.accounts[id]), compact: true).serialized(pretty: false))
+        }
+        #expect(ids == ["alice", "bob"])
+    }
+
+    /// The totals of a second checkpoint count an account rewritten once, not twice.
+    @Test func aSecondCheckpointKeepsTheTotalsAndTheLastValues() throws {
+        let folder = try TemporaryFolder()
+        let store = try RocksDBStore(path: folder.file("s.rocksdb"))
+        var stream = Self.stream(accounts: ["a", "b", "c"])
+        try store.checkpoint(&stream, seq: 12, input: "in")
+        let analyzer = LineAnalyzer(rules: .builtIn)
+        _ = stream.apply(analyzer.analyze(#"{"op":"clear","account":"a","device":"d0","path":"root.mail"}"#), seq: 13)
+        try store.checkpoint(&stream, seq: 13, input: "in")
+        #expect(store.seq == 13 && store.accountCount == 3 && store.deviceCount == 3 && store.markCount == 8)
+        let a = try #require(try store.loadAccount("a", rules: .builtIn))
+        #expect(a.tree.markCount == 2)
+    }
+
+    @Test func thePrefetcherAndTheCheckpointerShareTheWritersHandle() throws {
+        let folder = try TemporaryFolder()
+        let store = try RocksDBStore(path: folder.file("s.rocksdb"))
+        let checkpointer = RocksDBCheckpointer(store: store)
+        var stream = Self.stream(accounts: (0..<600).map { "u\($0)" })
+        checkpointer.begin(&stream, seq: 2400, input: "stdin")
+        #expect(checkpointer.isPending)
+        try checkpointer.finish(&stream)
+        #expect(store.seq == 2400 && store.accountCount == 600)
+        let prefetcher = RocksDBPrefetcher(store: store, rules: .builtIn)
+        #expect(prefetcher.collect().isEmpty)
+        // More than splitAbove: both readers, each with half.
+        let wanted = (0..<599).map { "u\($0)" } + ["nobody"]
+        prefetcher.request(wanted)
+        let got = prefetcher.collect()
+        #expect(got.count == 600)
+        #expect(got.keys.contains("nobody") && (got["nobody"] ?? nil) == nil)
+        for id in ["u0", "u299", "u300", "u598"] {
+            let a = try #require(got[id] ?? nil)
+            #expect(Self.json(a) == Self.json(try #require(stream.accounts[id])))
+        }
+        prefetcher.close()
+        checkpointer.close()
+    }
+
+    @Test func aReaderSeesTheLastCheckpointWhileTheWriterGoesOn() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.rocksdb")
+        let writer = try RocksDBStore(path: path)
+        var stream = Self.stream(accounts: ["a"])
+        try writer.checkpoint(&stream, seq: 4, input: "stdin")
+        let reader = try RocksDBStore(path: path, readOnly: true)
+        #expect(reader.seq == 4 && reader.accountCount == 1)
+        #expect(try reader.loadAccount("a", rules: .builtIn) != nil)
+        // The writer is not blocked by the reader; the reader keeps what it opened.
+        var more = Self.stream(accounts: ["b"])
+        try writer.checkpoint(&more, seq: 8, input: "stdin")
+        #expect(writer.seq == 8)
+        #expect(try reader.loadAccount("b", rules: .builtIn) == nil)
+        let later = try RocksDBStore(path: path, readOnly: true)
+        #expect(later.seq == 8 && later.accountCount == 2)
+        #expect(try later.loadAccount("b", rules: .builtIn) != nil)
+        // A reader cannot write.
+        var again = Self.stream(accounts: ["c"])
+        #expect(throws: StateFile.Failure.self) { try later.checkpoint(&again, seq: 9, input: "stdin") }
+        #expect(again.changedCount == 1)
+    }
+
+    @Test func aSecondWriterInTheSameProcessIsRefused() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.rocksdb")
+        let first = try RocksDBStore(path: path)
+        let failure = #expect(throws: StateFile.Failure.self) { _ = try RocksDBStore(path: path) }
+        #expect(failure?.message.contains("in use") == true, "\(failure?.message ?? "")")
+        first.close()
+        _ = try RocksDBStore(path: path)
+    }
+
+    @Test func aFileAForeignFolderAndAMissingFolderAreRefusedAndLeftAlone() throws {
+        let folder = try TemporaryFolder()
+        let file = try folder.write("f.rocksdb", Array("hello".utf8))
+        let asFile = #expect(throws: StateFile.Failure.self) { _ = try RocksDBStore(path: file) }
+        #expect(asFile?.message.contains("a file") == true)
+        #expect(try FileIO.readString(file) == "hello")
+        // A folder with other content.
+        let other = folder.file("o.rocksdb")
+        mkdir(other, 0o755)
+        try FileIO.writeAtomically(Array("x".utf8), to: other + "/notes.txt")
+        let foreign = #expect(throws: StateFile.Failure.self) { _ = try RocksDBStore(path: other) }
+        #expect(foreign?.message.contains("no CURRENT") == true)
+        #expect(!FileIO.exists(other + "/CURRENT"))
+        // A RocksDB database of another program: keys, no meta.
+        let alien = folder.file("a.rocksdb")
+        let store = try RocksDBStore(path: alien)
+        store.close()
+        let missing = #expect(throws: StateFile.Failure.self) { _ = try RocksDBStore(path: folder.file("none.rocksdb"), readOnly: true) }
+        #expect(missing?.message.contains("no such") == true)
+        #expect(!FileIO.exists(folder.file("none.rocksdb")))
+    }
+
+    @Test func anEmptyFolderBecomesAState() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("e.rocksdb")
+        mkdir(path, 0o755)
+        // To a reader, an empty folder is an empty state; nothing is written into it.
+        let empty = try RocksDBStore(path: path, readOnly: true)
+        #expect(empty.accountCount == 0 && empty.seq == 0 && empty.meta["format"] == StateFile.format)
+        #expect(try empty.loadAccount("a", rules: .builtIn) == nil)
+        #expect(try empty.stream(rules: .builtIn).accountCount == 0)
+        #expect(try FixtureFolder.list(path).isEmpty)
+        var stream = Self.stream(accounts: ["a"])
+        let store = try RocksDBStore(path: path)
+        try store.checkpoint(&stream, seq: 4, input: "stdin")
+        store.close()
+        #expect(try RocksDBStore(path: path, readOnly: true).accountCount == 1)
+    }
+
+    /// Rules that still fit: accounts written under the old rules are read through their JSON
+    /// under the new ones (the old rules stay recorded by seed); rules that do not fit are
+    /// named with the first account and mark.
+    @Test func rulesChangeOverTime() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.rocksdb")
+        var stream = Self.stream(accounts: ["a", "b"])
+        let store = try RocksDBStore(path: path)
+        try store.recordRules(.builtIn)
+        try store.checkpoint(&stream, seq: 8, input: "stdin")
+        let capped = try RuleSet.parse(RuleSet.builtInText.replacing(#""maxDisplay": 99"#, with: #""maxDisplay": 50"#))
+        #expect(capped.fingerprint != RuleSet.builtIn.fingerprint && capped.storeSeed != RuleSet.builtIn.storeSeed)
+        try store.checkFits(capped)
+        // "a" rewritten under the new rules; "b" still under the old ones.
+        var later = BadgeStream(rules: capped)
+        later.tracksChanges = true
+        later.source = store
+        let analyzer = LineAnalyzer(rules: capped)
+        _ = later.apply(analyzer.analyze(#"{"op":"clear","account":"a","device":"d0","path":"root.mail"}"#), seq: 9)
+        try store.checkpoint(&later, seq: 9, input: "stdin")
+        store.close()
+        let reopened = try RocksDBStore(path: path, readOnly: true)
+        #expect(try reopened.recordedRules()?.fingerprint == capped.fingerprint)
+        #expect(try reopened.loadAccount("a", rules: capped)?.tree.markCount == 2)
+        let b = try #require(try reopened.loadAccount("b", rules: capped))
+        #expect(Self.json(b) == Self.json(try #require(stream.accounts["b"])))
+        let otherRoot = try RuleSet.parse(
+            RuleSet.builtInText.replacing("root", with: "top").replacing(#""top": "top""#, with: #""root": "top""#))
+        let misfit = #expect(throws: StateFile.Failure.self) { try reopened.checkFits(otherRoot) }
+        #expect(misfit?.at.contains("accounts[\"a\"]") == true, "\(misfit?.description ?? "")")
+    }
+
+    @Test func aDamagedValueIsAnErrorNotAnAccount() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.rocksdb")
+        var stream = Self.stream(accounts: ["a"])
+        let store = try RocksDBStore(path: path)
+        try store.checkpoint(&stream, seq: 4, input: "stdin")
+        // One byte of the binary form changed: the check fails under every recorded rules.
+        var value: [UInt8] = []
+        RowCache.encode(
+            try #require(stream.accounts["a"]), json: UnsafeRawBufferPointer(start: nil, count: 0), seed: RuleSet.builtIn.storeSeed,
+            into: &value)
+        value[value.count - 3] ^= 0x40
+        try store.overwrite(account: "a", with: value)
+        let failure = #expect(throws: StateFile.Failure.self) { _ = try store.loadAccount("a", rules: .builtIn) }
+        #expect(failure?.message.contains("damaged") == true)
+        #expect(failure?.at == #"accounts["a"]"#)
+        // The read-ahead leaves it out: the stream loads it itself and reports it.
+        #expect(store.loadAccounts(["a"], rules: .builtIn).isEmpty)
+    }
+
+    @Test func theDueIndexListsStoredAccountsWithExpiringMarks() throws {
+        let folder = try TemporaryFolder()
+        let store = try RocksDBStore(path: folder.file("s.rocksdb"))
+        let analyzer = LineAnalyzer(rules: .builtIn)
+        var stream = BadgeStream(rules: .builtIn)
+        stream.tracksChanges = true
+        _ = stream.apply(
+            analyzer.analyze(#"{"op":"set","account":"x","device":"d","at":100,"path":"root.promotion.p","ttl":100}"#), seq: 1)
+        _ = stream.apply(analyzer.analyze(#"{"op":"set","account":"y","device":"d","at":100,"path":"root.promotion.q"}"#), seq: 2)
+        try store.checkpoint(&stream, seq: 2, input: "stdin")
+        #expect(try store.accountsDue(through: 150) == [])
+        #expect(try store.accountsDue(through: 250) == ["x"])
+    }
+
+    @Test func aStoredStreamIsWrittenInBatchesWithItsTotals() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.rocksdb")
+        var stream = Self.stream(accounts: (0..<300).map { "u\($0)" })
+        stream.compact(keeping: 100)
+        let store = try RocksDBStore(path: path)
+        try store.store(stream)
+        #expect(store.accountCount == 300 && store.deviceCount == 300 && store.markCount == 900)
+        let back = try store.stream(rules: .builtIn)
+        #expect(back.accountCount == 300)
+    }
+}
