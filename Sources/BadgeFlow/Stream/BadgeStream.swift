@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where a ``BadgeStream`` finds accounts it does not hold: a state store that loads them
 /// on first use (``SQLiteStore``).
 ///
@@ -543,7 +549,12 @@ public struct BadgeStream: Sendable {
     /// so the state would be saved and never load again. Checked here, not in the analyzer,
     /// so that events made in code are held to it too.
     private static func refusedForNUL(_ event: borrowing Event) -> Diagnostic? {
-        func holdsNUL(_ s: String?) -> Bool { s?.utf8.contains(0) ?? false }
+        // memchr over the bytes in place (an empty or absent id costs one branch).
+        func holdsNUL(_ s: String?) -> Bool {
+            guard let s, !s.isEmpty else { return false }
+            return s.utf8.withContiguousStorageIfAvailable { b in b.baseAddress.map { memchr($0, 0, b.count) != nil } ?? false }
+                ?? s.utf8.contains(0)
+        }
         let field =
             holdsNUL(event.account) ? "account" : holdsNUL(event.device) ? "device" : holdsNUL(event.page) ? "page" : nil
         guard let field else { return nil }
@@ -635,10 +646,10 @@ public struct BadgeStream: Sendable {
         let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
         expiring = account.tree.hasPendingExpiries
         return .applied(
-            StreamResult.Applied(
+            .make(
                 event: event, outcome: outcome, icon: icon, sync: reason, tree: tree,
                 maxDisplay: settings.maxDisplay, badgeUpdates: updates,
-                expired: expiry?.paths ?? [], explain: explain))
+                expired: expiry.flatMap { $0.paths.isEmpty ? nil : $0.paths }, explain: explain))
     }
 
     /// The rejection the tree would give for `path`, checked without changing it.

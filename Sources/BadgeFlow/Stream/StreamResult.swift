@@ -66,23 +66,6 @@ public struct StreamResult: Sendable {
         /// account id.
         public var fleet: [ExpiredAccount]?
 
-        /// Creates an applied result.
-        public init(
-            event: Event, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
-            tree: [BadgeState]?, maxDisplay: Int, badgeUpdates: [BadgeUpdate] = [],
-            expired: [String] = [], explain: [MarkRecord]? = nil
-        ) {
-            self.expiredPaths = expired.isEmpty ? nil : expired
-            self.explain = explain
-            self.event = event
-            self.outcome = outcome
-            self.icon = icon
-            self.sync = sync
-            self.tree = tree
-            self.maxDisplay = maxDisplay
-            self.badgeUpdates = badgeUpdates
-        }
-
         /// With stamping on, for a push whose kind sets the icon: the pushed payload with
         /// `aps.badge` set to ``icon``, the payload to send to APNs.
         public var stampedPayload: String? {
@@ -141,4 +124,38 @@ public struct ExpiredAccount: Sendable {
     public var icon: Int
     /// The devices owed a number (every device whose delivered number is not the total).
     public var badgeUpdates: [BadgeUpdate]
+}
+
+extension StreamResult.Applied {
+    /// Creates an applied result.
+    public init(
+        event: Event, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
+        tree: [BadgeState]?, maxDisplay: Int, badgeUpdates: [BadgeUpdate] = [],
+        expired: [String] = [], explain: [MarkRecord]? = nil
+    ) {
+        self.expiredPaths = expired.isEmpty ? nil : expired
+        self.explain = explain
+        self.event = event
+        self.outcome = outcome
+        self.icon = icon
+        self.sync = sync
+        self.tree = tree
+        self.maxDisplay = maxDisplay
+        self.badgeUpdates = badgeUpdates
+    }
+
+    /// An applied result as the filter makes one per line: the same as the public
+    /// initializer, built by the memberwise initializer, which makes the value in place
+    /// (an initializer that assigns field by field built it aside and copied it, retaining
+    /// each of its strings and arrays once more).
+    @inline(__always)
+    static func make(
+        event: consuming Event, outcome: Outcome, icon: Int, sync: SyncPolicy.Reason?,
+        tree: [BadgeState]?, maxDisplay: Int, badgeUpdates: [BadgeUpdate], expired: [String]?,
+        explain: [MarkRecord]?
+    ) -> Self {
+        Self(
+            event: event, outcome: outcome, icon: icon, sync: sync, tree: tree, maxDisplay: maxDisplay,
+            badgeUpdates: badgeUpdates, expiredPaths: expired, explain: explain, duplicate: false, fleet: nil)
+    }
 }
