@@ -129,7 +129,7 @@ struct FilterCommand: TakesManyInputs {
                 "--max-line-bytes must be a number of bytes of at least 1024 (a line must hold a payload); got \(maxLineBytes)")
         }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
-        let sqlite = state.map(SQLiteStore.isSQLitePath) ?? false
+        let sqlite = state.map { StateFormat.of($0).checkpoints } ?? false
         guard checkpoint > 0, checkpoint.isFinite else {
             throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)")
         }
@@ -148,112 +148,28 @@ struct FilterCommand: TakesManyInputs {
         }
     }
 
-    /// What `--resume` checks the input against: `stdin`, or a file's real path with its
-    /// device and inode (so a file replaced under the same name is told apart, and one file
-    /// named two ways is the same).
-    static func identity(_ source: String) -> String {
-        if source == "-" { return "stdin" }
-        var st = stat()
-        guard stat(source, &st) == 0 else { return source }
-        var path = source
-        if let real = realpath(source, nil) {
-            path = String(cString: real)
-            free(real)
-        }
-        return "\(path) (dev \(st.st_dev), inode \(st.st_ino))"
-    }
-
-    /// What a failed checkpoint commit (e.g. on a full disk) says after `state file `: the
-    /// transaction was rolled back, so the database holds the checkpoint before it.
-    static func checkpointFailure(_ error: StateFile.Failure) -> String {
-        "\(error.file): cannot commit a checkpoint: \(error.message); the state keeps its last checkpoint, which --resume goes on from"
-    }
-
-    /// Monotonic seconds.
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
-
     func run() throws {
-        var ruleSet = try rules.load()
         let sources = try sources(filesFrom: filesFrom)
-        var stream = BadgeStream(rules: ruleSet)
-        var lock: StateLock? = nil
-        var store: SQLiteStore? = nil
-        if let state {
-            // Also finds an unwritable folder before any line is read.
-            do { lock = try StateLock(state: state) } catch {
-                Console.error("badgeflow: error: state file \(state): \(error.description)")
-                throw Exit.state
-            }
-            do {
-                if SQLiteStore.isSQLitePath(state) {
-                    let s = try SQLiteStore(path: state)
-                    if let recorded = try s.recordedRules() {
-                        if !rules.given {
-                            // Without --rules, the rules the state recorded.
-                            ruleSet = recorded
-                            stream = BadgeStream(rules: ruleSet)
-                        } else if s.accountCount > 0, recorded.fingerprint != ruleSet.fingerprint {
-                            // Other rules fit when every mark does (rules change over time).
-                            do { try s.checkFits(ruleSet) } catch {
-                                Console.error(
-                                    "badgeflow: error: state file \(error.description) (under the rules given, which differ from the recorded ones: \(TreeCommand.difference(ruleSet, recorded)))"
-                                )
-                                throw Exit.state
-                            }
-                        }
-                    }
-                    // A new state records its rules now; other rules that fit, at the first
-                    // checkpoint (with its accounts and seq).
-                    if try s.recordedRules() == nil { try s.recordRules(ruleSet) }
-                    stream.source = s
-                    store = s
-                } else {
-                    StateFile.removeStaleTemporaryFiles(of: state)
-                    // Without --rules, the rules the state recorded; other rules load when every
-                    // mark fits them (else the first that does not is the error).
-                    if !rules.given, let recorded = try StateFile.recordedRules(state) { ruleSet = recorded }
-                    stream = try StateFile.load(state, rules: ruleSet, compact: true)
-                }
-            } catch let error as StateFile.Failure {
-                Console.error("badgeflow: error: state file \(error.description)")
-                throw Exit.state
-            }
-        }
-        // Held until run() returns, whichever way (an optimized build may otherwise end the
-        // lock's lifetime at its last use).
-        defer { lock?.release() }
-        let identity = sources.map(Self.identity).joined(separator: ", ")
-        var skip = 0
-        if let store, store.seq > 0, !resume, !noResume, identity != "stdin", store.input == identity {
-            // Resume is never silent: the same file again would be applied twice.
-            Console.error(
-                "badgeflow: error: state file \(store.path): its last checkpoint (seq \(store.seq)) was committed reading this input (\(identity)); pass --resume to go on after seq \(store.seq), or --no-resume to apply the input again on top of the state"
-            )
-            throw Exit.usage
-        }
-        if resume, let store, numbered {
-            // A queue consumer resumes by N, from any offset: no input identity to check.
-            if store.seq > 0 {
-                Console.error(
-                    "badgeflow: --resume: skipping the lines numbered \(store.seq) or below (answered before the last checkpoint)")
-            }
-        } else if resume, let store {
-            if !store.input.isEmpty && store.input != identity && store.seq > 0 {
-                Console.error("badgeflow: error: --resume: \(store.path) was checkpointed reading \(store.input), not \(identity)")
-                throw Exit.state
-            }
-            skip = store.seq
-            if skip > 0 {
-                Console.error(
-                    "badgeflow: --resume: skipping the first \(skip) line\(skip == 1 ? "" : "s") of \(identity) (answered before the last checkpoint)"
-                )
-            }
-        }
         let out: OutputFile
+        var options = StateSession.Options()
+        options.checkpointInterval = checkpoint
+        options.maxResident = maxResident
+        options.expandedAccounts = expandedAccounts
+        options.resume = resume ? .resume : noResume ? .noResume : .refuseSameInput
+        options.numbered = numbered
+        options.resultsAtEnd = output != nil
+        options.maxLineBytes = maxLineBytes
+        options.stamp = stamp
+        let session: StateSession
+        do {
+            session = try StateSession(
+                state: state, rules: try rules.load(), rulesGiven: rules.given, input: StateSession.identity(of: sources),
+                options: options, notice: Console.error)
+        } catch let failure as StateSession.Failure {
+            throw Self.exit(failure)
+        }
+        // Held until run() returns, whichever way.
+        defer { session.releaseLock() }
         do { out = try output.map { path throws(OutputFile.Failure) in try OutputFile(path) } ?? OutputFile() } catch {
             Console.error("badgeflow: error: \(error.description)")
             throw Exit.io
@@ -261,122 +177,15 @@ struct FilterCommand: TakesManyInputs {
         Signals.install()
         JSONThread.useCLocale()
         let outputIsTerminal = Console.isTerminal(out.fd)
-        let flushEachLine = lineBuffered || outputIsTerminal
         // Per-line flushing wants each line answered at once: one thread, batches of one.
-        // The stream is moved in: a copy left here would share every account with the
-        // filter's, and each account's first change would copy its tree and devices while
-        // this one kept the old ones (a loaded JSON state took ~2 KB more an account).
-        let filter = ParallelFilter(
-            stream: consume stream, jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online),
-            maxLineBytes: maxLineBytes, linesPerBatch: flushEachLine ? 1 : 2048, stamp: stamp,
-            numbered: numbered)
-        filter.skip(lines: skip)
-        if resume, numbered, let store { filter.skip(numbersThrough: store.seq) }
-        // A JSON state saved after a failed write holds no line of the batch that failed.
-        filter.keepsUndo = store == nil && state != nil
-        var prefetcher: SQLitePrefetcher? = nil
-        if let store, filter.jobs > 1 {
-            // Accounts of the next batch are read and decoded while this one is applied.
-            do {
-                prefetcher = try SQLitePrefetcher(path: store.path, rules: ruleSet)
-                filter.prefetcher = prefetcher
-            } catch {
-                Console.error("badgeflow: error: state file \(error.description)")
-                throw Exit.state
-            }
+        let flushEachLine = lineBuffered || outputIsTerminal
+        let filter: ParallelFilter
+        do throws(StateSession.Failure) {
+            filter = try session.start(jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online), linesPerBatch: flushEachLine ? 1 : 2048)
+        } catch {
+            throw Self.exit(error)
         }
         var inputFailed = false
-        var stateError: String? = nil
-        var checkpoints = 0
-        var longestCheckpoint = 0.0
-        var checkpointTime = 0.0
-        var lastCheckpoint = Self.now()
-        // The seq the last checkpoint recorded: an idle stream commits when results went out since.
-        var committedSeq = store?.seq ?? 0
-        // Results written to -o FILE count as delivered only when it is committed at the end.
-        let checkpointsOnTheWay = store != nil && output == nil
-        // Checkpoints commit on their own thread and connection (SQLiteCheckpointer).
-        var checkpointer: SQLiteCheckpointer? = nil
-        if let store {
-            // The writing connection gets the large page cache; this one only loads an
-            // account now and then (what the read-ahead did not).
-            store.setCacheSize(kib: 8 << 10)
-            do {
-                checkpointer = try SQLiteCheckpointer(path: store.path)
-                checkpointer?.recordRules(ruleSet)
-            } catch {
-                Console.error("badgeflow: error: state file \(error.description)")
-                throw Exit.state
-            }
-        }
-        // Waits for the commit under way, if any (it holds results already written).
-        // Evictions keep 15N/16 of --max-resident N, so the next ones wait a while.
-        let keepAfterEviction = maxResident.map { $0 - $0 / 16 }
-        // A pause of the applying thread for a checkpoint or an eviction, for the stats.
-        func notePause(since start: Double) -> Double {
-            let end = Self.now()
-            longestCheckpoint = max(longestCheckpoint, end - start)
-            checkpointTime += end - start
-            return end
-        }
-        func settleCheckpoint() {
-            guard let checkpointer, checkpointer.isPending else { return }
-            filter.withStream { stream in
-                do throws(StateFile.Failure) { try checkpointer.finish(&stream) } catch {
-                    if stateError == nil { stateError = Self.checkpointFailure(error) }
-                }
-            }
-        }
-        // Commits what the results written so far reflect: called only after they were
-        // written. The pause is the wait for the previous commit, the eviction and taking
-        // the changed accounts; with `wait`, also this commit.
-        func commitCheckpoint(wait: Bool = false) {
-            guard let checkpointer, stateError == nil else { return }
-            // An account that could not be loaded got an error line: commit nothing after it.
-            if let failure = filter.withStream({ $0.sourceFailure }) {
-                settleCheckpoint()
-                stateError = failure.description
-                return
-            }
-            let start = Self.now()
-            filter.withStream { stream in
-                do throws(StateFile.Failure) {
-                    // Only committed accounts may leave memory: finish, evict, then begin.
-                    try checkpointer.finish(&stream)
-                    if let keepAfterEviction { stream.evict(keeping: keepAfterEviction) }
-                    checkpointer.begin(&stream, seq: filter.resumeSeq, input: identity)
-                    committedSeq = filter.resumeSeq
-                    if wait { try checkpointer.finish(&stream) }
-                } catch {
-                    stateError = Self.checkpointFailure(error)
-                }
-            }
-            checkpoints += 1
-            lastCheckpoint = notePause(since: start)
-        }
-        // Over --max-resident: drops committed accounts when that is enough (no commit, so
-        // checkpoints stay large and few); false when a checkpoint is needed. Accounts of
-        // the commit under way stay until it ends: it is waited for only when too few
-        // others can leave.
-        func evictCommitted() -> Bool {
-            guard let checkpointer, let keepAfterEviction, stateError == nil else { return false }
-            let start = Self.now()
-            defer { _ = notePause(since: start) }
-            return filter.withStream { stream in
-                let excess = stream.accounts.count - keepAfterEviction
-                let free = stream.accounts.count - stream.changedCount - stream.inFlightCount
-                if checkpointer.isPending && free < excess {
-                    do throws(StateFile.Failure) { try checkpointer.finish(&stream) } catch {
-                        stateError = Self.checkpointFailure(error)
-                        return true
-                    }
-                }
-                // Enough committed accounts to drop: the changed ones fit in what is kept.
-                guard stream.changedCount <= keepAfterEviction else { return false }
-                stream.evict(keeping: keepAfterEviction)
-                return true
-            }
-        }
         var writeError: String? = nil
         var brokenPipe = false
         var outputClosed = false
@@ -390,52 +199,28 @@ struct FilterCommand: TakesManyInputs {
             if !w.withUnsafeBytes({ Console.write($0, to: fd) }) {
                 outputClosed = true
                 if errno == EPIPE { brokenPipe = true } else { writeError = "\(name): cannot write: \(OutputFile.reason())" }
-                // A JSON state is saved as it was before this batch: only with the lines
-                // whose results were all written (of this batch, some may have gone out).
-                if store == nil && state != nil { filter.undoLastBatch() }
-                filter.stop()
+                session.outputFailed()
                 return
             }
-            if store == nil {
-                // Past a quarter over the limit, the least recently used go compact: a sort of
-                // the expanded accounts' use counts every few thousand lines.
-                let keep = expandedAccounts
-                let over = keep > Int.max - keep / 4 ? Int.max : keep + keep / 4
-                filter.withStream { stream in if stream.accounts.count > over { stream.compact(keeping: keep) } }
-            }
-            guard checkpointsOnTheWay else { return }
-            let crowded = maxResident.map { n in filter.withStream { $0.accounts.count > n } } ?? false
-            // Changed accounts past half of --max-resident are committed early, while the
-            // committed half still gives evictions room: a commit runs beside the batches
-            // that follow instead of holding them up.
-            let halfChanged = maxResident.map { n in filter.withStream { $0.changedCount > n / 2 } } ?? false
-            if Self.now() - lastCheckpoint >= checkpoint || halfChanged || (crowded && !evictCommitted()) {
-                commitCheckpoint()
-            }
+            session.batchWritten()
         }
-
-        // A live stream: once no input is ready, the results held back go out now, and an
-        // SQLite state commits them when its checkpoint is due, whether or not a line comes.
+        // A live stream: once no input is ready, the results held back go out now, and a
+        // state with checkpoints commits them when one is due, whether or not a line comes.
         let idle: () -> Int32 = {
             if outputClosed { return -1 }
             filter.finish(output: write)
-            guard checkpointsOnTheWay, stateError == nil, filter.resumeSeq != committedSeq else { return -1 }
-            let wait = checkpoint - (Self.now() - lastCheckpoint)
-            if wait <= 0 {
-                commitCheckpoint()
-                return -1
-            }
-            return Int32(min(wait * 1000 + 1, 60_000))
+            return session.idle()
         }
 
         let showProgress = progress ?? (Console.isTerminal(2) && !outputIsTerminal)
         // Over files (or stdin redirected from one) only: a pipe has no total to show.
         let total = showProgress && Console.isTerminal(2) ? Progress.totalBytes(of: sources) : 0
         let bar = total > 0 ? Progress(totalBytes: total) : nil
+        var skip = session.skipLines
         // Numbered: the limit applies to the text after the N<TAB> prefix (ParallelFilter).
         let reader = LineReader(fd: 0, maxLineBytes: maxLineBytes + (numbered ? LineNumber.maxPrefixBytes : 0))
         for source in sources {
-            if receivedSignal != 0 || outputClosed || stateError != nil { break }
+            if receivedSignal != 0 || outputClosed || session.failed { break }
             let fd: Int32 = source == "-" ? 0 : open(source, O_RDONLY | O_CLOEXEC)
             if fd < 0 {
                 // As grep does: say so, read the rest, exit 4 at the end.
@@ -467,7 +252,7 @@ struct FilterCommand: TakesManyInputs {
                             bar.check(lines: filter.seq)
                         }
                     }
-                    return receivedSignal == 0 && !outputClosed && stateError == nil
+                    return receivedSignal == 0 && !outputClosed && !session.failed
                 }
             } catch {
                 Console.error("badgeflow: \(error.description)")
@@ -484,69 +269,20 @@ struct FilterCommand: TakesManyInputs {
             Console.error(
                 "badgeflow: --resume: the input ended \(skip) line\(skip == 1 ? "" : "s") before the checkpointed seq \(filter.seq)")
         }
-        if let failure = filter.withStream({ $0.sourceFailure }) {
-            stateError = failure.description
-        }
+        let results = StateSession.Results(
+            name: name, isFile: output != nil, replacesAtomically: out.replacesAtomically,
+            commit: {
+                do throws(OutputFile.Failure) { try out.commit() } catch { return error.description }
+                return nil
+            }, discard: out.discard)
         var outputCommitted = false
-        if store != nil {
-            // The last checkpoint: only when every result was written (else the state
-            // would be ahead of what the reader got); with -o, once FILE is in place.
-            if !outputClosed && stateError == nil {
-                if output != nil {
-                    outputCommitted = true
-                    do { try out.commit() } catch {
-                        Console.error("badgeflow: error: \(error.description)")
-                        throw Exit.io
-                    }
-                }
-                commitCheckpoint(wait: true)
-            }
-            settleCheckpoint()
-            // The read-only connection first: the last one to close removes the WAL files.
-            prefetcher?.close()
-            checkpointer?.close()
-            store?.close()
-            if checkpointStats {
-                Console.error(
-                    "badgeflow: \(checkpoints) checkpoint\(checkpoints == 1 ? "" : "s"), the longest pause \(Int((longestCheckpoint * 1000).rounded())) ms, \(Int((checkpointTime * 1000).rounded())) ms in all; accounts loaded: \(filter.stream.loads.ahead) read ahead, \(filter.stream.loads.inline) on the applying thread"
-                )
-            }
-            if let stateError {
-                out.discard()
-                Console.error("badgeflow: error: state file \(stateError)")
-                throw Exit.state
-            }
-        } else if let state {
-            if let writeError, out.replacesAtomically {
-                // -o FILE keeps its old content: no result of this run is delivered, so the
-                // state is not saved either (a second run answers the same lines again).
-                out.discard()
-                Console.error("badgeflow: error: \(writeError) (\(name) and the state file \(state) keep their previous content)")
-                throw Exit.io
-            }
-            // The state is written and synced, then -o FILE put in place, then the state:
-            // a state is never ahead of the results the reader has, and a full disk keeps
-            // both files as they were.
-            let pending: FileIO.AtomicWriter
-            do { pending = try StateFile.prepareSave(filter.stream, to: state) } catch {
-                out.discard()
-                Console.error("badgeflow: error: state file \(state): cannot save (it keeps its previous content): \(error.description)")
-                throw Exit.state
-            }
-            if writeError == nil && out.replacesAtomically {
-                outputCommitted = true
-                do { try out.commit() } catch {
-                    Console.error("badgeflow: error: \(error.description) (the state file \(state) keeps its previous content)")
-                    throw Exit.io
-                }
-            }
-            do { try pending.commit() } catch {
-                let kept = outputCommitted ? "; \(name) holds this run's results" : ""
-                Console.error(
-                    "badgeflow: error: state file \(state): cannot save (it keeps its previous content\(kept)): \(error.description)")
-                throw Exit.state
-            }
+        do throws(StateSession.Failure) {
+            outputCommitted = try session.close(results, writeError: writeError, outputClosed: outputClosed)
+        } catch {
+            if error.kind == .state { printStats(session) }
+            throw Self.exit(error)
         }
+        printStats(session)
         if let writeError {
             out.discard()
             Console.error("badgeflow: error: \(writeError)")
@@ -568,6 +304,25 @@ struct FilterCommand: TakesManyInputs {
             let first = filter.stream.firstRejectedSeq.map { "; the first at seq \($0)" } ?? ""
             Console.error("badgeflow: --strict: \(rejected) line\(rejected == 1 ? "" : "s") rejected\(first)")
             throw Exit.rejected
+        }
+    }
+
+    /// `--checkpoint-stats`, for a state with checkpoints.
+    private func printStats(_ session: StateSession) {
+        guard checkpointStats, let store = session.store, type(of: store).checkpoints else { return }
+        let s = session.currentStats
+        Console.error(
+            "badgeflow: \(s.checkpoints) checkpoint\(s.checkpoints == 1 ? "" : "s"), the longest pause \(Int((s.longestPause * 1000).rounded())) ms, \(Int((s.pauseTime * 1000).rounded())) ms in all; accounts loaded: \(s.loadsAhead) read ahead, \(s.loadsInline) on the applying thread"
+        )
+    }
+
+    /// The exit of a session's failure, after its message.
+    static func exit(_ failure: StateSession.Failure) -> any Error {
+        Console.error("badgeflow: error: \(failure.message)")
+        switch failure.kind {
+        case .usage: return Exit.usage
+        case .state: return Exit.state
+        case .io: return Exit.io
         }
     }
 }

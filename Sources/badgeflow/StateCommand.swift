@@ -17,20 +17,14 @@ struct StateCommand: ParsableCommand {
     /// The rules a state is read with: the recorded ones, else the built-in ones.
     static func rules(_ recorded: RuleSet?) -> RuleSet { recorded ?? RuleSet.builtIn }
 
-    /// Loads a whole state of either format (a missing JSON file is an empty state);
+    /// Loads a whole state of any format (a missing JSON file is an empty state);
     /// `compact`: its accounts held compactly (a conversion's ~100 bytes an account).
     static func load(_ path: String, compact: Bool = false) throws -> BadgeStream {
-        do {
-            if SQLiteStore.isSQLitePath(path) {
-                guard FileIO.exists(path) else {
-                    Console.error("badgeflow: error: \(path): no such state file")
-                    throw Exit.state
-                }
-                let store = try SQLiteStore(path: path, readOnly: true)
-                return try store.stream(rules: rules(try store.recordedRules()), compact: compact)
-            }
-            return try StateFile.load(path, rules: rules(try StateFile.recordedRules(path)), compact: compact)
-        } catch let error as StateFile.Failure {
+        do throws(StateFile.Failure) {
+            let store = try StateFormat.open(path: path, readOnly: true)
+            defer { store.close() }
+            return try store.stream(rules: rules(try store.recordedRules()), accounts: nil, compact: compact)
+        } catch {
             Console.error("badgeflow: error: state file \(error.description)")
             throw Exit.state
         }
@@ -121,58 +115,24 @@ struct StateCommand: ParsableCommand {
         var file: String
 
         func run() throws {
-            if SQLiteStore.isSQLitePath(file) {
-                guard FileIO.exists(file) else {
-                    Console.error("badgeflow: error: \(file): no such state file")
-                    throw Exit.state
-                }
-                do {
-                    let store = try SQLiteStore(path: file, readOnly: true)
-                    let size = StateCommand.size(file) + StateCommand.size(file + "-wal")
-                    Console.out(
-                        """
-                        format: sqlite
-                        version: \(StateFile.version) (schema \(store.meta["schema"] ?? "?"))
-                        accounts: \(store.accountCount)
-                        devices: \(store.deviceCount)
-                        marks: \(store.markCount)
-                        last seq: \(store.seq)
-                        input: \(store.input.isEmpty ? "-" : store.input)
-                        size: \(size) bytes
-
-                        """)
-                } catch {
-                    Console.error("badgeflow: error: state file \(error.description)")
-                    throw Exit.state
-                }
-                return
-            }
-            guard FileIO.exists(file) else {
-                Console.error("badgeflow: error: \(file): no such state file")
+            let info: StateInfo
+            do throws(StateFile.Failure) {
+                let store = try StateFormat.open(path: file, readOnly: true)
+                defer { store.close() }
+                info = try store.info()
+            } catch {
+                Console.error("badgeflow: error: state file \(error.description)")
                 throw Exit.state
             }
-            // Held compactly (~100 bytes an account) and expanded one at a time to count.
-            let stream = try StateCommand.load(file, compact: true)
-            var devices = 0, marks = 0
-            for id in stream.accountIDs {
-                guard let a = try? stream.account(id) else {
-                    Console.error("badgeflow: error: state file \(file): account \"\(id)\" could not be read back from memory")
-                    throw Exit.state
-                }
-                devices += a.devices.count
-                marks += a.tree.markCount
+            var out = "format: \(info.format)\nversion: \(info.version)\n"
+            out += "accounts: \(info.accounts)\ndevices: \(info.devices)\nmarks: \(info.marks)\n"
+            if let resume = info.resume {
+                out += "last seq: \(resume.seq)\ninput: \(resume.input.isEmpty ? "-" : resume.input)\n"
+            } else {
+                out += "last seq: - (\(info.format.uppercased()) states keep no seq)\n"
             }
-            Console.out(
-                """
-                format: json
-                version: \(StateFile.version)
-                accounts: \(stream.accountCount)
-                devices: \(devices)
-                marks: \(marks)
-                last seq: - (JSON states keep no seq)
-                size: \(StateCommand.size(file)) bytes
-
-                """)
+            out += "size: \(info.size) bytes\n"
+            Console.out(out)
         }
     }
 
@@ -189,8 +149,8 @@ struct StateCommand: ParsableCommand {
         var to: String
 
         func run() throws {
-            if SQLiteStore.isSQLitePath(from) == SQLiteStore.isSQLitePath(to) {
-                Console.error("badgeflow: error: convert goes from JSON to SQLite or back; \(from) and \(to) are of one format")
+            if StateFormat.of(from) == StateFormat.of(to) {
+                Console.error("badgeflow: error: convert goes from one format to another; \(from) and \(to) are of one format")
                 throw Exit.usage
             }
             if StateCommand.size(to) > 0 {
@@ -206,18 +166,11 @@ struct StateCommand: ParsableCommand {
             // Accounts held compactly and written one at a time: memory stays near the
             // compact form's size, not the expanded accounts'.
             let stream = try StateCommand.load(from, compact: true)
-            do {
-                if SQLiteStore.isSQLitePath(to) {
-                    let store = try SQLiteStore(path: to)
-                    try store.store(stream)
-                    store.close()
-                } else {
-                    do { try StateFile.save(stream, to: to) } catch {
-                        Console.error("badgeflow: error: cannot save state: \(error.description)")
-                        throw Exit.state
-                    }
-                }
-            } catch let error as StateFile.Failure {
+            do throws(StateFile.Failure) {
+                let store = try StateFormat.open(path: to, readOnly: false)
+                defer { store.close() }
+                try store.write(stream)
+            } catch {
                 Console.error("badgeflow: error: state file \(error.description)")
                 throw Exit.state
             }

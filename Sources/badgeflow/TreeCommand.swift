@@ -43,66 +43,42 @@ struct TreeCommand: ParsableCommand {
     @Flag(name: .long, inversion: .prefixedNo, help: "Colour (default: when stdout is a terminal and NO_COLOR is not set).")
     var color: Bool?
 
-    /// The rules to read the state with: the ones it records, checked against `--rules`.
-    private func ruleSet() throws -> RuleSet {
+    /// The state, and the rules to read it with: the ones it records, checked against `--rules`.
+    private func open() throws -> (any StateStore, RuleSet) {
+        let store: any StateStore
         let recorded: RuleSet?
-        do {
-            if SQLiteStore.isSQLitePath(state) {
-                guard FileIO.exists(state) else {
-                    Console.error("badgeflow: error: \(state): no such state file")
-                    throw Exit.state
-                }
-                recorded = try SQLiteStore(path: state, readOnly: true).recordedRules()
-            } else {
-                recorded = try StateFile.recordedRules(state)
-            }
-        } catch let error as StateFile.Failure {
+        do throws(StateFile.Failure) {
+            store = try StateFormat.open(path: state, readOnly: true)
+            recorded = try store.recordedRules()
+        } catch {
             Console.error("badgeflow: error: state file \(error.description)")
             throw Exit.state
         }
-        guard let given = rules.rules else { return recorded ?? RuleSet.builtIn }
+        guard let given = rules.rules else { return (store, recorded ?? RuleSet.builtIn) }
         let ruleSet = try rules.load()
         if let recorded, recorded.fingerprint != ruleSet.fingerprint {
             Console.error(
                 """
                 badgeflow: error: \(given) differs from the rules \(state) was written with \
-                (\(Self.difference(ruleSet, recorded))); leave out --rules to use the recorded ones
+                (\(ruleSet.difference(from: recorded))); leave out --rules to use the recorded ones
                 """)
             throw Exit.state
         }
-        return ruleSet
-    }
-
-    /// What sets `given` apart from `recorded`, in the settings that change the drawing first.
-    static func difference(_ given: RuleSet, _ recorded: RuleSet) -> String {
-        if given.tree.root != recorded.tree.root {
-            return "root \"\(given.tree.root)\", recorded \"\(recorded.tree.root)\""
-        }
-        if given.tree.maxDisplay != recorded.tree.maxDisplay {
-            return "maxDisplay \(given.tree.maxDisplay), recorded \(recorded.tree.maxDisplay)"
-        }
-        if given.tree.display != recorded.tree.display { return "display settings" }
-        if given.tree.contribute != recorded.tree.contribute { return "contribute settings" }
-        if given.icon != recorded.icon { return "icon \"\(given.icon.rawValue)\", recorded \"\(recorded.icon.rawValue)\"" }
-        return "routing rules or sync settings"
+        return (store, ruleSet)
     }
 
     func run() throws {
-        let ruleSet = try ruleSet()
+        let (store, ruleSet) = try open()
+        defer { store.close() }
         var stream: BadgeStream
         do {
+            // The account asked for (or the device's own) alone; from a state saved whole, the
+            // whole state when it is not there (a device in another account, or an error that
+            // lists the ids). A state with checkpoints may hold millions: only the one.
             let wanted = account ?? device ?? ""
-            if SQLiteStore.isSQLitePath(state) {
-                // Only the account asked for (or the device's own) is read.
-                stream = try SQLiteStore(path: state, readOnly: true).stream(rules: ruleSet, accounts: [wanted])
-            } else {
-                // The account asked for (or the device's own) alone, with the others' bytes
-                // only scanned; the whole file only when it is not there (a device in another
-                // account, or an error that lists the ids).
-                stream = try StateFile.load(state, rules: ruleSet, only: [wanted])
-                let found = stream.accounts[wanted].map { account != nil || $0.devices[wanted] != nil } ?? false
-                if !found { stream = try StateFile.load(state, rules: ruleSet) }
-            }
+            stream = try store.stream(rules: ruleSet, accounts: [wanted], compact: false)
+            let found = stream.accounts[wanted].map { account != nil || $0.devices[wanted] != nil } ?? false
+            if !found && !type(of: store).checkpoints { stream = try store.stream(rules: ruleSet, accounts: nil, compact: false) }
         } catch {
             Console.error("badgeflow: error: state file \(error.description)")
             throw Exit.state

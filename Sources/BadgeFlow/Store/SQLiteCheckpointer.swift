@@ -14,7 +14,7 @@ import Dispatch
 /// What a commit records (`seq`) is never ahead of the results written, as with
 /// ``SQLiteStore/checkpoint(_:seq:input:)``: it only commits later.
 public final class SQLiteCheckpointer: @unchecked Sendable {
-    private let worker: StoreWorker<Result<[(String, (Int, Int))], StateFile.Failure>>
+    private let worker: StoreWorker<Result<(stored: [(String, (Int, Int))], accounts: Int), StateFile.Failure>>
     /// The ids of the accounts of the commit under way.
     private var pendingIDs: [String] = []
 
@@ -33,6 +33,9 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     /// checkpoint. Rules built in code have no JSON and are not recorded.
     public func recordRules(_ rules: RuleSet) { self.rules = rules.sourceValue?.serialized(pretty: true) }
 
+    /// The accounts the state holds after the last commit that finished (nil: none yet).
+    public private(set) var storedAccounts: Int?
+
     /// Whether a commit was begun and not yet finished.
     public var isPending: Bool { worker.isPending }
 
@@ -48,7 +51,7 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
         let rules = self.rules
         worker.start { store in
             do throws(StateFile.Failure) {
-                return .success(try store.commit(changed, seq: seq, input: input, cacheSeed: seed, rules: rules))
+                return .success((try store.commit(changed, seq: seq, input: input, cacheSeed: seed, rules: rules), store.accountCount))
             } catch {
                 return .failure(error)
             }
@@ -65,8 +68,9 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
         guard let outcome = worker.wait() else { return }
         defer { pendingIDs = [] }
         switch outcome {
-        case .success(let stored):
-            stream.endCommit(stored)
+        case .success(let done):
+            storedAccounts = done.accounts
+            stream.endCommit(done.stored)
         case .failure(let failure):
             stream.abortCommit(pendingIDs)
             throw failure

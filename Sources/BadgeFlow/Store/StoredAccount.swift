@@ -33,18 +33,10 @@ public struct StoredAccount: Sendable, Equatable {
     /// - Throws: `StateFile.Failure` when the state is missing (SQLite), unreadable, corrupt
     ///   or foreign.
     public static func read(state path: String, account: String) throws(StateFile.Failure) -> StoredAccount? {
-        let rules: RuleSet
-        let found: Account?
-        if SQLiteStore.isSQLitePath(path) {
-            guard FileIO.exists(path) else { throw StateFile.Failure(file: path, at: "", message: "no such state file") }
-            let store = try SQLiteStore(path: path, readOnly: true)
-            defer { store.close() }
-            rules = try store.recordedRules() ?? RuleSet.builtIn
-            found = try store.loadAccount(account, rules: rules)
-        } else {
-            rules = try StateFile.recordedRules(path) ?? RuleSet.builtIn
-            found = try StateFile.load(path, rules: rules, only: [account]).account(account)
-        }
+        let store = try StateFormat.open(path: path, readOnly: true)
+        defer { store.close() }
+        let rules = try store.recordedRules() ?? RuleSet.builtIn
+        let found = try store.account(account, rules: rules)
         return found.map { StoredAccount(id: account, account: $0, icon: rules.icon) }
     }
 

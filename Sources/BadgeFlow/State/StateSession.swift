@@ -1,0 +1,513 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One filter run over a state: its lock, its ``StateStore``, the ``ParallelFilter`` on its
+/// accounts, and the policy of when to checkpoint, evict, compact, resume and save.
+///
+/// The policy, for a format with checkpoints (SQLite):
+/// - after each batch whose results were written (``batchWritten()``), a checkpoint is due
+///   every ``Options/checkpointInterval`` seconds of the clock, when more than half of
+///   ``Options/maxResident`` accounts changed, or when memory holds more than
+///   `maxResident` and dropping committed accounts is not enough;
+/// - evictions keep 15/16 of `maxResident`, so the next ones wait a while; only committed
+///   accounts leave memory (finish the commit under way, evict, then begin the next);
+/// - while no input comes (``idle()``), a checkpoint is committed once it is due and
+///   results went out since the last one;
+/// - `--resume` goes on after the last checkpoint's seq (by count for a file, which must be
+///   the same one; by N with ``Options/numbered``, from any input), and without
+///   `--resume`/`--no-resume` the input the last checkpoint read is refused.
+///
+/// Without checkpoints (JSON): accounts past a quarter over ``Options/expandedAccounts`` are
+/// held compactly, a batch whose results could not be written is taken back, and the state
+/// is saved at the end. Both finish in one order (``close(_:)``): prepare the last save,
+/// put the results file in place, commit the state.
+package final class StateSession {
+    /// How a session runs.
+    package struct Options: Sendable {
+        /// Seconds between checkpoints (`--checkpoint`).
+        package var checkpointInterval = 1.0
+        /// At most this many accounts in memory (`--max-resident`).
+        package var maxResident: Int?
+        /// Without checkpoints: the accounts kept expanded (`--expanded-accounts`).
+        package var expandedAccounts = 65536
+        /// What to do about the last checkpoint's seq.
+        package var resume = Resume.refuseSameInput
+        /// Lines are `N<TAB>JSON` (`--numbered`): resume goes by N.
+        package var numbered = false
+        /// Results go to a file put in place at the end (`-o`): they count as delivered only
+        /// then, so no checkpoint is committed on the way.
+        package var resultsAtEnd = false
+        /// Longest line kept, in bytes.
+        package var maxLineBytes = 1 << 20
+        /// Push results carry the stamped payload (`--stamp`).
+        package var stamp = false
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// What a run does with the resume point of a state with checkpoints.
+    package enum Resume: Sendable {
+        /// Refuse the input the last checkpoint read (it would be applied twice).
+        case refuseSameInput
+        /// Skip what the last checkpoint covers (`--resume`).
+        case resume
+        /// Apply the input again on top of the state (`--no-resume`).
+        case noResume
+    }
+
+    /// Figures of a run so far, for `--checkpoint-stats` and `--metrics`.
+    package struct Stats: Sendable, Equatable {
+        /// Checkpoints begun.
+        package var checkpoints = 0
+        /// The longest pause of the applying thread for a checkpoint or an eviction, in seconds.
+        package var longestPause = 0.0
+        /// All those pauses, in seconds.
+        package var pauseTime = 0.0
+        /// Accounts in memory (expanded and compact).
+        package var residentAccounts = 0
+        /// Accounts in the state after its last commit (nil: no state).
+        package var storedAccounts: Int?
+        /// The seq the last checkpoint recorded.
+        package var committedSeq = 0
+        /// Accounts read ahead, and loaded on the applying thread.
+        package var loadsAhead = 0, loadsInline = 0
+    }
+
+    /// Why a session cannot go on: the message after `badgeflow: error: `, and the exit.
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        /// The kind of failure, which picks the exit status.
+        package enum Kind: Sendable { case usage, state, io }
+        /// What failed, where and why.
+        package var message: String
+        /// The kind.
+        package var kind: Kind
+        package var description: String { message }
+    }
+
+    /// The results file as the last save sees it.
+    package struct Results {
+        /// What messages call it (`stdout`, or the `-o` path).
+        package var name: String
+        /// Results go to `-o FILE`.
+        package var isFile: Bool
+        /// `-o FILE` is put in place at the end (a regular file).
+        package var replacesAtomically: Bool
+        /// Puts the results in place; the error's words, or nil.
+        package var commit: () -> String?
+        /// Drops the results not yet in place.
+        package var discard: () -> Void
+
+        /// Creates the view.
+        package init(
+            name: String, isFile: Bool, replacesAtomically: Bool, commit: @escaping () -> String?, discard: @escaping () -> Void
+        ) {
+            self.name = name
+            self.isFile = isFile
+            self.replacesAtomically = replacesAtomically
+            self.commit = commit
+            self.discard = discard
+        }
+    }
+
+    /// The monotonic clock, in seconds.
+    package static func monotonic() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// The rules the run applies (the recorded ones when none were given).
+    package let rules: RuleSet
+    /// The state (nil: none).
+    package let store: (any StateStore)?
+    /// The filter over the state's accounts (``start(jobs:linesPerBatch:)``).
+    package var filter: ParallelFilter {
+        guard let running else { preconditionFailure("StateSession: start() first") }
+        return running
+    }
+    private var running: ParallelFilter?
+    /// The stream until the filter starts.
+    private var attached: BadgeStream?
+    /// `--resume --numbered`: lines numbered at or below it are skipped.
+    private var skipThrough: Int?
+    /// What the input is (``identity(of:)``).
+    package let input: String
+    /// Lines to pass over unread at the start (`--resume` by count).
+    package private(set) var skipLines = 0
+
+    private let options: Options
+    private let now: () -> Double
+    private var lock: StateLock?
+    private var stats = Stats()
+    private var lastCheckpoint: Double
+    /// The first state error; nothing is committed after it.
+    private var stateError: String?
+    /// A checkpoint is committed while results are written (SQLite, to stdout).
+    private let checkpointsOnTheWay: Bool
+    /// Evictions keep 15/16 of `--max-resident`.
+    private let keepAfterEviction: Int?
+
+    /// Takes the lock of `state`, opens it, settles the rules and the resume point, and
+    /// makes the filter.
+    ///
+    /// - Parameters:
+    ///   - state: the state's path (nil: none).
+    ///   - rules: the rules given, or the built-in ones.
+    ///   - rulesGiven: whether they were given (else a state's recorded rules are used).
+    ///   - input: what the input is (``identity(of:)``).
+    ///   - options: how to run.
+    ///   - clock: seconds, monotonic (tests pass their own).
+    ///   - notice: receives what goes to stderr as a notice (what `--resume` skips).
+    /// - Throws: ``Failure`` when the state is locked, cannot be opened, does not fit the
+    ///   rules, or its resume point does not fit the input.
+    package init(
+        state: String?, rules given: RuleSet, rulesGiven: Bool, input: String, options: Options,
+        clock: @escaping () -> Double = StateSession.monotonic, notice: (String) -> Void = { _ in }
+    ) throws(Failure) {
+        self.options = options
+        self.input = input
+        now = clock
+        keepAfterEviction = options.maxResident.map { $0 - $0 / 16 }
+        var rules = given
+        let stream: BadgeStream
+        var store: (any StateStore)? = nil
+        if let state {
+            // Also finds an unwritable folder before any line is read.
+            do { lock = try StateLock(state: state) } catch {
+                throw Failure(message: "state file \(state): \(error.description)", kind: .state)
+            }
+            (store, rules, stream) = try Self.open(state, rules: rules, rulesGiven: rulesGiven)
+        } else {
+            stream = BadgeStream(rules: rules)
+        }
+        self.rules = rules
+        self.store = store
+        checkpointsOnTheWay = store.map { type(of: $0).checkpoints } == true && !options.resultsAtEnd
+        if let store, let point = store.resumePoint {
+            stats.committedSeq = point.seq
+            if point.seq > 0, options.resume == .refuseSameInput, input != "stdin", point.input == input {
+                // Resume is never silent: the same file again would be applied twice.
+                throw Failure(
+                    message:
+                        "state file \(store.path): its last checkpoint (seq \(point.seq)) was committed reading this input (\(input)); pass --resume to go on after seq \(point.seq), or --no-resume to apply the input again on top of the state",
+                    kind: .usage)
+            }
+            if options.resume == .resume, options.numbered {
+                // A queue consumer resumes by N, from any offset: no input identity to check.
+                if point.seq > 0 {
+                    notice("badgeflow: --resume: skipping the lines numbered \(point.seq) or below (answered before the last checkpoint)")
+                }
+                skipThrough = point.seq
+            } else if options.resume == .resume {
+                if !point.input.isEmpty && point.input != input && point.seq > 0 {
+                    throw Failure(message: "--resume: \(store.path) was checkpointed reading \(point.input), not \(input)", kind: .state)
+                }
+                skipLines = point.seq
+                if point.seq > 0 {
+                    notice(
+                        "badgeflow: --resume: skipping the first \(point.seq) line\(point.seq == 1 ? "" : "s") of \(input) (answered before the last checkpoint)"
+                    )
+                }
+            }
+        }
+        attached = consume stream
+        lastCheckpoint = clock()
+    }
+
+    /// Makes the filter over the state's accounts, with `jobs` worker threads (whose
+    /// batches' accounts are read ahead) and batches of `linesPerBatch` lines.
+    ///
+    /// - Throws: ``Failure`` when the read-ahead connections cannot be opened.
+    package func start(jobs: Int, linesPerBatch: Int) throws(Failure) -> ParallelFilter {
+        guard let stream = attached.take() else { return filter }
+        // The stream is moved in: a copy left here would share every account with the
+        // filter's, and each account's first change would copy its tree and devices while
+        // this one kept the old ones (a loaded JSON state took ~2 KB more an account).
+        let filter = ParallelFilter(
+            stream: consume stream, jobs: jobs, maxLineBytes: options.maxLineBytes, linesPerBatch: linesPerBatch, stamp: options.stamp,
+            numbered: options.numbered)
+        filter.skip(lines: skipLines)
+        if let skipThrough { filter.skip(numbersThrough: skipThrough) }
+        // A state saved at the end holds no line of a batch whose results were not written.
+        filter.keepsUndo = store.map { !type(of: $0).checkpoints } ?? false
+        if let store, filter.jobs > 1 {
+            do throws(StateFile.Failure) { filter.prefetcher = try store.readAhead() } catch {
+                throw Failure(message: "state file \(error.description)", kind: .state)
+            }
+        }
+        running = filter
+        lastCheckpoint = now()
+        return filter
+    }
+
+    /// Opens the state at `path` for a filter under `rules`, or the recorded ones when
+    /// none were given; other rules must fit every stored account.
+    private static func open(_ path: String, rules: RuleSet, rulesGiven: Bool) throws(Failure) -> (any StateStore, RuleSet, BadgeStream) {
+        let store: any StateStore
+        let recorded: RuleSet?
+        do throws(StateFile.Failure) {
+            store = try StateFormat.open(path: path, readOnly: false)
+            recorded = try store.recordedRules()
+        } catch {
+            throw Failure(message: "state file \(error.description)", kind: .state)
+        }
+        var rules = rules
+        if let recorded {
+            if !rulesGiven {
+                rules = recorded
+            } else if recorded.fingerprint != rules.fingerprint {
+                // Other rules fit when every mark does (rules change over time).
+                do throws(StateFile.Failure) { try store.checkFits(rules) } catch {
+                    throw Failure(
+                        message:
+                            "state file \(error.description) (under the rules given, which differ from the recorded ones: \(rules.difference(from: recorded)))",
+                        kind: .state)
+                }
+            }
+        }
+        do throws(StateFile.Failure) {
+            return (store, rules, try store.attach(rules: rules))
+        } catch {
+            throw Failure(message: "state file \(error.description)", kind: .state)
+        }
+    }
+
+    deinit {
+        store?.close()
+        lock?.release()
+    }
+
+    /// What `--resume` checks the input against: `stdin`, or each file's real path with its
+    /// device and inode (so a file replaced under the same name is told apart, and one file
+    /// named two ways is the same), joined by `, `.
+    package static func identity(of sources: [String]) -> String {
+        sources.map { source in
+            if source == "-" { return "stdin" }
+            var st = stat()
+            guard stat(source, &st) == 0 else { return source }
+            var path = source
+            if let real = realpath(source, nil) {
+                path = String(cString: real)
+                free(real)
+            }
+            return "\(path) (dev \(st.st_dev), inode \(st.st_ino))"
+        }.joined(separator: ", ")
+    }
+
+    /// Whether a state error stopped the run (no further line is read).
+    package var failed: Bool { stateError != nil }
+
+    /// The figures so far.
+    package var currentStats: Stats {
+        var s = stats
+        running?.withStream { stream in
+            s.residentAccounts = stream.accountCount
+            s.loadsAhead = stream.loads.ahead
+            s.loadsInline = stream.loads.inline
+        }
+        s.storedAccounts = (store as? SQLiteStateStore)?.storedAccounts
+        return s
+    }
+
+    /// What a failed checkpoint commit (e.g. on a full disk) says after `state file `: the
+    /// transaction was rolled back, so the database holds the checkpoint before it.
+    private static func checkpointFailure(_ error: StateFile.Failure) -> String {
+        "\(error.file): cannot commit a checkpoint: \(error.message); the state keeps its last checkpoint, which --resume goes on from"
+    }
+
+    /// A pause of the applying thread that began at `start`, for the stats; returns its end.
+    private func notePause(since start: Double) -> Double {
+        let end = now()
+        stats.longestPause = max(stats.longestPause, end - start)
+        stats.pauseTime += end - start
+        return end
+    }
+
+    /// Waits for the commit under way, if any (it holds results already written).
+    private func settleCheckpoint() {
+        guard let store, store.isCommitPending else { return }
+        filter.withStream { stream in
+            do throws(StateFile.Failure) { try store.finishCheckpoint(&stream) } catch {
+                if stateError == nil { stateError = Self.checkpointFailure(error) }
+            }
+        }
+    }
+
+    /// Commits what the results written so far reflect: called only after they were
+    /// written. The pause is the wait for the previous commit, the eviction and taking the
+    /// changed accounts; with `wait`, also this commit.
+    private func commitCheckpoint(wait: Bool = false) {
+        guard let store, stateError == nil else { return }
+        // An account that could not be loaded got an error line: commit nothing after it.
+        if let failure = filter.withStream({ $0.sourceFailure }) {
+            settleCheckpoint()
+            stateError = failure.description
+            return
+        }
+        let start = now()
+        let seq = filter.resumeSeq
+        filter.withStream { stream in
+            do throws(StateFile.Failure) {
+                // Only committed accounts may leave memory: finish, evict, then begin.
+                try store.finishCheckpoint(&stream)
+                if let keepAfterEviction { stream.evict(keeping: keepAfterEviction) }
+                store.beginCheckpoint(&stream, seq: seq, input: input)
+                stats.committedSeq = seq
+                if wait { try store.finishCheckpoint(&stream) }
+            } catch {
+                stateError = Self.checkpointFailure(error)
+            }
+        }
+        stats.checkpoints += 1
+        lastCheckpoint = notePause(since: start)
+    }
+
+    /// Over `--max-resident`: drops committed accounts when that is enough (no commit, so
+    /// checkpoints stay large and few); false when a checkpoint is needed. Accounts of the
+    /// commit under way stay until it ends: it is waited for only when too few others can
+    /// leave.
+    private func evictCommitted() -> Bool {
+        guard let store, let keepAfterEviction, stateError == nil else { return false }
+        let start = now()
+        defer { _ = notePause(since: start) }
+        return filter.withStream { stream in
+            let excess = stream.accounts.count - keepAfterEviction
+            let free = stream.accounts.count - stream.changedCount - stream.inFlightCount
+            if store.isCommitPending && free < excess {
+                do throws(StateFile.Failure) { try store.finishCheckpoint(&stream) } catch {
+                    stateError = Self.checkpointFailure(error)
+                    return true
+                }
+            }
+            // Enough committed accounts to drop: the changed ones fit in what is kept.
+            guard stream.changedCount <= keepAfterEviction else { return false }
+            stream.evict(keeping: keepAfterEviction)
+            return true
+        }
+    }
+
+    /// After each batch whose results were all written: compaction (no checkpoints), or a
+    /// checkpoint when one is due (see the type's policy).
+    package func batchWritten() {
+        guard let store else { return }
+        if !type(of: store).checkpoints {
+            // Past a quarter over the limit, the least recently used go compact: a sort of
+            // the expanded accounts' use counts every few thousand lines.
+            let keep = options.expandedAccounts
+            let over = keep > Int.max - keep / 4 ? Int.max : keep + keep / 4
+            filter.withStream { stream in if stream.accounts.count > over { stream.compact(keeping: keep) } }
+            return
+        }
+        guard checkpointsOnTheWay else { return }
+        let crowded = options.maxResident.map { n in filter.withStream { $0.accounts.count > n } } ?? false
+        // Changed accounts past half of --max-resident are committed early, while the
+        // committed half still gives evictions room: a commit runs beside the batches that
+        // follow instead of holding them up.
+        let halfChanged = options.maxResident.map { n in filter.withStream { $0.changedCount > n / 2 } } ?? false
+        if now() - lastCheckpoint >= options.checkpointInterval || halfChanged || (crowded && !evictCommitted()) {
+            commitCheckpoint()
+        }
+    }
+
+    /// The results of the batch just applied could not be written (the output is closed):
+    /// no further batch is applied, and a state saved at the end holds none of its lines.
+    package func outputFailed() {
+        if let store, !type(of: store).checkpoints { filter.undoLastBatch() }
+        filter.stop()
+    }
+
+    /// No input is ready, and the results held back went out: commits a checkpoint when one
+    /// is due and results went out since the last. Returns how long to wait for input, in
+    /// ms, before asking again (-1: until input comes).
+    package func idle() -> Int32 {
+        guard checkpointsOnTheWay, stateError == nil, filter.resumeSeq != stats.committedSeq else { return -1 }
+        let wait = options.checkpointInterval - (now() - lastCheckpoint)
+        if wait <= 0 {
+            commitCheckpoint()
+            return -1
+        }
+        return Int32(min(wait * 1000 + 1, 60_000))
+    }
+
+    /// Ends the run: the last save, in the order "prepare the state's save, put `results`
+    /// in place, commit the state", then closes the store. Returns whether `results` were
+    /// put in place (else the caller commits them, or discards them on `writeError`).
+    ///
+    /// - Parameters:
+    ///   - results: the results file.
+    ///   - writeError: why results could not be written (nil: all were).
+    ///   - outputClosed: results were not all written (a write failed, or the reader left).
+    /// - Throws: ``Failure`` when the state cannot be saved or committed (`results` are then
+    ///   discarded when they were not yet in place), or `results` cannot be put in place.
+    package func close(_ results: Results, writeError: String?, outputClosed: Bool) throws(Failure) -> Bool {
+        guard let store else { return false }
+        defer { store.close() }
+        let seq = filter.resumeSeq
+        if type(of: store).checkpoints {
+            if let failure = filter.withStream({ $0.sourceFailure }) { stateError = failure.description }
+            var committed = false
+            // The last checkpoint: only when every result was written (else the state would
+            // be ahead of what the reader got); with -o, once FILE is in place.
+            if !outputClosed && stateError == nil {
+                settleCheckpoint()
+                if results.isFile && stateError == nil {
+                    committed = true
+                    if let error = results.commit() { throw Failure(message: error, kind: .io) }
+                }
+                commitCheckpoint(wait: true)
+            }
+            settleCheckpoint()
+            if let stateError {
+                results.discard()
+                throw Failure(message: "state file \(stateError)", kind: .state)
+            }
+            return committed
+        }
+        if let writeError, results.replacesAtomically {
+            // -o FILE keeps its old content: no result of this run is delivered, so the state
+            // is not saved either (a second run answers the same lines again).
+            results.discard()
+            throw Failure(
+                message: "\(writeError) (\(results.name) and the state file \(store.path) keep their previous content)", kind: .io)
+        }
+        // The state is written and synced, then -o FILE put in place, then the state: a
+        // state is never ahead of the results the reader has, and a full disk keeps both
+        // files as they were.
+        if let error = finalStep({ stream throws(StateFile.Failure) in try store.prepareFinal(&stream, seq: seq, input: input) }) {
+            results.discard()
+            throw Failure(
+                message: "state file \(store.path): cannot save (it keeps its previous content): \(error.description)", kind: .state)
+        }
+        var committed = false
+        if writeError == nil && results.replacesAtomically {
+            committed = true
+            if let error = results.commit() {
+                throw Failure(message: "\(error) (the state file \(store.path) keeps its previous content)", kind: .io)
+            }
+        }
+        if let error = finalStep({ stream throws(StateFile.Failure) in try store.commitFinal(&stream, seq: seq, input: input) }) {
+            let kept = committed ? "; \(results.name) holds this run's results" : ""
+            throw Failure(
+                message: "state file \(store.path): cannot save (it keeps its previous content\(kept)): \(error.description)", kind: .state)
+        }
+        return committed
+    }
+
+    /// Runs `step` on the stream; its error, if any.
+    private func finalStep(_ step: (inout BadgeStream) throws(StateFile.Failure) -> Void) -> StateFile.Failure? {
+        filter.withStream { stream in
+            do throws(StateFile.Failure) { try step(&stream) } catch { return error }
+            return nil
+        }
+    }
+
+    /// Releases the state's lock (also done when the session goes).
+    package func releaseLock() {
+        lock?.release()
+        lock = nil
+    }
+}

@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where a state lives: the one seam between the filter (and `tree`, `state`) and the state
+/// formats. ``StateFormat/open(path:readOnly:)`` picks the format from the path, in one
+/// place; ``StateSession`` drives a store through a filter run.
+///
+/// A format either commits checkpoints while a filter runs and keeps a resume point
+/// (``checkpoints``: SQLite), or is held whole in memory and saved at the end (JSON). Both
+/// finish a run in the same order: ``prepareFinal(_:seq:input:)``, then the caller puts its
+/// results file in place, then ``commitFinal(_:seq:input:)``; a state is so never ahead of
+/// the results its reader has.
+///
+/// A store is used from one thread at a time (its own threads aside).
+package protocol StateStore: AnyObject {
+    /// Whether `path` names a state of this format (by its name alone).
+    static func handles(_ path: String) -> Bool
+    /// Whether states of this format commit checkpoints while a filter runs and keep a
+    /// resume point (`--resume`, `--max-resident`); otherwise they are saved at the end.
+    static var checkpoints: Bool { get }
+    /// The format's name (`state info`, `state convert`).
+    static var name: String { get }
+
+    /// Opens the state at `path`; `readOnly`: to read it (`tree`, `state`), while a filter
+    /// may be writing it. A missing file is an empty state when the format allows it.
+    init(path: String, readOnly: Bool) throws(StateFile.Failure)
+
+    /// The path the state was opened from.
+    var path: String { get }
+    /// The rules the state recorded (nil: none).
+    func recordedRules() throws(StateFile.Failure) -> RuleSet?
+    /// Checks that every stored account fits `rules` (rules other than the recorded ones).
+    /// A format that checks while it loads (``attach(rules:)``) does nothing here.
+    func checkFits(_ rules: RuleSet) throws(StateFile.Failure)
+    /// Where a run goes on from: the seq of the last result committed and what it was read
+    /// from; nil for a format without checkpoints.
+    var resumePoint: ResumePoint? { get }
+    /// Counts for `state info`.
+    func info() throws(StateFile.Failure) -> StateInfo
+
+    /// The stored account `id` read with `rules` (`state get`, `tree --account`); nil when the
+    /// state holds none.
+    func account(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account?
+    /// The stored accounts (`ids`: only these) in a new stream; `compact`: held compactly.
+    func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream
+    /// Writes every account of `stream` into this (new) state (`state convert`).
+    func write(_ stream: BadgeStream) throws(StateFile.Failure)
+
+    /// The stream a filter runs on, under `rules`: the whole state (JSON), or a stream that
+    /// loads accounts on first use and a connection that commits checkpoints (SQLite).
+    /// Called once.
+    func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream
+    /// What reads the accounts of the next batch while a filter with worker threads applies
+    /// this one (nil: the format has none). Called once, after ``attach(rules:)``.
+    func readAhead() throws(StateFile.Failure) -> (any AccountPrefetcher)?
+
+    /// Whether a checkpoint was begun and not finished.
+    var isCommitPending: Bool { get }
+    /// Takes the changed accounts of `stream` and starts committing them with `seq`, read
+    /// from `input`; returns at once. Finish the previous one first.
+    func beginCheckpoint(_ stream: inout BadgeStream, seq: Int, input: String)
+    /// Waits for the checkpoint under way (none: returns) and records it in `stream`.
+    ///
+    /// - Throws: when it failed; the state keeps the checkpoint before, and the accounts
+    ///   count as changed again.
+    func finishCheckpoint(_ stream: inout BadgeStream) throws(StateFile.Failure)
+
+    /// The part of the last save that may fail before the results are put in place: the
+    /// checkpoint under way is finished (SQLite), the file written and synced (JSON).
+    func prepareFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure)
+    /// Commits the last save prepared (after the results are in place).
+    func commitFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure)
+
+    /// Closes the store (read-ahead connections before the writing ones).
+    func close()
+}
+
+/// Where a run on a state with checkpoints goes on from.
+package struct ResumePoint: Sendable, Equatable {
+    /// The seq of the last result the last checkpoint covers (0: none yet).
+    package var seq: Int
+    /// What those lines were read from (see ``StateSession/identity(of:)``; empty: unknown).
+    package var input: String
+
+    /// Creates a resume point.
+    package init(seq: Int, input: String) {
+        self.seq = seq
+        self.input = input
+    }
+}
+
+/// What `state info` prints about a state.
+package struct StateInfo: Sendable, Equatable {
+    /// The format (`json`, `sqlite`).
+    package var format: String
+    /// The version line (`2`, `2 (schema 2)`).
+    package var version: String
+    /// Accounts, devices and marks stored.
+    package var accounts: Int, devices: Int, marks: Int
+    /// The resume point; nil for a format without checkpoints.
+    package var resume: ResumePoint?
+    /// Bytes on disk.
+    package var size: Int64
+}
+
+/// The state formats, and the one place that tells them apart by path.
+package enum StateFormat {
+    /// Every format; a path goes to the first that handles it (JSON, last, handles any).
+    /// A new format is one ``StateStore`` conformance and one entry here.
+    package static var all: [any StateStore.Type] { [SQLiteStateStore.self, JSONStateStore.self] }
+
+    /// The format of the state at `path`.
+    package static func of(_ path: String) -> any StateStore.Type {
+        all.first { $0.handles(path) } ?? JSONStateStore.self
+    }
+
+    /// Opens the state at `path` in its format.
+    ///
+    /// - Throws: `StateFile.Failure` when it cannot be opened, or (`readOnly`) a format that
+    ///   needs a file finds none.
+    package static func open(path: String, readOnly: Bool) throws(StateFile.Failure) -> any StateStore {
+        try of(path).init(path: path, readOnly: readOnly)
+    }
+}
+
+extension StateFormat {
+    /// The size of the file at `path` in bytes (0: none).
+    static func size(_ path: String) -> Int64 {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int64(st.st_size) : 0
+    }
+}

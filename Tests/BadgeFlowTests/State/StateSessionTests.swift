@@ -1,0 +1,296 @@
+import Testing
+
+@testable import BadgeFlow
+
+/// The filter's state policy (``StateSession``), in process on real states in a temporary
+/// folder, with a clock the test moves: when a checkpoint is due, idle checkpoints,
+/// eviction under `--max-resident`, compaction, resume by count and by N, the same input
+/// refused, and rules over time.
+@Suite struct StateSessionTests {
+    /// A clock that moves only when the test says so.
+    final class Clock: @unchecked Sendable {
+        var now = 0.0
+    }
+
+    /// The notices a session gave.
+    final class Notices {
+        var lines: [String] = []
+    }
+
+    /// A push to `account` (device "d", thread "t") at a fixed time.
+    static func push(_ account: String) -> String {
+        #"{"op":"push","account":"\#(account)","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#
+    }
+
+    /// A session over `state` with batches of one line on one thread, timed by `clock`.
+    static func session(
+        _ state: String?, clock: Clock, input: String = "in.ndjson", rules: RuleSet = .builtIn, rulesGiven: Bool = false,
+        notices: Notices? = nil, _ change: (inout StateSession.Options) -> Void = { _ in }
+    ) throws(StateSession.Failure) -> StateSession {
+        var options = StateSession.Options()
+        change(&options)
+        let session = try StateSession(
+            state: state, rules: rules, rulesGiven: rulesGiven, input: input, options: options, clock: { clock.now },
+            notice: { notices?.lines.append($0) })
+        _ = try session.start(jobs: 1, linesPerBatch: 1)
+        return session
+    }
+
+    /// Feeds `line`; its result (when its batch is applied) is "written" and the session told.
+    @discardableResult
+    static func feed(_ session: StateSession, _ line: String) -> String {
+        var out: [UInt8] = []
+        var line = line
+        line.withUTF8 { bytes in
+            session.filter.feed(.text(UnsafeRawBufferPointer(bytes))) { w in
+                out += w.bytes
+                session.batchWritten()
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Ends the session as a run to stdout does.
+    static func close(_ session: StateSession) throws(StateSession.Failure) {
+        session.filter.finish { _ in session.batchWritten() }
+        let results = StateSession.Results(name: "stdout", isFile: false, replacesAtomically: false, commit: { nil }, discard: {})
+        _ = try session.close(results, writeError: nil, outputClosed: false)
+        session.releaseLock()
+    }
+
+    /// What the state at `path` recorded last: its seq and input.
+    static func committed(_ path: String) throws -> ResumePoint? {
+        let store = try StateFormat.open(path: path, readOnly: true)
+        defer { store.close() }
+        return store.resumePoint
+    }
+
+    @Test func aCheckpointIsDueWhenTheIntervalHasPassedNotBefore() throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s.sqlite")
+        let clock = Clock()
+        let session = try Self.session(state, clock: clock) { $0.checkpointInterval = 1 }
+        Self.feed(session, Self.push("a"))
+        clock.now = 0.999
+        Self.feed(session, Self.push("b"))
+        #expect(session.currentStats.checkpoints == 0)
+        #expect(try Self.committed(state)?.seq == 0)
+        clock.now = 1.0
+        Self.feed(session, Self.push("c"))
+        #expect(session.currentStats.checkpoints == 1 && session.currentStats.committedSeq == 3)
+        // The next one is due a full interval after this one, not after the start.
+        clock.now = 1.5
+        Self.feed(session, Self.push("d"))
+        #expect(session.currentStats.checkpoints == 1)
+        clock.now = 2.0
+        Self.feed(session, Self.push("e"))
+        #expect(session.currentStats.checkpoints == 2 && session.currentStats.committedSeq == 5)
+        try Self.close(session)
+        #expect(try Self.committed(state) == ResumePoint(seq: 5, input: "in.ndjson"))
+    }
+
+    @Test func anIdleStreamCommitsOnceDueAndOnlyWhenResultsWentOutSince() throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s.sqlite")
+        let clock = Clock()
+        let session = try Self.session(state, clock: clock) { $0.checkpointInterval = 1 }
+        // Nothing written yet: no timer.
+        #expect(session.idle() == -1)
+        Self.feed(session, Self.push("a"))
+        clock.now = 0.25
+        // Not due: wait the rest of the interval (750 ms, and one to be past it).
+        #expect(session.idle() == 751)
+        #expect(session.currentStats.checkpoints == 0)
+        clock.now = 1.0
+        #expect(session.idle() == -1)
+        #expect(session.currentStats.checkpoints == 1 && session.currentStats.committedSeq == 1)
+        // Nothing new since: no second commit, however long it stays idle.
+        clock.now = 60
+        #expect(session.idle() == -1 && session.currentStats.checkpoints == 1)
+        try Self.close(session)
+        #expect(try Self.committed(state)?.seq == 1)
+    }
+
+    @Test func resultsToAFileCommittedAtTheEndGetNoCheckpointOnTheWay() throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s.sqlite")
+        let clock = Clock()
+        let session = try Self.session(state, clock: clock) { $0.resultsAtEnd = true }
+        Self.feed(session, Self.push("a"))
+        clock.now = 10
+        Self.feed(session, Self.push("b"))
+        #expect(session.idle() == -1)
+        #expect(session.currentStats.checkpoints == 0)
+        var order: [String] = []
+        let results = StateSession.Results(
+            name: "out", isFile: true, replacesAtomically: true,
+            commit: {
+                // The state is not ahead of the results: nothing committed yet.
+                order.append("results at seq \(((try? Self.committed(state)) ?? nil)?.seq ?? -1)")
+                return nil
+            }, discard: { order.append("discarded") })
+        #expect(try session.close(results, writeError: nil, outputClosed: false))
+        #expect(order == ["results at seq 0"])
+        #expect(try Self.committed(state)?.seq == 2)
+    }
+
+    @Test func overMaxResidentCommittedAccountsLeaveDownTo15Of16AndLoadAgainTheSame() throws {
+        let folder = try TemporaryFolder()
+        let clock = Clock()
+        let bounded = try Self.session(folder.file("bounded.sqlite"), clock: clock) {
+            $0.maxResident = 32
+            $0.checkpointInterval = 1000
+        }
+        let unbounded = try Self.session(folder.file("unbounded.sqlite"), clock: clock) { $0.checkpointInterval = 1000 }
+        var resident: [Int] = []
+        var same = true
+        for round in 0..<3 {
+            for i in 0..<40 {
+                let line = Self.push("account-\(i)")
+                same = same && Self.feed(bounded, line) == Self.feed(unbounded, line)
+                resident.append(bounded.currentStats.residentAccounts)
+            }
+            _ = round
+        }
+        #expect(same, "evicted accounts load again as they were")
+        // Growing to 32, then never over it, and evictions keep 32 - 32/16 = 30: the next
+        // ones wait a while.
+        #expect(Array(resident.prefix(32)) == Array(1...32))
+        #expect(resident.dropFirst(32).allSatisfy { (30...32).contains($0) } && resident.dropFirst(32).contains(30), "\(resident)")
+        // Half of --max-resident changed: committed early, before the interval.
+        #expect(bounded.currentStats.checkpoints > 0 && unbounded.currentStats.checkpoints == 0)
+        try Self.close(bounded)
+        try Self.close(unbounded)
+    }
+
+    @Test func withoutCheckpointsIdleAccountsGoCompactPastAQuarterOverTheLimit() throws {
+        let folder = try TemporaryFolder()
+        let clock = Clock()
+        let session = try Self.session(folder.file("s.json"), clock: clock) { $0.expandedAccounts = 8 }
+        var expanded: [Int] = []
+        for i in 0..<11 {
+            Self.feed(session, Self.push("account-\(i)"))
+            expanded.append(session.filter.stream.accounts.count)
+        }
+        // 8 + 8/4 = 10 may stay expanded; the 11th sends the least recently used compact.
+        #expect(Array(expanded.prefix(10)) == Array(1...10))
+        #expect(expanded[10] <= 8, "\(expanded)")
+        #expect(session.filter.stream.accountCount == 11 && session.currentStats.checkpoints == 0)
+        try Self.close(session)
+        let saved = try StateFormat.open(path: folder.file("s.json"), readOnly: true)
+        #expect(try saved.info().accounts == 11)
+    }
+
+    @Test func resumeByCountSkipsTheCheckpointedLinesOfTheSameInputOnly() throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s.sqlite")
+        let clock = Clock()
+        let first = try Self.session(state, clock: clock, input: "file A")
+        for id in ["a", "b", "c"] { Self.feed(first, Self.push(id)) }
+        try Self.close(first)
+
+        let notices = Notices()
+        let again = try Self.session(state, clock: clock, input: "file A", notices: notices) { $0.resume = .resume }
+        #expect(again.skipLines == 3)
+        #expect(notices.lines == ["badgeflow: --resume: skipping the first 3 lines of file A (answered before the last checkpoint)"])
+        // The next line read is line 4.
+        #expect(Self.feed(again, Self.push("d")).hasPrefix(#"{"seq":4,"#))
+        try Self.close(again)
+
+        let other = #expect(throws: StateSession.Failure.self) {
+            try Self.session(state, clock: clock, input: "file B") { $0.resume = .resume }
+        }
+        #expect(other?.kind == .state)
+        #expect(other?.message == "--resume: \(state) was checkpointed reading file A, not file B")
+    }
+
+    @Test func resumeByNSkipsTheNumbersAtOrBelowTheCheckpointFromAnyInput() throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s.sqlite")
+        let clock = Clock()
+        let first = try Self.session(state, clock: clock, input: "stdin") { $0.numbered = true }
+        Self.feed(first, "1040959\t" + Self.push("a"))
+        Self.feed(first, "1040960\t" + Self.push("b"))
+        try Self.close(first)
+        #expect(try Self.committed(state)?.seq == 1_040_960)
+
+        let notices = Notices()
+        let later = try Self.session(state, clock: clock, input: "offset 1000000", notices: notices) {
+            $0.numbered = true
+            $0.resume = .resume
+        }
+        #expect(later.skipLines == 0)
+        #expect(
+            notices.lines == ["badgeflow: --resume: skipping the lines numbered 1040960 or below (answered before the last checkpoint)"])
+        #expect(Self.feed(later, "1040960\t" + Self.push("b")).isEmpty)
+        #expect(Self.feed(later, "1040961\t" + Self.push("c")).hasPrefix(#"{"seq":1040961,"#))
+        try Self.close(later)
+        #expect(try Self.committed(state)?.seq == 1_040_961)
+    }
+
+    @Test func theInputOfTheLastCheckpointIsRefusedWithoutResumeOrNoResume() throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s.sqlite")
+        let clock = Clock()
+        let first = try Self.session(state, clock: clock, input: "file A")
+        Self.feed(first, Self.push("a"))
+        try Self.close(first)
+
+        let refused = #expect(throws: StateSession.Failure.self) { try Self.session(state, clock: clock, input: "file A") }
+        #expect(refused?.kind == .usage)
+        #expect(refused?.message.contains("its last checkpoint (seq 1) was committed reading this input (file A)") == true)
+        // Applied again on purpose: the account's count goes on.
+        let again = try Self.session(state, clock: clock, input: "file A") { $0.resume = .noResume }
+        #expect(again.skipLines == 0)
+        #expect(Self.feed(again, Self.push("a")).contains(#""icon":2"#))
+        try Self.close(again)
+        // Another file, or stdin (which has no identity), is not refused.
+        try Self.close(try Self.session(state, clock: clock, input: "file B"))
+        try Self.close(try Self.session(state, clock: clock, input: "stdin"))
+    }
+
+    /// The default rules with `change` applied to their text.
+    static func rules(_ change: (String) -> String) throws -> RuleSet {
+        try RuleSet.parse(change(try Fixtures.text("rules/default.json")), file: "rules.json")
+    }
+
+    @Test(arguments: ["s.sqlite", "s.json"])
+    func rulesThatFitAreTakenAndRecordedRulesThatDoNotAreRefused(_ name: String) throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file(name)
+        let clock = Clock()
+        let original = try Self.rules { $0 }
+        let first = try Self.session(state, clock: clock, input: "stdin", rules: original, rulesGiven: true)
+        Self.feed(first, Self.push("a"))
+        try Self.close(first)
+
+        let more = try Self.rules {
+            $0.replacing(
+                #""rules": ["#,
+                with: #""rules": [{ "name": "vip", "match": { "/vip": { "exists": true } }, "path": "root.vip", "action": "increment" },"#)
+        }
+        #expect(more.fingerprint != original.fingerprint)
+        let fits = try Self.session(state, clock: clock, input: "stdin", rules: more, rulesGiven: true)
+        #expect(fits.rules.fingerprint == more.fingerprint)
+        let vip = #"{"op":"push","account":"a","device":"d","at":1732269800,"payload":{"vip":1,"aps":{"alert":"v"}}}"#
+        #expect(Self.feed(fits, vip).contains(#""rule":"vip""#))
+        try Self.close(fits)
+        // Recorded with the run: a session without rules takes them.
+        let store = try StateFormat.open(path: state, readOnly: true)
+        #expect(try store.recordedRules()?.fingerprint == more.fingerprint)
+        store.close()
+        let recorded = try Self.session(state, clock: clock, input: "stdin")
+        #expect(recorded.rules.fingerprint == more.fingerprint)
+        try Self.close(recorded)
+
+        let top = try Self.rules {
+            $0.replacing(#""root": "root""#, with: #""root": "top""#).replacing(#""path": "root""#, with: #""path": "top""#)
+                .replacing("root.", with: "top.")
+        }
+        let refused = #expect(throws: StateSession.Failure.self) {
+            try Self.session(state, clock: clock, input: "stdin", rules: top, rulesGiven: true)
+        }
+        #expect(refused?.kind == .state)
+        #expect(refused?.message.contains(#"root "top""#) == true, "\(refused?.message ?? "")")
+    }
+}
