@@ -330,9 +330,9 @@ public struct BadgeStream: Sendable {
 
     /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
     public mutating func apply(_ line: consuming LineResult, seq: Int, into out: inout JSONWriter) {
-        // The result line is written from the event and what applying it did, the event
-        // borrowed where the line held it: it is never moved into a result (a few hundred
-        // bytes) nor copied.
+        // The result line is written from the event and what applying it did
+        // (`StreamResult.Effects`): the event, a few hundred bytes, is never moved into a
+        // result nor copied.
         switch consume line {
         case .blank:
             return

@@ -119,8 +119,8 @@ public struct StreamResult: Sendable {
 
     /// What applying an event did: everything an applied result holds but the event itself.
     ///
-    /// The filter applies an event where its batch holds it and writes the result line from
-    /// the event and these, so the event (a few hundred bytes) is never moved or copied.
+    /// The filter writes a result line from the event and these, so the event (a few hundred
+    /// bytes) is never moved into an applied result nor copied.
     struct Effects: Sendable {
         var outcome: Outcome
         var icon: Int
