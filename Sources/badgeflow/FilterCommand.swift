@@ -26,6 +26,7 @@ struct FilterCommand: TakesManyInputs {
         "--rules": "rules", "--state": "state", "--max-line-bytes": "max-line-bytes", "--jobs": "jobs",
         "--files-from": "files-from", "-o": "output", "--output": "output",
         "--checkpoint": "checkpoint", "--max-resident": "max-resident", "--expanded-accounts": "expanded-accounts",
+        "--metrics": "metrics",
     ]
 
     @OptionGroup var rules: RulesOption
@@ -74,6 +75,13 @@ struct FilterCommand: TakesManyInputs {
 
     @Flag(name: .long, help: "SQLite state: print the number of checkpoints and the longest one to stderr at the end.")
     var checkpointStats = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Write metrics to FILE in Prometheus's text format (lines, results, errors by code, decrements, badge updates, duplicates, checkpoints, accounts, committed seq), replaced atomically at the start, every --checkpoint seconds (idle too) and at the end.",
+            valueName: "FILE"))
+    var metrics: String?
 
     @Flag(
         name: .long,
@@ -129,16 +137,16 @@ struct FilterCommand: TakesManyInputs {
                 "--max-line-bytes must be a number of bytes of at least 1024 (a line must hold a payload); got \(maxLineBytes)")
         }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
-        let sqlite = state.map { StateFormat.of($0).checkpoints } ?? false
+        let checkpointed = state.map { StateFormat.of($0).checkpoints } ?? false
         guard checkpoint > 0, checkpoint.isFinite else {
             throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)")
         }
-        if resume && !sqlite { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db)") }
-        if noResume && !sqlite { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db)") }
+        if resume && !checkpointed { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db)") }
+        if noResume && !checkpointed { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db)") }
         if resume && noResume { throw ValidationError("--resume and --no-resume exclude each other") }
         guard expandedAccounts >= 1 else { throw ValidationError("--expanded-accounts must be at least 1, got \(expandedAccounts)") }
         if let maxResident {
-            guard sqlite else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db)") }
+            guard checkpointed else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db)") }
             guard maxResident >= 1 else { throw ValidationError("--max-resident must be at least 1, got \(maxResident)") }
             if output != nil {
                 throw ValidationError(
@@ -174,6 +182,18 @@ struct FilterCommand: TakesManyInputs {
             Console.error("badgeflow: error: \(error.description)")
             throw Exit.io
         }
+        // --metrics (1/4): the file, written once now so an unwritable one is found before any line.
+        let metricsFile = metrics.map { MetricsFile(path: $0, period: checkpoint) }
+        var metricsFailed = false
+        if let metricsFile {
+            var initial = FilterMetrics()
+            let stats = session.currentStats
+            (initial.accountsStored, initial.committedSeq) = (stats.storedAccounts ?? 0, stats.committedSeq)
+            do { try metricsFile.write(initial, now: MetricsFile.now()) } catch {
+                Console.error("badgeflow: error: --metrics \(metricsFile.path): cannot write it (\(error.description))")
+                throw Exit.io
+            }
+        }
         Signals.install()
         JSONThread.useCLocale()
         let outputIsTerminal = Console.isTerminal(out.fd)
@@ -185,6 +205,34 @@ struct FilterCommand: TakesManyInputs {
         } catch {
             throw Self.exit(error)
         }
+        var skip = session.skipLines
+        // --metrics (2/4): the filter counts its results; lines read and the state's figures
+        // (the session's stats; a JSON state's accounts as loaded, then as saved) are added.
+        if metricsFile != nil { filter.metrics = FilterMetrics() }
+        var savedAccounts = session.store.map { type(of: $0).checkpoints ? 0 : session.currentStats.residentAccounts } ?? 0
+        func gatherMetrics() -> FilterMetrics {
+            var m = filter.metrics ?? FilterMetrics()
+            let stats = session.currentStats
+            m.linesRead = filter.seq - skip
+            m.checkpoints = stats.checkpoints
+            m.longestCheckpointPause = stats.longestPause
+            m.checkpointPauses = stats.pauseTime
+            m.accountsInMemory = stats.residentAccounts
+            m.accountsStored = stats.storedAccounts ?? savedAccounts
+            m.committedSeq = stats.committedSeq
+            // An SQLite state's as a reader sees it (the session's figures are those of the
+            // last commit it waited for, and the seq of the last one begun).
+            if let store = session.store, SQLiteStore.isSQLitePath(store.path),
+                let reader = try? SQLiteStore(path: store.path, readOnly: true)
+            {
+                (m.accountsStored, m.committedSeq) = (reader.accountCount, reader.seq)
+                reader.close()
+            }
+            return m
+        }
+        // The last write on every way out; the normal one (4/4) reports a failure.
+        var metricsWritten = false
+        defer { if let metricsFile, !metricsWritten { try? metricsFile.write(gatherMetrics(), now: MetricsFile.now()) } }
         var inputFailed = false
         var writeError: String? = nil
         var brokenPipe = false
@@ -196,6 +244,8 @@ struct FilterCommand: TakesManyInputs {
         let name = output ?? "stdout"
         let write: (inout JSONWriter) -> Void = { w in
             if outputClosed || w.count == 0 { return }
+            // --metrics (3/4): after this batch's checkpoint, when a period has passed.
+            defer { metricsFile?.writeIfDue(now: MetricsFile.now(), gatherMetrics) }
             if !w.withUnsafeBytes({ Console.write($0, to: fd) }) {
                 outputClosed = true
                 if errno == EPIPE { brokenPipe = true } else { writeError = "\(name): cannot write: \(OutputFile.reason())" }
@@ -209,14 +259,20 @@ struct FilterCommand: TakesManyInputs {
         let idle: () -> Int32 = {
             if outputClosed { return -1 }
             filter.finish(output: write)
-            return session.idle()
+            var next = session.idle()
+            // --metrics (3/4): written while idle too, and woken up for the next one.
+            if let metricsFile {
+                metricsFile.writeIfDue(now: MetricsFile.now(), gatherMetrics)
+                let due = metricsFile.millisecondsUntilDue(now: MetricsFile.now())
+                next = next < 0 ? due : min(next, due)
+            }
+            return next
         }
 
         let showProgress = progress ?? (Console.isTerminal(2) && !outputIsTerminal)
         // Over files (or stdin redirected from one) only: a pipe has no total to show.
         let total = showProgress && Console.isTerminal(2) ? Progress.totalBytes(of: sources) : 0
         let bar = total > 0 ? Progress(totalBytes: total) : nil
-        var skip = session.skipLines
         // Numbered: the limit applies to the text after the N<TAB> prefix (ParallelFilter).
         let reader = LineReader(fd: 0, maxLineBytes: maxLineBytes + (numbered ? LineNumber.maxPrefixBytes : 0))
         for source in sources {
@@ -283,6 +339,15 @@ struct FilterCommand: TakesManyInputs {
             throw Self.exit(error)
         }
         printStats(session)
+        // --metrics (4/4): the last write, once the state is committed or saved.
+        if let metricsFile {
+            if let store = session.store, !type(of: store).checkpoints { savedAccounts = filter.stream.accountCount }
+            metricsWritten = true
+            do { try metricsFile.write(gatherMetrics(), now: MetricsFile.now()) } catch {
+                Console.error("badgeflow: error: --metrics \(metricsFile.path): cannot write it (\(error.description))")
+                metricsFailed = true
+            }
+        }
         if let writeError {
             out.discard()
             Console.error("badgeflow: error: \(writeError)")
@@ -298,7 +363,7 @@ struct FilterCommand: TakesManyInputs {
         if receivedSignal != 0 { throw ExitCode(Signals.status(receivedSignal)) }
         // The reader went away (`| head`): stop quietly, as a process killed by SIGPIPE would.
         if brokenPipe { throw ExitCode(Signals.status(SIGPIPE)) }
-        if inputFailed { throw Exit.io }
+        if inputFailed || metricsFailed { throw Exit.io }
         let rejected = filter.stream.rejected
         if strict && rejected > 0 {
             let first = filter.stream.firstRejectedSeq.map { "; the first at seq \($0)" } ?? ""

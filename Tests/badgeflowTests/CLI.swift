@@ -59,11 +59,15 @@ enum CLI {
         }
         writer.start()
         let errData = Locked<Data>(Data())
-        let errReader = Thread { errData.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
+        let errDone = DispatchSemaphore(value: 0)
+        let errReader = Thread {
+            errData.set(stderr.fileHandleForReading.readDataToEndOfFile())
+            errDone.signal()
+        }
         errReader.start()
         let out = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        while errReader.isExecuting || !errReader.isFinished { usleep(1000) }
+        errDone.wait()
         return Run(
             status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
             stderr: String(decoding: errData.get(), as: UTF8.self))

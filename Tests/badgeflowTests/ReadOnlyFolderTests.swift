@@ -58,10 +58,15 @@ import Testing
             third = StateStoreTests.fleet(lines: 3000, accounts: 300, seed: 3)
         let run = try FullDiskTests.Running(["filter", "--state", state], in: dir)
         run.feed(second)
-        // The lock is taken, then the state loaded, before any line is read.
+        // The lock is taken and the state loaded before any line is read: once the results
+        // of `second` are out (flushed while no more input comes), both are done.
+        let answered = second.split(separator: "\n").count
         let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: state + ".lock"), Date() < deadline { usleep(20_000) }
-        usleep(200_000)
+        while Date() < deadline,
+            ((try? String(contentsOfFile: run.stdoutPath, encoding: .utf8)) ?? "").split(separator: "\n").count < answered
+        {
+            usleep(20_000)
+        }
         try TmpFS.setImmutable(folder, true)
         defer { try? TmpFS.setImmutable(folder, false) }
         run.feed(third)

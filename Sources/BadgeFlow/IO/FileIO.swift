@@ -144,14 +144,19 @@ public enum FileIO {
     /// an existing file keeps its mode and, when the process may set them, owner and group.
     /// A target that exists and is not a regular file (`/dev/null`, a FIFO, a terminal; see
     /// ``isWrittenInPlace(_:)``) is opened and written in place instead, like `>` does.
-    public static func writeAtomically(_ bytes: [UInt8], to given: String) throws(Failure) {
-        let w = try AtomicWriter(given)
+    ///
+    /// With `synced` false, nothing is fsynced: readers still never see a torn file (the
+    /// rename is atomic), but a crash of the machine may lose the last writes. For a file
+    /// rewritten every second whose content is soon stale anyway (`filter --metrics`), where
+    /// two fsyncs would pause the writer for milliseconds each time.
+    public static func writeAtomically(_ bytes: [UInt8], to given: String, synced: Bool = true) throws(Failure) {
+        let w = try AtomicWriter(given, synced: synced)
         try w.write(bytes)
         try w.commit()
     }
 
     /// A file replaced atomically, written piece by piece: ``write(_:)`` as often as needed,
-    /// then ``commit()`` (see ``FileIO/writeAtomically(_:to:)``); dropped without a commit,
+    /// then ``commit()`` (see ``FileIO/writeAtomically(_:to:synced:)``); dropped without a commit,
     /// the temporary file goes and the target keeps its old content. A target that exists and
     /// is not a regular file (a device, a FIFO) is written in place: no temporary file, no
     /// rename, no fsync.
@@ -162,13 +167,17 @@ public enum FileIO {
         private var fd: Int32
         private var buffer: [UInt8] = []
         private var prepared = false
+        /// Whether ``prepare()`` fsyncs the file and ``commit()`` its folder.
+        private let synced: Bool
         /// The first write or fsync that failed; the file is then never committed.
         private var failed: Failure?
 
-        /// Starts replacing `given` (through a symbolic link, keeping mode and owner).
+        /// Starts replacing `given` (through a symbolic link, keeping mode and owner); with
+        /// `synced` false, nothing is fsynced (see ``FileIO/writeAtomically(_:to:synced:)``).
         ///
         /// - Throws: `Failure` when the temporary file cannot be created.
-        public init(_ given: String) throws(Failure) {
+        public init(_ given: String, synced: Bool = true) throws(Failure) {
+            self.synced = synced
             // Through a link, to its target (created when missing): the link stays.
             let path = FileIO.resolved(given)
             var old = stat()
@@ -239,7 +248,7 @@ public enum FileIO {
             guard !prepared else { return }
             try flush()
             // In place (a device, a FIFO) there is nothing to sync: fsync fails there (EINVAL).
-            if let temp, fsync(fd) != 0 {
+            if synced, let temp, fsync(fd) != 0 {
                 let f = FileIO.failure(temp, "cannot fsync")
                 failed = f
                 throw f
@@ -261,7 +270,7 @@ public enum FileIO {
                 unlink(temp)
                 throw f
             }
-            FileIO.syncFolder(of: path)
+            if synced { FileIO.syncFolder(of: path) }
         }
     }
 

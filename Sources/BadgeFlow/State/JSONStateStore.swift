@@ -57,6 +57,7 @@ package final class JSONStateStore: StateStore {
     }
 
     package func readAhead() throws(StateFile.Failure) -> (any AccountPrefetcher)? { nil }
+    package var storedAccounts: Int? { nil }
     package var isCommitPending: Bool { false }
     package func beginCheckpoint(_ stream: inout BadgeStream, seq: Int, input: String) {}
     package func finishCheckpoint(_ stream: inout BadgeStream) throws(StateFile.Failure) {}

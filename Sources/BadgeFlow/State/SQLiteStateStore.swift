@@ -71,8 +71,7 @@ package final class SQLiteStateStore: StateStore {
 
     package var isCommitPending: Bool { checkpointer?.isPending ?? false }
 
-    /// Accounts the state held after the last checkpoint committed (nil: none committed).
-    package var storedAccounts: Int { checkpointer?.storedAccounts ?? store.accountCount }
+    package var storedAccounts: Int? { checkpointer?.storedAccounts ?? store.accountCount }
 
     package func beginCheckpoint(_ stream: inout BadgeStream, seq: Int, input: String) {
         checkpointer?.begin(&stream, seq: seq, input: input)

@@ -309,7 +309,7 @@ package final class StateSession {
             s.loadsAhead = stream.loads.ahead
             s.loadsInline = stream.loads.inline
         }
-        s.storedAccounts = (store as? SQLiteStateStore)?.storedAccounts
+        s.storedAccounts = store?.storedAccounts
         return s
     }
 

@@ -57,6 +57,9 @@ package protocol StateStore: AnyObject {
     /// this one (nil: the format has none). Called once, after ``attach(rules:)``.
     func readAhead() throws(StateFile.Failure) -> (any AccountPrefetcher)?
 
+    /// The accounts the state holds as of its last commit (nil: the format learns it only
+    /// when saved).
+    var storedAccounts: Int? { get }
     /// Whether a checkpoint was begun and not finished.
     var isCommitPending: Bool { get }
     /// Takes the changed accounts of `stream` and starts committing them with `seq`, read

@@ -55,6 +55,9 @@ public final class ParallelFilter {
     private var requested: Batch?
     /// Set by ``stop()``: batches are no longer applied.
     private var stopped = false
+    /// With a value, every result applied is counted into it (``FilterMetrics/count(_:)``);
+    /// nil (the default): nothing is counted, and the line loop does not look at the results.
+    public var metrics: FilterMetrics?
 
     /// Whether the batch last applied can be taken back (``undoLastBatch()``).
     package var keepsUndo: Bool {
@@ -229,10 +232,24 @@ public final class ParallelFilter {
         w.removeAll()
         var n = seq
         var last = lastNumber
-        batch.takeEachResult { result, number in
-            n += 1
-            if number > last { last = number }
-            local.apply(result, seq: number > 0 ? number : n, into: &w)
+        if var counts = metrics {
+            // The results as values: counted, then written as the line loop below writes them.
+            metrics = nil
+            batch.takeEachResult { result, number in
+                n += 1
+                if number > last { last = number }
+                if let r = local.apply(result, seq: number > 0 ? number : n) {
+                    r.render(into: &w)
+                    counts.count(r)
+                }
+            }
+            metrics = counts
+        } else {
+            batch.takeEachResult { result, number in
+                n += 1
+                if number > last { last = number }
+                local.apply(result, seq: number > 0 ? number : n, into: &w)
+            }
         }
         seq = n
         lastNumber = last

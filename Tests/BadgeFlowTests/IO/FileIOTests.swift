@@ -66,4 +66,24 @@ import Glibc
         try FileIO.writeAtomically(Array("b".utf8), to: path)
         #expect(try FileIO.readString(path) == "b")
     }
+
+    /// Unsynced (`filter --metrics`), a file is still replaced by a rename: a new inode with
+    /// the old mode, and no temporary file left.
+    @Test func anUnsyncedWriteStillReplacesTheFileByARename() throws {
+        let folder = try TemporaryFolder()
+        let path = try folder.write("m.prom", Array("old\n".utf8))
+        #expect(chmod(path, 0o640) == 0)
+        var before = stat()
+        #expect(stat(path, &before) == 0)
+        // Held open, the old inode cannot be reused for the new file.
+        let old = open(path, O_RDONLY | O_CLOEXEC)
+        defer { close(old) }
+        try FileIO.writeAtomically(Array("new\n".utf8), to: path, synced: false)
+        var after = stat()
+        #expect(stat(path, &after) == 0)
+        #expect(after.st_ino != before.st_ino)
+        #expect(after.st_mode & 0o7777 == 0o640)
+        #expect(try FileIO.readString(path) == "new\n")
+        #expect(try folder.names() == ["m.prom"])
+    }
 }

@@ -2,6 +2,12 @@ import Testing
 
 @testable import BadgeFlow
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The filter's state policy (``StateSession``), in process on real states in a temporary
 /// folder, with a clock the test moves: when a checkpoint is due, idle checkpoints,
 /// eviction under `--max-resident`, compaction, resume by count and by N, the same input
@@ -87,6 +93,7 @@ import Testing
         #expect(session.currentStats.checkpoints == 2 && session.currentStats.committedSeq == 5)
         try Self.close(session)
         #expect(try Self.committed(state) == ResumePoint(seq: 5, input: "in.ndjson"))
+        #expect(session.currentStats.storedAccounts == 5 && session.currentStats.residentAccounts == 5)
     }
 
     @Test func anIdleStreamCommitsOnceDueAndOnlyWhenResultsWentOutSince() throws {
@@ -292,5 +299,85 @@ import Testing
         }
         #expect(refused?.kind == .state)
         #expect(refused?.message.contains(#"root "top""#) == true, "\(refused?.message ?? "")")
+    }
+
+    /// A second writer is refused, under the same name or another one for the same state (a
+    /// symbolic link made before or after the state exists; the path through `./`): all
+    /// take the same lock, which the first releases when it ends.
+    @Test(arguments: ["s.sqlite", "s.json"], ["same", "link", "link-first", "dot"])
+    func aSecondWriterIsRefusedNamingTheFirst(_ name: String, _ how: String) throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file(name)
+        let clock = Clock()
+        var other = how == "dot" ? folder.path + "/./" + name : state
+        if how.hasPrefix("link") {
+            other = folder.file("other-" + name)
+            // "link-first": a link to a state that is not there yet (a JSON state is only
+            // written at the end).
+            if how == "link" { try Self.close(try Self.session(state, clock: clock)) }
+            #expect(symlink(name, other) == 0)
+        }
+        let first = try Self.session(state, clock: clock)
+        let refused = #expect(throws: StateSession.Failure.self) { try Self.session(other, clock: clock) }
+        #expect(refused?.kind == .state)
+        #expect(refused?.message.hasSuffix(": in use by pid \(getpid())") == true, "\(refused?.message ?? "")")
+        try Self.close(first)
+        try Self.close(try Self.session(other, clock: clock))
+    }
+
+    @Test func aClosedOutputCommitsNothingPastTheLastCheckpoint() throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s.sqlite")
+        let clock = Clock()
+        let session = try Self.session(state, clock: clock)
+        Self.feed(session, Self.push("a"))
+        clock.now = 1
+        Self.feed(session, Self.push("b"))
+        #expect(session.currentStats.committedSeq == 2)
+        Self.feed(session, Self.push("c"))
+        // The reader went away while line 4 was written.
+        var line = Self.push("d")
+        line.withUTF8 { bytes in session.filter.feed(.text(UnsafeRawBufferPointer(bytes))) { _ in session.outputFailed() } }
+        clock.now = 10
+        let results = StateSession.Results(name: "stdout", isFile: false, replacesAtomically: false, commit: { nil }, discard: {})
+        #expect(try session.close(results, writeError: nil, outputClosed: true) == false)
+        #expect(try Self.committed(state)?.seq == 2)
+    }
+
+    @Test func aStateSavedAtTheEndHoldsNoLineOfABatchWhoseResultsWereNotWritten() throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s.json")
+        let clock = Clock()
+        let session = try Self.session(state, clock: clock)
+        #expect(Self.feed(session, Self.push("a")).contains(#""icon":1"#))
+        var line = Self.push("a")
+        line.withUTF8 { bytes in session.filter.feed(.text(UnsafeRawBufferPointer(bytes))) { _ in session.outputFailed() } }
+        let results = StateSession.Results(name: "stdout", isFile: false, replacesAtomically: false, commit: { nil }, discard: {})
+        #expect(try session.close(results, writeError: nil, outputClosed: true) == false)
+        let saved = try StateFormat.open(path: state, readOnly: true)
+        #expect(try saved.account("a", rules: .builtIn)?.tree.total == 1)
+    }
+
+    /// The stats `--checkpoint-stats` and `--metrics` read: pauses are measured on the
+    /// session's clock (here one that moves 0.25 s at each reading).
+    @Test func pausesAreMeasuredOnTheSessionsClock() throws {
+        let folder = try TemporaryFolder()
+        let clock = Clock()
+        var options = StateSession.Options()
+        options.checkpointInterval = 1
+        let session = try StateSession(
+            state: folder.file("s.sqlite"), rules: .builtIn, rulesGiven: false, input: "stdin", options: options,
+            clock: {
+                clock.now += 0.25
+                return clock.now
+            })
+        _ = try session.start(jobs: 1, linesPerBatch: 1)
+        for id in ["a", "b", "c", "d"] { Self.feed(session, Self.push(id)) }
+        let stats = session.currentStats
+        // Each batch reads the clock once; the checkpoint (due at the fourth) twice more.
+        #expect(stats.checkpoints == 1 && stats.committedSeq == 4)
+        #expect(stats.longestPause == 0.25 && stats.pauseTime == 0.25)
+        #expect(stats.residentAccounts == 4)
+        try Self.close(session)
     }
 }
