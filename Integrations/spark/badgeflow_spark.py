@@ -12,6 +12,11 @@ goes to every partition; the driver combines the partitions' result lines of its
 (OUTPUT/parts/part-expire). The results merged by seq are byte for byte what one `badgeflow
 filter` run over the input writes.
 
+With --state-in (a folder of parts from `badgeflow state split` or an earlier run, or a state
+file split on the driver) and --state-out DIR, each partition's filter runs with `--state` on
+a copy of its part (the partition count must be the parts' P) and the parts after the run go
+to DIR/part-00000.json … (or .sqlite), for `badgeflow state merge` or the next day's run.
+
 Everything is written to a hidden folder beside OUTPUT and moved into place at the end, so a
 failed run leaves no OUTPUT behind and `--overwrite` replaces an old one in one step:
 
@@ -40,11 +45,14 @@ import gzip
 import heapq
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
 import subprocess
+import sqlite3
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -62,15 +70,18 @@ STDERR_KEPT = 64 * 1024  # the last bytes of a failed filter's stderr put in the
 REFUSED_FILTER_ARGS = {
     "-o": "the job collects each filter's stdout; an -o FILE on an executor is lost",
     "--output": "the job collects each filter's stdout; an -o FILE on an executor is lost",
-    "--state": "every partition starts from empty state (partitioned state is not supported yet)",
-    "--resume": "it needs --state, which a partition cannot have",
-    "--no-resume": "it needs --state, which a partition cannot have",
-    "--checkpoint": "it needs --state, which a partition cannot have",
-    "--max-resident": "it needs --state, which a partition cannot have",
-    "--checkpoint-stats": "it needs --state, which a partition cannot have",
+    "--state": "the job passes each partition its part of the state itself: use --state-in and --state-out",
+    "--resume": "each partition's filter starts from a fresh copy of its part: there is nothing to resume",
+    "--no-resume": "each partition's filter starts from a fresh copy of its part: there is nothing to resume",
     "--numbered": "the job numbers the lines and always passes it",
     "--files-from": "the job reads --input and feeds each filter its lines",
     "--rules": "use the job's --rules, which ships the file to the executors",
+}
+# Refused unless the run has a state (--state-in or --state-out).
+STATE_FILTER_ARGS = {
+    "--checkpoint": "it needs a state: pass --state-in or --state-out",
+    "--max-resident": "it needs a state: pass --state-in or --state-out",
+    "--checkpoint-stats": "it needs a state: pass --state-in or --state-out",
 }
 # `badgeflow filter` options that take a value (the next argument when not given as --opt=V).
 VALUED_FILTER_ARGS = {"-o", "--output", "--state", "--checkpoint", "--max-resident", "--files-from",
@@ -124,6 +135,20 @@ def parse_args(argv):
                     help='more arguments for `badgeflow filter`, e.g. --filter-args --stamp or '
                          '--filter-args "--stamp --max-line-bytes 4194304" (refused: '
                          + ", ".join(sorted(REFUSED_FILTER_ARGS)) + ")")
+    ap.add_argument("--state-in",
+                    help="the state the run starts from: a folder of parts (`badgeflow state split FILE "
+                         "--parts P DIR`, or an earlier run's --state-out), whose P the run's partition count "
+                         "must be (the default when --partitions is not given), or a state FILE, split on "
+                         "the driver into --partitions parts. Each task reads its part from the path (local "
+                         "mode, a shared mount) or, when the executor lacks it, from the files shipped with "
+                         "spark-submit --files DIR/part-00000.json,…")
+    ap.add_argument("--state-out",
+                    help="a folder for the state after the run: one state per partition, part-00000.json … "
+                         "(or .sqlite), to merge with `badgeflow state merge` or to pass as the next run's "
+                         "--state-in; a path the driver and every executor share (local mode, a shared "
+                         "mount); refused when it exists, unless --overwrite")
+    ap.add_argument("--state-format", choices=["json", "sqlite"], default="json",
+                    help="the parts' format when there is no --state-in (default json)")
     ap.add_argument("--merge", choices=MERGES, default="auto",
                     help="driver: k-way merge of the sorted parts by the driver into OUTPUT/merged/part-00000 "
                          "(needs OUTPUT on the driver's file system); spark: sortBy(seq) into one file "
@@ -152,9 +177,10 @@ def split_filter_args(filter_args):
     return list(filter_args)
 
 
-def check_filter_args(extra):
-    """Refuses what a partition's filter must not be given (see REFUSED_FILTER_ARGS), and
-    INPUTs. Unknown options are left to the filter (the driver check runs it)."""
+def check_filter_args(extra, state=False):
+    """Refuses what a partition's filter must not be given (see REFUSED_FILTER_ARGS, and
+    STATE_FILTER_ARGS without `state`), and INPUTs. Unknown options are left to the filter
+    (the driver check runs it)."""
     i = 0
     while i < len(extra):
         arg = extra[i]
@@ -167,6 +193,8 @@ def check_filter_args(extra):
         name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
         if name in REFUSED_FILTER_ARGS:
             raise JobError("--filter-args: %s is not allowed: %s" % (name, REFUSED_FILTER_ARGS[name]))
+        if name in STATE_FILTER_ARGS and not state:
+            raise JobError("--filter-args: %s is not allowed: %s" % (name, STATE_FILTER_ARGS[name]))
         if name in VALUED_FILTER_ARGS and arg.startswith("--") and "=" not in arg:
             i += 1  # its value, whatever it looks like
     return extra
@@ -376,6 +404,154 @@ def check_output(output, overwrite, exists):
     """Refuses an existing OUTPUT without --overwrite."""
     if exists and not overwrite:
         raise JobError("--output %s exists; pass --overwrite to replace it (at the end of a successful run)" % output)
+
+
+# ----------------------------------------------------------------------------------------
+# Partitioned state: parts in, parts out (the driver's side)
+
+
+PART_NAME = re.compile(r"^part-(\d{5,})\.(json|sqlite)$")
+EMPTY_STATE = b'{"format": "badgeflow-state", "version": 2, "accounts": {}}\n'
+
+
+def part_record(path):
+    """(parts, index, hash) as a part of a split state records it, or None when it records
+    none. JSON: the top-level "partition" member, which BadgeFlow writes before "accounts"
+    (only the file's head is read); SQLite: the meta rows partition.parts, .index, .hash."""
+    if path.endswith(".sqlite"):
+        try:
+            db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+            try:
+                meta = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'partition.%'"))
+            finally:
+                db.close()
+        except sqlite3.Error as e:
+            raise JobError("%s: not a BadgeFlow SQLite state: %s" % (path, e))
+        if "partition.parts" not in meta:
+            return None
+        try:
+            return int(meta["partition.parts"]), int(meta["partition.index"]), meta.get("partition.hash")
+        except (KeyError, ValueError):
+            raise JobError("%s: malformed partition rows %r" % (path, meta))
+    head = b""
+    with open(path, "rb") as f:
+        while b'"accounts"' not in head:
+            chunk = f.read(1 << 16)
+            if not chunk:
+                break
+            head += chunk
+    head = head[:head.find(b'"accounts"')] if b'"accounts"' in head else head
+    at = head.rfind(b'"partition"')
+    if at < 0:
+        return None
+    end = head.find(b"}", at)
+    try:
+        record = json.loads(head[head.index(b"{", at):end + 1])
+        return int(record["parts"]), int(record["index"]), record.get("hash")
+    except (ValueError, KeyError, TypeError):
+        raise JobError("%s: malformed partition record %r" % (path, head[at:end + 1][:200]))
+
+
+def state_parts(folder):
+    """(extension, P) of the split state in `folder`, checked: files part-NNNNN.json or
+    .sqlite of one format, as many as the P they record, each recording its own index and the
+    hash crc32. Raises JobError naming the first part that does not fit."""
+    if not os.path.isdir(folder):
+        raise JobError("--state-in %s: no such folder or file" % folder)
+    found = [(PART_NAME.match(n), n) for n in sorted(os.listdir(folder)) if PART_NAME.match(n)]
+    if not found:
+        raise JobError("--state-in %s: no parts (part-00000.json … or .sqlite) in it; split a state with "
+                       "`badgeflow state split FILE --parts P %s`" % (folder, folder))
+    exts = sorted(set(m.group(2) for m, _ in found))
+    if len(exts) > 1:
+        raise JobError("--state-in %s: parts of two formats (%s)" % (folder, ", ".join(exts)))
+    parts = None
+    for m, name in found:
+        path = os.path.join(folder, name)
+        record = part_record(path)
+        if record is None:
+            raise JobError("--state-in %s: %s records no partition; is it a part of a split state?" % (folder, name))
+        p, index, hashed = record
+        if hashed != "crc32":
+            raise JobError("--state-in %s: %s was split with hash %r; this job partitions by crc32" % (folder, name, hashed))
+        if index != int(m.group(1)):
+            raise JobError("--state-in %s: %s records index %d" % (folder, name, index))
+        if parts is None:
+            parts = p
+        elif p != parts:
+            raise JobError("--state-in %s: %s is a part of %d, %s of %d" % (folder, name, p, found[0][1], parts))
+    if len(found) != parts:
+        raise JobError("--state-in %s: the state is split into %d parts, %d of them found"
+                       % (folder, parts, len(found)))
+    return exts[0], parts
+
+
+def check_state_partitions(state_in, parts, partitions):
+    """Refuses a run whose partition count is not the state's P; returns the count to use."""
+    if partitions and partitions != parts:
+        raise JobError("--state-in %s is split into %d parts; this run has %d partitions (leave out "
+                       "--partitions, pass --partitions %d, or split the whole state again with "
+                       "`badgeflow state split FILE --parts %d DIR`)" % (state_in, parts, partitions, parts, partitions))
+    return parts
+
+
+def split_state(badgeflow, state, partitions, folder):
+    """`badgeflow state split STATE --parts P FOLDER` on the driver."""
+    binary = locate(badgeflow, on_path=True)
+    if binary is None:
+        raise JobError("splitting the state on the driver needs --badgeflow there: %s not found" % badgeflow)
+    argv = [binary, "state", "split", state, "--parts", str(partitions), folder]
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        raise JobError("`%s` failed (exit status %d):\n%s" % (" ".join(shlex.quote(a) for a in argv), proc.returncode,
+                                                               proc.stderr.decode("utf-8", "replace").rstrip()))
+
+
+def prepare_state(badgeflow, state_in, state_out, state_format, partitions, scratch):
+    """The parts every task starts from: (folder, extension, P). A folder of parts is
+    checked (and its P against `partitions`, when given); a state FILE is split into
+    `partitions` parts in `scratch`, and so is an empty state when there is only --state-out
+    (its parts record P, which `state merge` checks)."""
+    if state_in and os.path.isdir(state_in):
+        ext, parts = state_parts(state_in)
+        return os.path.abspath(state_in), ext, check_state_partitions(state_in, parts, partitions)
+    if state_in:
+        if not os.path.isfile(state_in):
+            raise JobError("--state-in %s: no such folder or file" % state_in)
+        ext = "sqlite" if state_in.endswith((".sqlite", ".db")) else "json"
+        source = state_in
+    else:
+        ext = state_format
+        source = os.path.join(scratch, "empty.json")
+        with open(source, "wb") as f:
+            f.write(EMPTY_STATE)
+        if ext == "sqlite":
+            binary = locate(badgeflow, on_path=True)
+            if binary is None:
+                raise JobError("making the empty SQLite parts on the driver needs --badgeflow there")
+            converted = os.path.join(scratch, "empty.sqlite")
+            subprocess.run([binary, "state", "convert", source, converted], check=True)
+            source = converted
+    folder = os.path.join(scratch, "parts")
+    split_state(badgeflow, source, partitions, folder)
+    return folder, ext, partitions
+
+
+def resolve_part(folder, name):
+    """An executor's path of a part: FOLDER/NAME when the executor sees it (local mode, a
+    shared mount), else the file shipped with spark-submit --files."""
+    path = os.path.join(folder, name)
+    if os.path.isfile(path):
+        return path
+    try:
+        from pyspark import SparkFiles
+        shipped = SparkFiles.get(name)
+    except Exception:  # noqa: BLE001 - outside a Spark task (tests)
+        shipped = None
+    if shipped and os.path.isfile(shipped):
+        return shipped
+    raise RuntimeError("badgeflow_spark: state part %s is not on this executor (ship the parts with "
+                       "spark-submit --files, or put --state-in on a path every executor sees)" % path)
 
 
 # ----------------------------------------------------------------------------------------
@@ -668,15 +844,35 @@ def resolve_file(name):
 
 
 def make_pipe(badgeflow, rules, extra, jobs, filter_seconds=None, tallies=None, resolve=resolve_file,
-              expires=None):
+              expires=None, state=None):
     """The function that runs one partition, (key, line bytes) pairs with key
     (partition, number), through `badgeflow filter --numbered` and yields its result lines
     (bytes). With `expires` (an accumulator of lists), the results of fleet-wide expire lines
     (which every partition gets) go there as (seq, line) instead, for the driver to combine;
     they are not tallied. A filter that fails fails the task with its exit status and the
-    end of its stderr."""
+    end of its stderr.
+
+    With `state` (folder of the parts in, extension, folder for the parts out or None), the
+    filter runs with `--state` on a private copy of the partition's part (a retried task
+    starts from the part again), which then replaces OUT/part-NNNNN.ext."""
     def run(split, records):
+        work = tempfile.mkdtemp(prefix="badgeflow-part-") if state else None
+        try:
+            for line in run_filter(split, records, work):
+                yield line
+        finally:
+            if work:
+                shutil.rmtree(work, ignore_errors=True)
+
+    def run_filter(split, records, work):
         argv = [resolve(badgeflow), "filter", "--numbered"]
+        part = None
+        if state:
+            in_dir, ext, _ = state
+            name = "part-%05d.%s" % (split, ext)
+            part = os.path.join(work, name)
+            shutil.copyfile(resolve_part(in_dir, name), part)
+            argv += ["--state", part]
         if rules:
             argv += ["--rules", resolve(rules)]
         if not any(a == "--jobs" or a.startswith("--jobs=") for a in extra):
@@ -740,6 +936,11 @@ def make_pipe(badgeflow, rules, extra, jobs, filter_seconds=None, tallies=None, 
                                % (" ".join(argv), how, split, text))
         if failure:
             raise failure[0]
+        if state and state[2]:
+            name = os.path.basename(part)
+            staged = os.path.join(state[2], ".%s.%s" % (name, uuid.uuid4().hex[:12]))
+            shutil.copyfile(part, staged)
+            os.replace(staged, os.path.join(state[2], name))  # a retried task's part replaces the first's
         if tallies is not None:
             tallies.add(tally)
         if expires is not None and diverted:
@@ -827,23 +1028,44 @@ def read_rows(spark, paths):
     return reduce(lambda a, b: a.unionAll(b), frames)
 
 
-def preflight(output, overwrite, badgeflow, rules, extra, output_exists=None, shipped_dir=None, required=False):
+def check_state_out(state_out, overwrite):
+    """--state-out: a local path (the driver moves the parts into place), refused when it
+    exists without --overwrite."""
+    if state_out is None:
+        return None
+    local = local_path(state_out)
+    if local is None:
+        raise JobError("--state-out %s: a path the driver and every executor share (a local path or a mount), "
+                       "not another file system" % state_out)
+    out = LocalOutput(local)
+    out.check_parent()
+    if out.exists() and not overwrite:
+        raise JobError("--state-out %s exists; pass --overwrite to replace it (at the end of a successful run)" % state_out)
+    return out
+
+
+def preflight(output, overwrite, badgeflow, rules, extra, output_exists=None, shipped_dir=None, required=False,
+              state=False):
     """Every check that needs no input: --filter-args, OUTPUT, the binary and the rules."""
-    check_filter_args(extra)
+    check_filter_args(extra, state=state)
     if output_exists is not None:
         check_output(output, overwrite, output_exists)
     return driver_check(badgeflow, rules, extra, shipped_dir=shipped_dir, required=required)
 
 
 def run(spark, inputs, output, badgeflow="badgeflow", rules=None, filter_args=(), partitions=None,
-        merge="auto", overwrite=False, keep_parts=False, compress=None, profile=False, log=None):
+        merge="auto", overwrite=False, keep_parts=False, compress=None, profile=False, log=None,
+        state_in=None, state_out=None, state_format="json"):
     """Runs `badgeflow filter` partitioned by account over `inputs` on the caller's
     SparkSession `spark` (which is left running) and writes OUTPUT (see the module's doc).
 
     inputs: a path or a list of paths Spark reads (file, directory, glob), numbered in the
     order given. filter_args: a list, or a string split as a shell would. merge: "auto",
     "driver", "spark" or "none". compress: None or "gzip". log: a function given each
-    timing line (default: stderr). Returns the summary (what OUTPUT/summary.json holds).
+    timing line (default: stderr). state_in: a folder of parts or a state file; state_out: a
+    folder for the parts after the run; state_format: "json" or "sqlite", the parts' format
+    without state_in (see --state-in, --state-out). Returns the summary (what
+    OUTPUT/summary.json holds).
     Raises JobError for a refused run (nothing read, OUTPUT untouched)."""
     t0 = time.time()
     say = log or (lambda text: print(text, file=sys.stderr))
@@ -865,12 +1087,44 @@ def run(spark, inputs, output, badgeflow="badgeflow", rules=None, filter_args=()
     else:
         out = HadoopOutput(spark, output)
     from pyspark import SparkFiles
+    with_state = bool(state_in or state_out)
+    if state_format not in ("json", "sqlite"):
+        raise JobError("state_format must be 'json' or 'sqlite', got %r" % (state_format,))
     preflight(output, overwrite, badgeflow, rules, extra, output_exists=out.exists(),
-              shipped_dir=SparkFiles.getRootDirectory())
+              shipped_dir=SparkFiles.getRootDirectory(), state=with_state)
+    state_target = check_state_out(state_out, overwrite)
     if merge == "auto":
         merge = "driver" if isinstance(out, LocalOutput) else "spark"
     if merge == "driver" and not isinstance(out, LocalOutput):
         raise JobError("--merge driver needs OUTPUT on the driver's file system and a local master")
+    scratch = tempfile.mkdtemp(prefix="badgeflow-state-") if with_state else None
+    state = None
+    try:
+        if with_state:
+            # Before any input is read: the state's P against the partition count.
+            started = time.time()
+            in_dir, ext, partitions = prepare_state(badgeflow, state_in, state_out, state_format,
+                                                    partitions if partitions or (state_in and os.path.isdir(state_in))
+                                                    else sc.defaultParallelism, scratch)
+            if state_target is not None:
+                os.makedirs(state_target.staging)
+            state = (in_dir, ext, state_target.staging if state_target is not None else None)
+            say("badgeflow_spark: %-52s %7.2f s" % ("state in: %d parts (%s)%s" % (
+                partitions, ext, "" if state_in and os.path.isdir(state_in) else ", split on the driver"),
+                time.time() - started))
+        return _run(spark, sc, paths, out, merge, badgeflow, rules, extra, partitions, overwrite, keep_parts,
+                    compress, profile, say, t0, state, state_target)
+    except BaseException:
+        if state_target is not None:
+            state_target.discard()
+        raise
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(spark, sc, paths, out, merge, badgeflow, rules, extra, partitions, overwrite, keep_parts, compress,
+         profile, say, t0, state, state_target):
     partitions = partitions or sc.defaultParallelism
     task_cpus = int(sc.getConf().get("spark.task.cpus", "1"))
     for path in (badgeflow, rules):
@@ -909,7 +1163,7 @@ def run(spark, inputs, output, badgeflow="badgeflow", rules=None, filter_args=()
             keyed.unpersist()
             t = phase("shuffle: partition by key hash, sort by number", t)
         results = ordered.mapPartitionsWithIndex(
-            make_pipe(badgeflow, rules, extra, task_cpus, filter_seconds, tallies, expires=expires))
+            make_pipe(badgeflow, rules, extra, task_cpus, filter_seconds, tallies, expires=expires, state=state))
         parts_url = out.url + "/parts"
         results.saveAsTextFile(parts_url, codec)
         t = phase("pipe through badgeflow filter --numbered, write parts", t)
@@ -948,6 +1202,12 @@ def run(spark, inputs, output, badgeflow="badgeflow", rules=None, filter_args=()
             out.remove("parts")
         summary = summary_document(tally, lines, files, partitions)
         out.write("summary.json", (json.dumps(summary, indent=1) + "\n").encode("utf-8"))
+        if state_target is not None:
+            missing = [i for i in range(partitions)
+                       if not os.path.isfile(os.path.join(state_target.staging, "part-%05d.%s" % (i, state[1])))]
+            if missing:
+                raise JobError("--state-out: the parts of partitions %s were not written" % missing[:10])
+            state_target.commit(overwrite)
         out.commit(overwrite)
     except BaseException:
         out.discard()
@@ -966,7 +1226,13 @@ def main(argv=None):
         # Before the JVM starts: the arguments, a local OUTPUT, a binary and rules on the driver.
         local = local_path(args.output)
         preflight(args.output, args.overwrite, args.badgeflow, args.rules, extra,
-                  output_exists=os.path.lexists(local) if local is not None else None)
+                  output_exists=os.path.lexists(local) if local is not None else None,
+                  state=bool(args.state_in or args.state_out))
+        check_state_out(args.state_out, args.overwrite)
+        if args.state_in and not os.path.exists(args.state_in):
+            raise JobError("--state-in %s: no such folder or file" % args.state_in)
+        if args.state_in and os.path.isdir(args.state_in):
+            check_state_partitions(args.state_in, state_parts(args.state_in)[1], args.partitions)
     except JobError as e:
         print("badgeflow_spark: error: %s" % e, file=sys.stderr)
         return 2
@@ -984,7 +1250,8 @@ def main(argv=None):
         run(spark, [p for p in args.input.split(",") if p], args.output, badgeflow=args.badgeflow,
             rules=args.rules, filter_args=extra, partitions=args.partitions or None, merge=args.merge,
             overwrite=args.overwrite, keep_parts=args.keep_parts, compress=args.compress,
-            profile=args.profile)
+            profile=args.profile, state_in=args.state_in, state_out=args.state_out,
+            state_format=args.state_format)
     except JobError as e:
         print("badgeflow_spark: error: %s" % e, file=sys.stderr)
         return 2

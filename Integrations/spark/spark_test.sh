@@ -8,7 +8,11 @@
 # gzip. Every summary.json is checked against a recount of the results (and against jq). Both
 # streams hold ttl marks and fleet-wide expire lines (EventLines article), which every partition answers
 # for its own accounts and the job combines into one line per seq (EXPIRE_EVERY=0: none in the
-# main stream). Installs Java and PySpark when missing.
+# main stream). Then a chained two-day run on the same session: day 1 with --state-out, day 2
+# with --state-in from it (P=4: the folder; P=8: a merged file split on the driver), both days'
+# results and the `state merge`d final state compared byte for byte with one `filter --state`
+# chain; and a state of 4 parts refused for --partitions 8 (CHAIN_LINES=4000 lines a day).
+# Installs Java and PySpark when missing.
 #   LINES=200000 SEED=15 ALL_AT=1 EXPIRE_EVERY=400 PROFILE=1 Integrations/spark/spark_test.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -132,16 +136,29 @@ grep -q '"op":"expire".*"accounts":\[{"account":".*},{"account":"' "$E/single.nd
   || fail "the edge input has no expire result with two accounts"
 first=$(ls -U "$E/day" | awk 'NR <= 3' | tr '\n' ' ')
 
+# Two days for a chained run: day 1 then day 2 through one `filter --state` chain here, and
+# through the job on the API's session below, with --state-out then --state-in (P=4: a folder
+# of parts; P=8: day 1's parts merged into one file, split again on the driver).
+C=$WORK/chain
+mkdir -p "$C"
+python3 Integrations/spark/gen_stream.py --lines "${CHAIN_LINES:-4000}" --seed 31 --accounts 300 --devices 900 --expire-every 300 "${AT_ARG[@]}" > "$C/day1.ndjson"
+python3 Integrations/spark/gen_stream.py --lines "${CHAIN_LINES:-4000}" --seed 32 --accounts 300 --devices 900 --expire-every 300 "${AT_ARG[@]}" > "$C/day2.ndjson"
+t=$(now)
+"$BIN" filter --state "$C/one.json" "$C/day1.ndjson" > "$C/one1.ndjson"
+"$BIN" filter --state "$C/one.json" "$C/day2.ndjson" > "$C/one2.ndjson"
+chain_one=$(secs "$t" "$(now)")
+"$BIN" filter --state "$C/one.sqlite" "$C/day1.ndjson" > /dev/null
+"$BIN" filter --state "$C/one.sqlite" "$C/day2.ndjson" > /dev/null
 # 3 and 4 through the API, on one SparkSession that must still run after both: --merge none
 # (kept as out-none), a refusal without overwrite, then overwrite=True with --merge spark and
-# --compress gzip over the same OUTPUT.
+# --compress gzip over the same OUTPUT; then the chained two-day runs (5).
 t=$(now)
-if ! python3 - "$E" "$BIN" > "$E/api.log" 2>&1 <<'EOF'
-import shutil, sys
+if ! python3 - "$E" "$BIN" "$C" > "$E/api.log" 2>&1 <<'EOF'
+import shutil, subprocess, sys, time
 sys.path.insert(0, "Integrations/spark")
 import badgeflow_spark as job
 from pyspark.sql import SparkSession
-E, BIN = sys.argv[1:3]
+E, BIN, C = sys.argv[1:4]
 spark = (SparkSession.builder.master("local[2,3]").appName("badgeflow-spark-test")
          .config("spark.ui.showConsoleProgress", "false").getOrCreate())
 spark.sparkContext.setLogLevel("WARN")
@@ -157,13 +174,33 @@ summary = job.run(spark, inputs, E + "/out", badgeflow=BIN, partitions=3, merge=
                   overwrite=True)
 assert spark.range(5).count() == 5, "the session no longer runs"
 print("session still running; summary results %d" % summary["results"])
+for p in (4, 8):
+    started = time.time()
+    job.run(spark, C + "/day1.ndjson", "%s/out1-%d" % (C, p), badgeflow=BIN, partitions=p,
+            state_out="%s/state1-%d" % (C, p))
+    if p == 4:
+        state_in = "%s/state1-%d" % (C, p)
+    else:
+        state_in = "%s/merged1-%d.json" % (C, p)
+        subprocess.run([BIN, "state", "merge", state_in] + ["%s/state1-%d/part-%05d.json" % (C, p, i) for i in range(p)],
+                       check=True)
+    job.run(spark, C + "/day2.ndjson", "%s/out2-%d" % (C, p), badgeflow=BIN, partitions=p, state_in=state_in,
+            state_out="%s/state2-%d" % (C, p))
+    print("P=%d: two days in %.2f s" % (p, time.time() - started))
+# SQLite parts: from empty parts of --state-format sqlite, then day 1's parts.
+started = time.time()
+job.run(spark, C + "/day1.ndjson", C + "/out1-sq", badgeflow=BIN, partitions=4, state_out=C + "/state1-sq",
+        state_format="sqlite")
+job.run(spark, C + "/day2.ndjson", C + "/out2-sq", badgeflow=BIN, state_in=C + "/state1-sq",
+        state_out=C + "/state2-sq")
+print("P=4 sqlite: two days in %.2f s" % (time.time() - started))
 spark.stop()
 EOF
 then
   tail -40 "$E/api.log"; fail "the runs through the API"
 fi
 api=$(secs "$t" "$(now)")
-grep -q '^session still running' "$E/api.log" && echo "spark-test: run(spark, …) three times on one SparkSession, which still runs after them ($api s in all)"
+grep -q '^session still running' "$E/api.log" && echo "spark-test: run(spark, …) three times on one SparkSession, which still runs after them (with the chained runs below: $api s in all)"
 if LC_ALL=C sort -m -s -t: -k2,2n "$E"/out-none/parts/part-* | cmp -s - "$E/single.ndjson"; then
   echo "spark-test: a file, then a directory of 24 files (readdir order: $first…; BOM, CRLF, lone CR, invalid UTF-8, gzip, empty file), --merge none, sort -m of the parts: byte-identical ($(wc -l < "$E/single.ndjson") lines)"
 else
@@ -189,6 +226,39 @@ elif grep -q 'exists; pass --overwrite' "$E/refused.log" && ! grep -q Spark "$E/
   echo "spark-test: an existing OUTPUT without --overwrite (command line): refused before the JVM starts"
 else
   cat "$E/refused.log"; fail "the refusal of an existing OUTPUT"
+fi
+
+# 5. The chained two-day runs (on the API's session, above): both days' results and the
+# merged final state byte-identical to one `filter --state` chain; then a run whose partition
+# count is not the state's P, refused before the JVM starts.
+if grep -q '^P=8: two days' "$E/api.log"; then
+  for p in 4 8; do
+    ok=1
+    cmp -s "$C/out1-$p/merged/part-00000" "$C/one1.ndjson" || { fail "chained run P=$p: day 1 results differ"; ok=0; }
+    cmp -s "$C/out2-$p/merged/part-00000" "$C/one2.ndjson" || { fail "chained run P=$p: day 2 results differ"; ok=0; }
+    "$BIN" state merge "$C/final-$p.json" "$C"/state2-$p/part-*.json || { fail "chained run P=$p: state merge"; ok=0; }
+    cmp -s "$C/final-$p.json" "$C/one.json" || { fail "chained run P=$p: the merged final state differs"; ok=0; }
+    [ "$ok" = 1 ] && echo "spark-test: chained two days, P=$p ($(grep "^P=$p:" "$E/api.log" | cut -d: -f2- | sed 's/^ //')): both days' results ($(wc -l < "$C/one1.ndjson") + $(wc -l < "$C/one2.ndjson") lines) and the merged final state ($(grep -c '^    "' "$C/one.json") accounts) byte-identical to one filter --state chain"
+  done
+  ok=1
+  cmp -s "$C/out1-sq/merged/part-00000" "$C/one1.ndjson" || { fail "chained run, SQLite parts: day 1 results differ"; ok=0; }
+  cmp -s "$C/out2-sq/merged/part-00000" "$C/one2.ndjson" || { fail "chained run, SQLite parts: day 2 results differ"; ok=0; }
+  "$BIN" state merge "$C/final-sq.sqlite" "$C"/state2-sq/part-*.sqlite || { fail "chained run, SQLite parts: state merge"; ok=0; }
+  "$BIN" state convert "$C/final-sq.sqlite" "$C/final-sq.json" && "$BIN" state convert "$C/one.sqlite" "$C/one-sq.json" \
+    && cmp -s "$C/final-sq.json" "$C/one-sq.json" || { fail "chained run, SQLite parts: the merged final state differs"; ok=0; }
+  [ "$ok" = 1 ] && echo "spark-test: chained two days, P=4, SQLite parts ($(grep "^P=4 sqlite:" "$E/api.log" | cut -d: -f2- | sed 's/^ //')): both days' results and the merged final state (as JSON) identical to one filter --state one.sqlite chain"
+  echo "spark-test: chained two days: one process (filter --state day1, day2) $chain_one s"
+  ls -a "$C" | grep -q '^\.state' && fail "a staging folder was left beside --state-out"
+else
+  fail "the chained two-day runs (see the runs through the API)"
+fi
+if python3 Integrations/spark/badgeflow_spark.py --input "$C/day2.ndjson" --output "$C/mismatch" --badgeflow "$BIN" \
+    --state-in "$C/state1-4" --partitions 8 2> "$C/mismatch.log"; then
+  fail "a state of 4 parts was not refused for 8 partitions"
+elif grep -q 'is split into 4 parts; this run has 8 partitions' "$C/mismatch.log" && ! grep -q Spark "$C/mismatch.log" && [ ! -e "$C/mismatch" ]; then
+  echo "spark-test: a state split into 4 parts with --partitions 8: refused before the JVM starts"
+else
+  cat "$C/mismatch.log"; fail "the refusal of a mismatched partition count"
 fi
 
 echo "spark-test: $(secs "$T0" "$(now)") s in all"

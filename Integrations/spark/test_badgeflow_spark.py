@@ -81,6 +81,7 @@ class Arguments(Base):
     def test_refused_filter_args(self):
         for extra, word in [("-o out.ndjson", "-o"), ("-oout.ndjson", "-o"), ("--output=o", "--output"),
                             ("--state s.json", "--state"), ("--state=s.sqlite", "--state"),
+                            ("--checkpoint 5", "--checkpoint"),
                             ("--resume", "--resume"), ("--numbered", "--numbered"),
                             ("--stamp --files-from list", "--files-from"), ("--rules r.json", "--rules"),
                             ("a.ndjson", "a.ndjson"), ("--jobs 2 -", "'-'"), ("--stamp -- a", "--")]:
@@ -244,6 +245,130 @@ class Pipe(Base):
         text = str(caught.exception)
         self.assertIn("exited with status 5 in partition 7", text)
         self.assertIn("the disk is on fire", text)
+
+
+class State(Base):
+    """Partitioned state on the driver and in a task: parts checked, their P against the
+    run's, a state split on the fly, a task's filter on a private copy of its part."""
+
+    EVENTS = [b'{"op":"push","account":"acct-%d","device":"d%d","at":%d,"payload":{"aps":{"alert":"a","thread-id":"t"}}}'
+              % (i, i, 1700000000 + i) for i in range(40)]
+
+    def whole(self, name="one.json"):
+        path = os.path.join(self.dir, name)
+        subprocess.run([BIN, "filter", "--state", path], input=b"\n".join(self.EVENTS) + b"\n",
+                       stdout=subprocess.DEVNULL, check=True)
+        return path
+
+    @staticmethod
+    def read(path):
+        with open(path, "rb") as f:
+            return f.read()
+
+    def split(self, state, parts, folder):
+        subprocess.run([BIN, "state", "split", state, "--parts", str(parts), folder], check=True)
+        return folder
+
+    def test_parts_are_read_checked_and_their_p_is_the_runs(self):
+        folder = self.split(self.whole(), 4, os.path.join(self.dir, "parts"))
+        self.assertEqual(job.part_record(os.path.join(folder, "part-00002.json")), (4, 2, "crc32"))
+        self.assertIsNone(job.part_record(self.whole("other.json")))
+        self.assertEqual(job.state_parts(folder), ("json", 4))
+        self.assertEqual(job.check_state_partitions(folder, 4, None), 4)
+        self.assertEqual(job.check_state_partitions(folder, 4, 4), 4)
+        with self.assertRaises(job.JobError) as caught:
+            job.check_state_partitions(folder, 4, 8)
+        self.assertIn("is split into 4 parts; this run has 8 partitions", str(caught.exception))
+        # SQLite parts record it in meta rows.
+        subprocess.run([BIN, "state", "convert", self.whole(), os.path.join(self.dir, "one.sqlite")], check=True)
+        sq = self.split(os.path.join(self.dir, "one.sqlite"), 3, os.path.join(self.dir, "sq"))
+        self.assertEqual(job.part_record(os.path.join(sq, "part-00001.sqlite")), (3, 1, "crc32"))
+        self.assertEqual(job.state_parts(sq), ("sqlite", 3))
+
+    def test_a_split_state_that_is_not_whole_is_refused(self):
+        folder = self.split(self.whole(), 4, os.path.join(self.dir, "parts"))
+        os.rename(os.path.join(folder, "part-00003.json"), os.path.join(self.dir, "aside.json"))
+        with self.assertRaises(job.JobError) as caught:
+            job.state_parts(folder)
+        self.assertIn("split into 4 parts, 3 of them found", str(caught.exception))
+        other = self.split(self.whole(), 8, os.path.join(self.dir, "eight"))
+        os.rename(os.path.join(other, "part-00003.json"), os.path.join(folder, "part-00003.json"))
+        with self.assertRaises(job.JobError) as caught:
+            job.state_parts(folder)
+        self.assertIn("part-00003.json is a part of 8", str(caught.exception))
+        os.rename(os.path.join(other, "part-00005.json"), os.path.join(folder, "part-00003.json"))
+        with self.assertRaises(job.JobError):
+            job.state_parts(folder)   # index 5 under the name of 3
+        with self.assertRaises(job.JobError) as caught:
+            job.state_parts(os.path.join(self.dir, "none"))
+        self.assertIn("no such folder", str(caught.exception))
+
+    def test_a_state_file_is_split_on_the_driver_and_no_state_gives_empty_parts(self):
+        whole = self.whole()
+        folder, ext, parts = job.prepare_state(BIN, whole, None, "json", 3, self.dir)
+        self.assertEqual((ext, parts), ("json", 3))
+        self.assertEqual(job.state_parts(folder), ("json", 3))
+        scratch = os.path.join(self.dir, "s2")
+        os.mkdir(scratch)
+        folder, ext, parts = job.prepare_state(BIN, None, os.path.join(self.dir, "out"), "sqlite", 2, scratch)
+        self.assertEqual(job.state_parts(folder), ("sqlite", 2))
+        with self.assertRaises(job.JobError):
+            job.prepare_state(BIN, os.path.join(self.dir, "missing.json"), None, "json", 2, self.dir)
+
+    def test_a_task_runs_its_filter_on_a_copy_of_its_part_and_writes_the_part_out(self):
+        whole = self.whole()
+        folder = self.split(whole, 2, os.path.join(self.dir, "parts"))
+        before = {n: self.read(os.path.join(folder, n)) for n in os.listdir(folder)}
+        out = os.path.join(self.dir, "out")
+        os.mkdir(out)
+        line = b'{"op":"push","account":"acct-7","device":"d7","at":1800000000,"payload":{"aps":{"alert":"b","thread-id":"u"}}}'
+        split = job.stable_partition("acct-7", 2)
+        pipe = job.make_pipe(BIN, None, [], 1, resolve=lambda name: name, state=(folder, "json", out))
+        first = list(pipe(split, iter([((split, 41), line)])))
+        # The part in is untouched (a retried task starts from it again); a retry gives the same.
+        self.assertEqual({n: self.read(os.path.join(folder, n)) for n in os.listdir(folder)}, before)
+        written = self.read(os.path.join(out, "part-%05d.json" % split))
+        self.assertEqual(list(pipe(split, iter([((split, 41), line)]))), first)
+        self.assertEqual(self.read(os.path.join(out, "part-%05d.json" % split)), written)
+        self.assertEqual(os.listdir(out), ["part-%05d.json" % split])
+        # The result is what one run over the whole state gives for that line.
+        one = subprocess.run([BIN, "filter", "--numbered", "--state", whole], input=b"41\t" + line + b"\n",
+                             stdout=subprocess.PIPE, check=True).stdout
+        self.assertEqual(b"".join(r + b"\n" for r in first), one)
+        self.assertIn(b'"index": %d' % split, written)
+
+    def test_a_part_the_executor_does_not_have_fails_the_task_saying_how_to_ship_it(self):
+        with self.assertRaises(RuntimeError) as caught:
+            job.resolve_part(os.path.join(self.dir, "elsewhere"), "part-00003.json")
+        self.assertIn("spark-submit --files", str(caught.exception))
+        path = self.file("part-00001.json", "{}")
+        self.assertEqual(job.resolve_part(self.dir, "part-00001.json"), path)
+
+    def test_state_options_in_filter_args(self):
+        with self.assertRaises(job.JobError) as caught:
+            job.check_filter_args(["--checkpoint", "5"])
+        self.assertIn("pass --state-in or --state-out", str(caught.exception))
+        job.check_filter_args(["--checkpoint", "5", "--max-resident=100"], state=True)
+        with self.assertRaises(job.JobError) as caught:
+            job.check_filter_args(["--state", "s.json"], state=True)
+        self.assertIn("--state-in and --state-out", str(caught.exception))
+
+    def test_a_mismatched_state_or_an_existing_state_out_is_refused_before_the_jvm_starts(self):
+        folder = self.split(self.whole(), 4, os.path.join(self.dir, "parts"))
+        events = self.file("e.ndjson", '{"op":"tick"}\n')
+        script = os.path.join(HERE, "badgeflow_spark.py")
+        for argv, word in [(["--state-in", folder, "--partitions", "8"], "is split into 4 parts; this run has 8"),
+                           (["--state-out", folder], "exists; pass --overwrite"),
+                           (["--state-in", os.path.join(self.dir, "nope")], "no such folder or file")]:
+            started = time.time()
+            proc = subprocess.run([sys.executable, script, "--input", events, "--output",
+                                   os.path.join(self.dir, "new"), "--badgeflow", BIN] + argv,
+                                  capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 2, (argv, proc.stderr))
+            self.assertIn(word, proc.stderr, argv)
+            self.assertNotIn("Spark", proc.stderr, argv)
+            self.assertLess(time.time() - started, 10, argv)
+            self.assertFalse(os.path.exists(os.path.join(self.dir, "new")))
 
 
 class Summary(Base):

@@ -10,8 +10,8 @@ import BadgeFlow
 struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state",
-        abstract: "Inspect a state file, or convert it between JSON and SQLite.",
-        subcommands: [Info.self, Get.self, Convert.self]
+        abstract: "Inspect a state file, convert it between JSON and SQLite, or split it by account and merge it back.",
+        subcommands: [Info.self, Get.self, Convert.self, Split.self, Merge.self]
     )
 
     /// The rules a state is read with: the recorded ones, else the built-in ones.

@@ -119,6 +119,10 @@ public struct BadgeStream: Sendable {
     /// Set when ``source`` failed to load an account; the event that needed it was rejected.
     public private(set) var sourceFailure: StateFile.Failure?
 
+    /// The part of a split state these accounts were loaded from (nil: a whole state);
+    /// saved with them (``StatePartition``).
+    public var partition: StatePartition?
+
     /// Creates a stream with no accounts.
     public init(rules: RuleSet) { self.rules = rules }
 

@@ -212,6 +212,7 @@ extension StateFile {
         let root = JSONValue.object(others)
         guard rest == b.count, root["format"] == .string(format), root["version"] == .int(version) else { return nil }
         if let failure { throw failure }
+        stream.partition = try root["partition"].map { v throws(Failure) in try StatePartition(json: v, file: path) }
         return stream
     }
 }

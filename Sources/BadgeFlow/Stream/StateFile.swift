@@ -18,6 +18,8 @@
 ///
 /// `rules` is the rules file the state was written with, so the state can be read (e.g.
 /// drawn) without being told the rules again; files without it still load.
+///
+/// A part of a split state also holds `partition` (``StatePartition``), after `rules`.
 public enum StateFile {
     /// The format name written into every state file.
     public static let format = "badgeflow-state"
@@ -109,6 +111,7 @@ public enum StateFile {
         }
         var stream = BadgeStream(rules: rules)
         guard let root = try document(file) else { return stream }
+        stream.partition = try root["partition"].map { v throws(Failure) in try StatePartition(json: v, file: file) }
         if root["version"] == .int(version) {
             guard case .object(let accounts)? = root["accounts"] else {
                 throw Failure(file: file, at: "/accounts", message: "accounts must be an object")
@@ -165,6 +168,7 @@ public enum StateFile {
             ("version", .int(version)),
         ]
         if let rules = stream.rules.sourceValue { top.append(("rules", rules)) }
+        if let partition = stream.partition { top.append(("partition", partition.jsonValue)) }
         top.append(("accounts", .object(accounts)))
         return .object(top)
     }

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+/// `state split` and `state merge` as the Spark job uses them, without Spark: two days
+/// through one `filter --state` chain, and through P filters, each on its part of the split
+/// state (lines keyed by account, else device, and partitioned by zlib's CRC-32 of the key),
+/// give the same results and, merged, the same state byte for byte.
+@Suite struct StateSplitCommandTests {
+    /// zlib's CRC-32, written out here so that the test does not take the partitioner from
+    /// the code it checks.
+    static func crc32(_ s: String) -> UInt32 {
+        var c: UInt32 = 0xFFFF_FFFF
+        for byte in s.utf8 {
+            c ^= UInt32(byte)
+            for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ 0xEDB8_8320 : c >> 1 }
+        }
+        return ~c
+    }
+
+    /// Day `day` of a stream of pushes, sets, clears and logins over accounts and
+    /// account-less devices.
+    static func day(_ day: Int) -> [String] {
+        PartitionedRunTests.stream().map { line in
+            // Day 2's events come after day 1's.
+            line.replacingOccurrences(of: #""at":"#, with: #""at":\#(day)00000"#)
+        }
+    }
+
+    @Test(arguments: ["json", "sqlite"])
+    func twoDaysThroughSplitStatesAreOneChain(format: String) throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let parts = 4
+        var oneResults: [String] = []
+        let one = dir + "/one." + format
+        for d in 1...2 {
+            let file = dir + "/day\(d).ndjson"
+            try (Self.day(d).joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            let run = try CLI.run(["filter", "--max-line-bytes", "1024", "--state", one, file])
+            #expect(run.status == 0, "\(run.stderr)")
+            oneResults.append(run.stdout)
+        }
+        // An empty state split into the parts day 1 starts from.
+        let empty = dir + "/empty.json"
+        try #"{"format": "badgeflow-state", "version": 2, "accounts": {}}"#.write(toFile: empty, atomically: true, encoding: .utf8)
+        var start = empty
+        if format == "sqlite" {
+            start = dir + "/empty.sqlite"
+            #expect(try CLI.run(["state", "convert", empty, start]).status == 0)
+        }
+        #expect(try CLI.run(["state", "split", start, "--parts", "\(parts)", dir + "/state"]).status == 0)
+        for d in 1...2 {
+            var byPart = [[String]](repeating: [], count: parts)
+            for (i, line) in Self.day(d).enumerated() where !line.allSatisfy(\.isWhitespace) {
+                byPart[Int(Self.crc32(PartitionedRunTests.key(line)) % UInt32(parts))].append("\(i + 1)\t\(line)")
+            }
+            var merged: [(seq: Int, line: Substring)] = []
+            for p in 0..<parts {
+                let state = dir + "/state/part-0000\(p)." + format
+                let run = try CLI.run(
+                    ["filter", "--numbered", "--max-line-bytes", "1024", "--state", state], input: byPart[p].map { $0 + "\n" }.joined())
+                #expect(run.status == 0, "\(run.stderr)")
+                merged += run.stdout.split(separator: "\n").map { (PartitionedRunTests.seq($0), $0) }
+            }
+            merged.sort { $0.seq < $1.seq }
+            #expect(merged.map { $0.line + "\n" }.joined() == oneResults[d - 1], "day \(d)")
+        }
+        let partPaths = (0..<parts).map { dir + "/state/part-0000\($0)." + format }
+        let merge = try CLI.run(["state", "merge", dir + "/merged." + format] + partPaths.reversed())
+        #expect(merge.status == 0, "\(merge.stderr)")
+        if format == "json" {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/merged.json")) == Data(contentsOf: URL(fileURLWithPath: one)))
+        } else {
+            // The same accounts, row for row: the JSON the two convert to.
+            #expect(try CLI.run(["state", "convert", one, dir + "/one-c.json"]).status == 0)
+            #expect(try CLI.run(["state", "convert", dir + "/merged.sqlite", dir + "/merged-c.json"]).status == 0)
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: dir + "/merged-c.json"))
+                    == Data(contentsOf: URL(fileURLWithPath: dir + "/one-c.json")))
+        }
+
+        // Refusals: a part missing (3), a state file given twice as OUT (2), a folder not empty (2).
+        let missing = try CLI.run(["state", "merge", dir + "/m2." + format] + partPaths.dropLast())
+        #expect(missing.status == 3)
+        #expect(missing.stderr.contains("missing: index 3"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/m2." + format))
+        #expect(try CLI.run(["state", "merge", dir + "/merged." + format] + partPaths).status == 2)
+        let full = try CLI.run(["state", "split", one, "--parts", "2", dir + "/state"])
+        #expect(full.status == 2 && full.stderr.contains("is not empty"), "\(full.stderr)")
+    }
+}
