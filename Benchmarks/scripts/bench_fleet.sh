@@ -5,7 +5,7 @@
 # checkpoint; `state info` and a one-account `tree` on both; then the SQLite and RocksDB
 # floors (sqlite_floor.c, rocksdb_floor.c) and the ceilings they set.
 #
-# Usage: Benchmarks/scripts/bench_fleet.sh [ACCOUNTS] [LINES] [MAX_RESIDENT] [HOT]
+# Usage: [BASE_BIN=path/to/older/badgeflow] Benchmarks/scripts/bench_fleet.sh [ACCOUNTS] [LINES] [MAX_RESIDENT] [HOT]
 #        (default 1000000 2000000 100000 0; make bench-fleet ACCOUNTS=… FLEET_LINES=… HOT=…)
 # HOT: the share of events that go to the busiest 5% of accounts (0: uniform).
 set -euo pipefail
@@ -40,12 +40,26 @@ run() {
 : > "$W/figures"
 
 run "no state" "$BIN" filter "$W/fleet.ndjson"
+# BASE_BIN: an earlier build, run right after each of this build's runs on the same input, so
+# the two are compared side by side in one run of a shared, noisy host.
+if [ -n "${BASE_BIN:-}" ]; then run "no state (base)" "$BASE_BIN" filter "$W/fleet.ndjson"; fi
 cp "$W/state.json" "$W/s.json"
 run "JSON state" "$BIN" filter --state "$W/s.json" "$W/fleet.ndjson"
+if [ -n "${BASE_BIN:-}" ]; then
+  cp "$W/state.json" "$W/s.json"
+  run "JSON state (base)" "$BASE_BIN" filter --state "$W/s.json" "$W/fleet.ndjson"
+fi
 rm -f "$W"/s.sqlite*
 run "convert JSON -> SQLite" "$BIN" state convert "$W/state.json" "$W/s.sqlite"
 run "SQLite --max-resident $RESIDENT" "$BIN" filter --state "$W/s.sqlite" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
 grep checkpoint "$W/SQLite --max-resident $RESIDENT.err" || true
+if [ -n "${BASE_BIN:-}" ]; then
+  rm -f "$W"/b.sqlite*
+  "$BASE_BIN" state convert "$W/state.json" "$W/b.sqlite"
+  run "SQLite (base)" "$BASE_BIN" filter --state "$W/b.sqlite" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
+  grep checkpoint "$W/SQLite (base).err" || true
+  rm -f "$W"/b.sqlite*
+fi
 rm -rf "$W/s.rocksdb"
 run "convert JSON -> RocksDB" "$BIN" state convert "$W/state.json" "$W/s.rocksdb"
 run "RocksDB --max-resident $RESIDENT" "$BIN" filter --state "$W/s.rocksdb" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
@@ -72,7 +86,7 @@ done
 # however well its threads overlap.
 ceiling() {
   awk -v name="$1" -v us="$2" -v cores="$(nproc)" -v lines="$LINES" '
-    $1 == "no" { wall = $3; cpu = $4 }
+    $1 == "no" && $3 != "(base)" { wall = $3; cpu = $4 }
     END {
       if (wall == "" || us == 0) exit
       line = cpu / lines * 1e6; cap = cores / (line + us) * 1e6

@@ -14,20 +14,26 @@ struct PayloadChecker {
     /// - Parameters:
     ///   - root: the payload object.
     ///   - byteCount: the payload's size as sent.
+    ///   - measured: false when `byteCount` only bounds the payload's compact size from above
+    ///     (the length of the line that holds it): the payload is then measured, and reported
+    ///     by its compact size, only when the bound is over the limit.
     ///   - pushType: the APNs push type, when the event gives one (`voip` raises the limit).
-    static func check(_ root: JSONRef, byteCount: Int, pushType: String?, base: String) -> PayloadReport {
+    static func check(
+        _ root: JSONRef, byteCount: Int, measured: Bool = true, pushType: String?, base: String
+    ) -> PayloadReport {
         var checker = PayloadChecker(base: base)
-        return checker.run(root, byteCount: byteCount, pushType: pushType)
+        return checker.run(root, byteCount: byteCount, measured: measured, pushType: pushType)
     }
 
-    private mutating func run(_ root: JSONRef, byteCount: Int, pushType: String?) -> PayloadReport {
+    private mutating func run(_ root: JSONRef, byteCount: Int, measured: Bool, pushType: String?) -> PayloadReport {
         let limit = PayloadLimits.maxBytes(pushType: pushType)
         if byteCount > limit {
             // Size is the payload as sent: its compact form (a pretty-printed template is
             // measured without its layout). Only computed for a payload over the limit.
             let compact = root.serializedByteCount
+            let written = measured ? byteCount : compact
             if compact > limit {
-                let size = compact < byteCount ? "\(compact) bytes compact (\(byteCount) as written)" : "\(byteCount) bytes"
+                let size = compact < written ? "\(compact) bytes compact (\(written) as written)" : "\(written) bytes"
                 error(
                     .payloadTooLarge,
                     "payload is \(size), more than the \(limit) bytes APNs accepts" + (pushType == "voip" ? " for VoIP" : ""), base)

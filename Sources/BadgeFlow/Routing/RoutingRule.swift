@@ -14,10 +14,19 @@ public final class RoutingRule: Sendable {
         case prefix(String)
     }
 
-    struct Matcher: Sendable {
+    /// One test of a rule on the value at one pointer.
+    ///
+    /// A class, read through `Unmanaged` when routing: a struct read from an array is copied,
+    /// which retains and releases the literal its test holds (twice a line, typically).
+    final class Matcher: Sendable {
         /// Index of the pointer in the rule set's pointer table.
         let slot: Int
         let test: Test
+
+        init(slot: Int, test: Test) {
+            self.slot = slot
+            self.test = test
+        }
     }
 
     /// A number given literally or selected from the payload.
@@ -45,6 +54,8 @@ public final class RoutingRule: Sendable {
     /// The rule's name, reported as `rule` in results.
     public let name: String
     let matchers: [Matcher]
+    /// `matchers` without ownership (`matchers` keeps them alive), for ``matches(_:)``.
+    private let borrowedMatchers: [Unmanaged<Matcher>]
     /// The compiled path template.
     public let template: PathTemplate
     /// The action.
@@ -60,6 +71,7 @@ public final class RoutingRule: Sendable {
     ) {
         self.name = name
         self.matchers = matchers
+        self.borrowedMatchers = matchers.map(Unmanaged.passUnretained)
         self.template = template
         self.action = action
         self.ttl = ttl
@@ -68,9 +80,11 @@ public final class RoutingRule: Sendable {
 
     /// Whether every matcher holds for `payload`.
     func matches(_ payload: Selected) -> Bool {
-        // Through the buffer, each matcher is borrowed in place, never copied.
-        matchers.withUnsafeBufferPointer { matchers in
-            for i in matchers.indices where !Self.holds(matchers[i], payload) { return false }
+        // Each matcher borrowed, never retained: its test is read in place.
+        borrowedMatchers.withUnsafeBufferPointer { matchers in
+            for i in matchers.indices where !matchers[i]._withUnsafeGuaranteedRef({ Self.holds($0, payload) }) {
+                return false
+            }
             return true
         }
     }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where a ``BadgeStream`` finds accounts it does not hold: a state store that loads them
 /// on first use (``SQLiteStore``).
 ///
@@ -319,8 +325,9 @@ public struct BadgeStream: Sendable {
 
     /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
     public mutating func apply(_ line: consuming LineResult, seq: Int, into out: inout JSONWriter) {
-        // Rendered from the body by move, without wrapping it in a StreamResult: each wrapping
-        // of the applied event (a few hundred bytes) is one more copy per line.
+        // The result line is written from the event and what applying it did
+        // (`StreamResult.Effects`): the event, a few hundred bytes, is never moved into a
+        // result nor copied.
         switch consume line {
         case .blank:
             return
@@ -328,13 +335,12 @@ public struct BadgeStream: Sendable {
             noteRejected(seq)
             ResultLine.error(diagnostic, seq: seq, into: &out)
         case .event(let event):
-            let body = apply(event, seq: seq)
-            switch consume body {
+            switch apply(event, seq: seq) {
             case .rejected(let d):
                 noteRejected(seq)
                 ResultLine.error(d, seq: seq, into: &out)
-            case .applied(let a):
-                ResultLine.event(a, seq: seq, into: &out)
+            case .applied(let effects):
+                ResultLine.event(event, effects, seq: seq, into: &out)
             }
         }
     }
@@ -355,13 +361,17 @@ public struct BadgeStream: Sendable {
             noteRejected(seq)
             return StreamResult(seq: seq, body: .rejected(diagnostic))
         case .event(let event):
-            let body = apply(event, seq: seq)
-            if case .rejected = body { noteRejected(seq) }
-            return StreamResult(seq: seq, body: body)
+            switch apply(event, seq: seq) {
+            case .rejected(let d):
+                noteRejected(seq)
+                return StreamResult(seq: seq, body: .rejected(d))
+            case .applied(let effects):
+                return StreamResult(seq: seq, body: .applied(StreamResult.Applied(event: event, effects: effects)))
+            }
         }
     }
 
-    private mutating func apply(_ event: consuming Event, seq: Int) -> StreamResult.Body {
+    private mutating func apply(_ event: borrowing Event, seq: Int) -> StreamResult.Applying {
         if let refused = Self.refusedForNUL(event) { return .rejected(refused) }
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
@@ -463,7 +473,7 @@ public struct BadgeStream: Sendable {
     /// A fleet-wide `expire`: every account with a mark due at or before the event's time
     /// expires it as if its next event came then (its clock moves up to that time), and
     /// is listed with its changes and the badge updates it owes, in byte order of account id.
-    private mutating func expireFleet(_ event: consuming Event, settings: Settings) -> StreamResult.Body {
+    private mutating func expireFleet(_ event: borrowing Event, settings: Settings) -> StreamResult.Applying {
         let time = event.at ?? 0
         var entries: [ExpiredAccount] = []
         var seen: Set<String> = []
@@ -512,25 +522,25 @@ public struct BadgeStream: Sendable {
             if accounts.values[index].tree.hasPendingExpiries { indexDue(index) }
         }
         entries.sort { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
-        var applied = StreamResult.Applied(
-            event: event, outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: settings.maxDisplay)
-        applied.fleet = entries
-        return .applied(applied)
+        return .applied(
+            StreamResult.Effects(
+                outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: settings.maxDisplay, badgeUpdates: [],
+                expiredPaths: nil, explain: nil, fleet: entries))
     }
 
     /// The result of an event whose id its account already applied: the usual one with
     /// `"duplicate":true`, no changes and nothing to send (no payload, badge updates or sync).
-    private static func duplicate(_ event: consuming Event, account: borrowing Account, settings: Settings) -> StreamResult.Body {
-        event.stamp = nil
+    private static func duplicate(
+        _ event: borrowing Event, account: borrowing Account, settings: Settings
+    ) -> StreamResult.Applying {
         let icon =
             settings.icon == .payload ? (account.devices[event.device]?.payloadIcon ?? account.tree.total) : account.tree.total
         let tree = event.op == .snapshot ? account.tree.snapshot() : nil
         let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
-        var applied = StreamResult.Applied(
-            event: event, outcome: .unchanged, icon: icon, sync: nil, tree: tree, maxDisplay: settings.maxDisplay,
-            explain: explain)
-        applied.duplicate = true
-        return .applied(applied)
+        return .applied(
+            StreamResult.Effects(
+                outcome: .unchanged, icon: icon, sync: nil, tree: tree, maxDisplay: settings.maxDisplay, badgeUpdates: [],
+                expiredPaths: nil, explain: explain, duplicate: true))
     }
 
     /// A rejection when the event's account, device or page holds U+0000: a state keeps them
@@ -538,7 +548,12 @@ public struct BadgeStream: Sendable {
     /// so the state would be saved and never load again. Checked here, not in the analyzer,
     /// so that events made in code are held to it too.
     private static func refusedForNUL(_ event: borrowing Event) -> Diagnostic? {
-        func holdsNUL(_ s: String?) -> Bool { s?.utf8.contains(0) ?? false }
+        // memchr over the bytes in place (an empty or absent id costs one branch).
+        func holdsNUL(_ s: String?) -> Bool {
+            guard let s, !s.isEmpty else { return false }
+            return s.utf8.withContiguousStorageIfAvailable { b in b.baseAddress.map { memchr($0, 0, b.count) != nil } ?? false }
+                ?? s.utf8.contains(0)
+        }
         let field =
             holdsNUL(event.account) ? "account" : holdsNUL(event.device) ? "device" : holdsNUL(event.page) ? "page" : nil
         guard let field else { return nil }
@@ -556,9 +571,9 @@ public struct BadgeStream: Sendable {
     ///
     /// A rejected event leaves the account as it was: no clock, device, expiry or mark.
     private static func apply(
-        _ event: consuming Event, seq: Int, settings: Settings, rules: RuleSet, own: Bool,
+        _ event: borrowing Event, seq: Int, settings: Settings, rules: RuleSet, own: Bool,
         to account: inout Account, expiring: inout Bool
-    ) -> StreamResult.Body {
+    ) -> StreamResult.Applying {
         // The tree rejects a bad path before it changes anything; only the expiry that comes
         // first would have to be taken back, so with marks pending the path is checked first.
         if account.tree.hasPendingExpiries, let path = event.path, let refused = Self.refusedPath(path, event: event, rules: rules) {
@@ -630,10 +645,10 @@ public struct BadgeStream: Sendable {
         let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
         expiring = account.tree.hasPendingExpiries
         return .applied(
-            StreamResult.Applied(
-                event: event, outcome: outcome, icon: icon, sync: reason, tree: tree,
-                maxDisplay: settings.maxDisplay, badgeUpdates: updates,
-                expired: expiry?.paths ?? [], explain: explain))
+            StreamResult.Effects(
+                outcome: outcome, icon: icon, sync: reason, tree: tree, maxDisplay: settings.maxDisplay,
+                badgeUpdates: updates, expiredPaths: expiry.flatMap { $0.paths.isEmpty ? nil : $0.paths },
+                explain: explain))
     }
 
     /// The rejection the tree would give for `path`, checked without changing it.

@@ -34,7 +34,7 @@ public final class LineAnalyzer {
                     return .rejected(.error(.notAnObject, "an event must be a JSON object, got \(PayloadChecker.describe(root))", at: ""))
                 }
                 if root[HashedKey.aps] != nil {
-                    return push(root, size: size, base: "", pushType: nil, line: line, Event(op: .push))
+                    return push(root, size: size, measured: true, base: "", pushType: nil, line: line, Event(op: .push))
                 }
                 return envelope(root, line: line)
             }
@@ -113,8 +113,10 @@ public final class LineAnalyzer {
                 }
                 pushType = p.string
             }
-            let size = payload.kind == .object ? payload.serializedByteCount : 0
-            return push(payload, size: size, base: "/payload", pushType: pushType, line: line, event)
+            // The line's length bounds the payload's compact size: the checker measures the
+            // payload (json-c writes it) only when the line is over the limit.
+            let size = payload.kind == .object ? line.count : 0
+            return push(payload, size: size, measured: false, base: "/payload", pushType: pushType, line: line, event)
         case .set:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
             if let c = root["count"], !c.isNull {
@@ -222,10 +224,10 @@ public final class LineAnalyzer {
     /// Validates and routes a payload, completing `event` (taken, not copied: the result
     /// moves it into the `LineResult`).
     private func push(
-        _ payload: JSONRef, size: Int, base: String, pushType: String?, line: UnsafeRawBufferPointer,
+        _ payload: JSONRef, size: Int, measured: Bool, base: String, pushType: String?, line: UnsafeRawBufferPointer,
         _ event: consuming Event
     ) -> LineResult {
-        let report = PayloadChecker.check(payload, byteCount: size, pushType: pushType, base: base)
+        let report = PayloadChecker.check(payload, byteCount: size, measured: measured, pushType: pushType, base: base)
         if let error = report.firstError { return .rejected(error) }
         event.kind = report.kind
         event.badge = report.badge

@@ -66,32 +66,37 @@ enum ResultLine {
     }
 
     static func event(_ a: borrowing StreamResult.Applied, seq: Int, into w: inout JSONWriter) {
+        event(a.event, a.effects, seq: seq, into: &w)
+    }
+
+    /// The result line of `e`, applied with `a`; both borrowed where they are.
+    static func event(_ e: borrowing Event, _ a: borrowing StreamResult.Effects, seq: Int, into w: inout JSONWriter) {
         if let fleet = a.fleet {
-            expire(fleet, at: a.event.atText ?? "0", seq: seq, into: &w)
+            expire(fleet, at: e.atText ?? "0", seq: seq, into: &w)
             return
         }
         // The head in one reserved run: seq, op, device, kind, rule, path, page.
         // Longest fixed text: {"seq": 7, the op fragment 36, the kind fragment 33, ,"path": 8,
         // ,"page": 8, ,"changes":[ 12.
         let strings =
-            JSONWriter.quotedBound(a.event.device.utf8.count) + JSONWriter.quotedBound(a.event.rule?.utf8.count ?? 2)
-            + (a.event.account.map { 11 + JSONWriter.quotedBound($0.utf8.count) } ?? 0)
-            + JSONWriter.quotedBound(a.event.path?.utf8.count ?? 0) + JSONWriter.quotedBound(a.event.page?.utf8.count ?? 0)
+            JSONWriter.quotedBound(e.device.utf8.count) + JSONWriter.quotedBound(e.rule?.utf8.count ?? 2)
+            + (e.account.map { 11 + JSONWriter.quotedBound($0.utf8.count) } ?? 0)
+            + JSONWriter.quotedBound(e.path?.utf8.count ?? 0) + JSONWriter.quotedBound(e.page?.utf8.count ?? 0)
         w.writeRun(atMost: 7 + JSONWriter.maxDecimalBytes + 36 + 33 + 8 + 8 + 12 + strings) { o in
             o.fragment(#"{"seq":"#); o.decimal(seq)
-            o.fragment(opFragment(a.event.op))
-            o.quoted(borrowing: a.event.device)
-            if let account = a.event.account {
+            o.fragment(opFragment(e.op))
+            o.quoted(borrowing: e.device)
+            if let account = e.account {
                 o.fragment(#","account":"#); o.quoted(borrowing: account)
             }
-            if a.event.op == .push {
-                o.fragment(kindFragment(a.event.kind ?? .alert))
-                if let rule = a.event.rule { o.quoted(borrowing: rule) } else { o.fragment("null") }
+            if e.op == .push {
+                o.fragment(kindFragment(e.kind ?? .alert))
+                if let rule = e.rule { o.quoted(borrowing: rule) } else { o.fragment("null") }
             }
-            if let path = a.event.path {
+            if let path = e.path {
                 o.fragment(#","path":"#); o.quoted(borrowing: path)
             }
-            if let page = a.event.page {
+            if let page = e.page {
                 o.fragment(#","page":"#); o.quoted(borrowing: page)
             }
             if !a.hasExpired { o.fragment(a.duplicate ? #","duplicate":true,"changes":["# : #","changes":["#) }
@@ -107,7 +112,7 @@ enum ResultLine {
         states(a.outcome.changes, into: &w)
         // The usual tail (no decrement, updates, payload, warnings, tree or explain): icon,
         // sync and the line's end in one reserved run. The longest sync fragment is 40 bytes.
-        if a.outcome.decrement == nil && a.badgeUpdates.isEmpty && a.event.stamp == nil && a.event.warnings.isEmpty
+        if a.outcome.decrement == nil && a.badgeUpdates.isEmpty && (e.stamp == nil || a.duplicate) && e.warnings.isEmpty
             && a.tree == nil && a.explain == nil
         {
             w.writeRun(atMost: 9 + JSONWriter.maxDecimalBytes + 40 + 2) { o in
@@ -142,14 +147,14 @@ enum ResultLine {
         if let sync = a.sync {
             w.fragment(syncFragment(sync))
         }
-        if let stamp = a.event.stamp {
+        if !a.duplicate, let stamp = e.stamp {
             w.fragment(#","payload":"#)
             stamp.write(a.icon, into: &w)
         }
-        if !a.event.warnings.isEmpty {
+        if !e.warnings.isEmpty {
             w.key("warnings")
             w.beginArray()
-            for d in a.event.warnings { diagnostic(d, into: &w) }
+            for d in e.warnings { diagnostic(d, into: &w) }
             w.endArray()
         }
         if let tree = a.tree {

@@ -32,39 +32,64 @@ public struct StreamResult: Sendable {
         /// The event as read and routed: op, device, account, kind, rule, path, page,
         /// warnings and, with stamping on, the payload to stamp.
         public var event: Event
+        /// Everything else: what applying the event did.
+        var effects: Effects
+
         /// The tree changes (deepest first) and the decrement request, if any.
-        public var outcome: Outcome
+        public var outcome: Outcome {
+            get { effects.outcome }
+            set { effects.outcome = newValue }
+        }
         /// The number the app icon should show after the event.
-        public var icon: Int
+        public var icon: Int {
+            get { effects.icon }
+            set { effects.icon = newValue }
+        }
         /// Why the app should re-sync its unread count now, if it should.
-        public var sync: SyncPolicy.Reason?
+        public var sync: SyncPolicy.Reason? {
+            get { effects.sync }
+            set { effects.sync = newValue }
+        }
         /// For `snapshot`: every shown node, parents before children.
-        public var tree: [BadgeState]?
+        public var tree: [BadgeState]? {
+            get { effects.tree }
+            set { effects.tree = newValue }
+        }
         /// The display cap the tree's `display` texts were made with.
-        public var maxDisplay: Int
+        public var maxDisplay: Int {
+            get { effects.maxDisplay }
+            set { effects.maxDisplay = newValue }
+        }
         /// Under the `tree` icon policy: the devices of the account that were owed a number
         /// (their delivered number was not the account's total; a device that logged out
         /// and showed something is owed 0), in byte order of their ids.
-        public var badgeUpdates: [BadgeUpdate]
+        public var badgeUpdates: [BadgeUpdate] {
+            get { effects.badgeUpdates }
+            set { effects.badgeUpdates = newValue }
+        }
         /// The marks that expired before the event was applied, in byte order (their changes
         /// come first in ``outcome``).
         public var expired: [String] {
-            get { expiredPaths ?? [] }
-            set { expiredPaths = newValue.isEmpty ? nil : newValue }
+            get { effects.expired }
+            set { effects.expired = newValue }
         }
-        /// Whether `expired` is not empty (without making the empty array).
-        var hasExpired: Bool { expiredPaths != nil }
-        /// `expired`, nil when empty: an optional array is copied without reference counting
-        /// when nil, and results are copied several times a line.
-        private var expiredPaths: [String]?
         /// For `explain`: the marks that make the path show, deepest first.
-        public var explain: [MarkRecord]?
+        public var explain: [MarkRecord]? {
+            get { effects.explain }
+            set { effects.explain = newValue }
+        }
         /// Whether the event was a duplicate: its account had already applied its `id`, so
         /// it changed nothing (`"duplicate":true`).
-        public var duplicate = false
+        public var duplicate: Bool {
+            get { effects.duplicate }
+            set { effects.duplicate = newValue }
+        }
         /// For a fleet-wide `expire`: each account that had a due mark, in byte order of
         /// account id.
-        public var fleet: [ExpiredAccount]?
+        public var fleet: [ExpiredAccount]? {
+            get { effects.fleet }
+            set { effects.fleet = newValue }
+        }
 
         /// Creates an applied result.
         public init(
@@ -72,15 +97,17 @@ public struct StreamResult: Sendable {
             tree: [BadgeState]?, maxDisplay: Int, badgeUpdates: [BadgeUpdate] = [],
             expired: [String] = [], explain: [MarkRecord]? = nil
         ) {
-            self.expiredPaths = expired.isEmpty ? nil : expired
-            self.explain = explain
             self.event = event
-            self.outcome = outcome
-            self.icon = icon
-            self.sync = sync
-            self.tree = tree
-            self.maxDisplay = maxDisplay
-            self.badgeUpdates = badgeUpdates
+            self.effects = Effects(
+                outcome: outcome, icon: icon, sync: sync, tree: tree, maxDisplay: maxDisplay, badgeUpdates: badgeUpdates,
+                expiredPaths: expired.isEmpty ? nil : expired, explain: explain)
+        }
+
+        /// The event and what applying it did. A duplicate's event keeps no payload to stamp.
+        init(event: consuming Event, effects: Effects) {
+            if effects.duplicate { event.stamp = nil }
+            self.event = event
+            self.effects = effects
         }
 
         /// With stamping on, for a push whose kind sets the icon: the pushed payload with
@@ -88,6 +115,40 @@ public struct StreamResult: Sendable {
         public var stampedPayload: String? {
             event.stamp?.stamped(icon)
         }
+    }
+
+    /// What applying an event did: everything an applied result holds but the event itself.
+    ///
+    /// The filter writes a result line from the event and these, so the event (a few hundred
+    /// bytes) is never moved into an applied result nor copied.
+    struct Effects: Sendable {
+        var outcome: Outcome
+        var icon: Int
+        var sync: SyncPolicy.Reason?
+        var tree: [BadgeState]?
+        var maxDisplay: Int
+        var badgeUpdates: [BadgeUpdate]
+        /// `expired`, nil when empty: an optional array is copied without reference counting
+        /// when nil.
+        var expiredPaths: [String]?
+        var explain: [MarkRecord]?
+        /// The event was a duplicate: nothing changed, and its payload is not stamped.
+        var duplicate = false
+        var fleet: [ExpiredAccount]?
+
+        /// The marks that expired before the event was applied, in byte order.
+        var expired: [String] {
+            get { expiredPaths ?? [] }
+            set { expiredPaths = newValue.isEmpty ? nil : newValue }
+        }
+        /// Whether `expired` is not empty (without making the empty array).
+        var hasExpired: Bool { expiredPaths != nil }
+    }
+
+    /// An event rejected, or what applying it did.
+    enum Applying {
+        case rejected(Diagnostic)
+        case applied(Effects)
     }
 
     /// Creates a result.

@@ -141,6 +141,23 @@ private func rejection(_ line: String) -> Diagnostic? {
         #expect(rejection(#"{"op":"push","push-type":"voip","payload":{"aps":{},"x":""# + alert + #""}}"#) == nil)
     }
 
+    @Test func anEnvelopedPayloadIsMeasuredCompactWhateverItsLine() throws {
+        // A line over the limit whose payload is small once compact (a long account, a
+        // spread-out payload) is accepted: only the payload counts, as sent.
+        let account = String(repeating: "a", count: 5000)
+        #expect(rejection(#"{"op":"push","account":""# + account + #"","payload":{"aps":{"alert":"hi"}}}"#) == nil)
+        let spread = "{ \"aps\" : { \"alert\" : \"hi\" }" + String(repeating: " ", count: 5000) + "}"
+        #expect(rejection(#"{"op":"push","payload":"# + spread + "}") == nil)
+        // One over the limit is reported by its compact size, however it is written.
+        let payload = #"{"aps":{},"x":""# + String(repeating: "x", count: 4500) + #""}"#
+        let written = "{ \"aps\" : { } , \"x\" : \"" + String(repeating: "x", count: 4500) + "\" }"
+        for text in [payload, written] {
+            let d = try #require(rejection(#"{"op":"push","payload":"# + text + "}"))
+            #expect(d.code == .payloadTooLarge && d.at == "/payload")
+            #expect(d.message == "payload is \(payload.utf8.count) bytes, more than the 4096 bytes APNs accepts")
+        }
+    }
+
     @Test func analysisDependsOnlyOnTheLine() throws {
         // The same line twice gives the same event (the reused tokener keeps no state).
         let line = #"{"aps":{"alert":"hi","thread-id":"bob"},"x":[1,2,{"y":"z"}]}"#
