@@ -12,9 +12,8 @@
 /// `expires` (path → expiry time) and `once` (path → `{"held", "dismissed"}` once tokens),
 /// each written only when not empty.
 ///
-/// Version 1 files (devices, each with its own tree, and one clock for all) still load: each
-/// device becomes its own account, whose clock is the file's clock, and counts as having
-/// been delivered its tree's total. Files are always saved as version 2.
+/// Only version 2 is read: a file of another version (version 1 was written only by
+/// pre-release builds) is refused with its version named.
 ///
 /// `rules` is the rules file the state was written with, so the state can be read (e.g.
 /// drawn) without being told the rules again; files without it still load.
@@ -38,30 +37,45 @@ public enum StateFile {
         public var description: String { "\(file): \(at.isEmpty ? "" : at + ": ")\(message)" }
     }
 
-    /// The top-level object of `file`, checked for format and version; nil when the file is
-    /// missing or empty (0 bytes or only whitespace, as `touch` or `mktemp` leave it).
-    private static func document(_ file: String) throws(Failure) -> JSONValue? {
+    /// Calls `body` with the top-level object of `file`, parsed by json-c and checked for
+    /// format and version; nil (and `body` not called) when the file is missing or empty (0
+    /// bytes or only whitespace, as `touch` or `mktemp` leave it).
+    private static func withDocument<R>(
+        _ file: String, _ body: (JSONRef) throws(Failure) -> R
+    ) throws(Failure) -> R? {
         guard FileIO.exists(file) else { return nil }
-        let text: String
+        var text: String
         do { text = try FileIO.readString(file) } catch {
             throw Failure(file: file, at: "", message: error.message)
         }
         if text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
-        let root: JSONValue
-        do { root = try JSONValue.parse(text) } catch {
-            throw Failure(file: file, at: "", message: "not valid JSON (\(error.located(in: text))); is it a state file?")
+        let source = text
+        let parser = JSONParser()
+        let outcome: Result<R, Failure> = text.withUTF8 { utf8 in
+            parser.withDocument(UnsafeRawBufferPointer(utf8)) { document in
+                let root: JSONRef
+                switch document {
+                case .failure(let error):
+                    return .failure(
+                        Failure(file: file, at: "", message: "not valid JSON (\(error.located(in: source))); is it a state file?"))
+                case .success(let r): root = r
+                }
+                guard root["format"]?.string == format else {
+                    return .failure(
+                        Failure(file: file, at: "/format", message: "not a BadgeFlow state file (no \"format\": \"\(format)\")"))
+                }
+                guard root["version"]?.int == version else {
+                    return .failure(
+                        Failure(
+                            file: file, at: "/version",
+                            message:
+                                "state version \(root["version"]?.serialized(pretty: false) ?? "none") is not supported; this BadgeFlow reads version \(version)"
+                        ))
+                }
+                do throws(Failure) { return .success(try body(root)) } catch { return .failure(error) }
+            }
         }
-        guard root["format"] == .string(format) else {
-            throw Failure(file: file, at: "/format", message: "not a BadgeFlow state file (no \"format\": \"\(format)\")")
-        }
-        guard root["version"] == .int(version) || root["version"] == .int(1) else {
-            throw Failure(
-                file: file, at: "/version",
-                message:
-                    "state version \(root["version"]?.serialized() ?? "none") is not supported; this BadgeFlow reads versions 1 and \(version)"
-            )
-        }
-        return root
+        return try outcome.get()
     }
 
     /// The rules `file` was written with; nil when the file is missing or empty, or was
@@ -78,7 +92,7 @@ public enum StateFile {
             guard let r = streamed else { return nil }
             recorded = r
         } else {
-            guard let root = try document(file), let r = root["rules"] else { return nil }
+            guard let r = try withDocument(file, { root in root["rules"]?.toValue() }), let r else { return nil }
             recorded = r
         }
         do {
@@ -110,80 +124,98 @@ public enum StateFile {
             return streamed
         }
         var stream = BadgeStream(rules: rules)
-        guard let root = try document(file) else { return stream }
-        stream.partition = try root["partition"].map { v throws(Failure) in try StatePartition(json: v, file: file) }
-        if root["version"] == .int(version) {
-            guard case .object(let accounts)? = root["accounts"] else {
+        // The whole document: the file's error reported exactly, or a file the streamed
+        // load does not take (e.g. `accounts` before `format`).
+        try withDocument(file) { (root) throws(Failure) in
+            stream.partition = try root["partition"].map { v throws(Failure) in try StatePartition(json: v.toValue(), file: file) }
+            guard let accounts = root["accounts"], accounts.kind == .object else {
                 throw Failure(file: file, at: "/accounts", message: "accounts must be an object")
             }
-            for (id, value) in accounts where only?.contains(id) ?? true {
+            try accounts.forEachStateMember { (id, value) throws(Failure) in
+                guard only?.contains(id) ?? true else { return }
                 let a = try account(value, at: "/accounts/" + JSONPointer.escape(id), file: file, rules: rules)
                 stream.addLoaded(a, as: id, compact: compact)
             }
-        } else {
-            try migrate(root, file: file, rules: rules, only: only, into: &stream)
         }
         return stream
     }
 
-    /// Reads a version 1 file: every device becomes its own account.
-    private static func migrate(
-        _ root: JSONValue, file: String, rules: RuleSet, only: Set<String>?, into stream: inout BadgeStream
-    ) throws(Failure) {
-        var clock = 0.0
-        if let value = root["clock"] {
-            guard let c = value.stateNumber else { throw Failure(file: file, at: "/clock", message: "clock must be a number") }
-            clock = c
+    /// The text of `stream`'s state file, as ``save(_:to:)`` writes it (accounts, devices
+    /// and pages in byte order).
+    ///
+    /// - Throws: `Failure` when a compact account does not decode (an internal error).
+    public static func text(_ stream: BadgeStream) throws(Failure) -> String {
+        var out: [UInt8] = []
+        do {
+            try write(stream, file: "(memory)") { bytes throws(FileIO.Failure) in out.append(contentsOf: bytes) }
+        } catch {
+            throw Failure(file: "(memory)", at: "", message: error.message)
         }
-        guard case .object(let devices)? = root["devices"] else {
-            throw Failure(file: file, at: "/devices", message: "devices must be an object")
-        }
-        for (id, value) in devices where only?.contains(id) ?? true {
-            let at = "/devices/" + JSONPointer.escape(id)
-            var account = Account(rules: rules)
-            account.tree = try tree(value, at: at, file: file, rules: rules)
-            account.clock = clock
-            if let c = value["clock"] {
-                guard let t = c.stateNumber else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
-                account.clock = t
-            }
-            var d = try device(value, at: { at }, file: file, rules: rules)
-            d.delivered = rules.icon == .tree ? account.tree.total : 0
-            account.devices[id] = d
-            stream.accounts[id] = account
-        }
+        return String(decoding: out, as: UTF8.self)
     }
 
-    /// The state of `stream` as a JSON value (accounts, devices and pages in byte order).
-    public static func encode(_ stream: BadgeStream) -> JSONValue {
-        func sorted(_ s: some Sequence<String>) -> [String] { s.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
-        var accounts: [(String, JSONValue)] = []
-        for id in sorted(stream.accountIDs) {
-            // A compact account that does not decode (an internal error) is left out.
-            guard let a = (try? stream.account(id)) ?? nil else { continue }
-            accounts.append((id, encodeAccount(a)))
-        }
-        var top: [(String, JSONValue)] = [
-            ("format", .string(format)),
-            ("version", .int(version)),
-        ]
-        if let rules = stream.rules.sourceValue { top.append(("rules", rules)) }
+    /// The document up to the accounts' members, as json-c lays it out: format, version,
+    /// rules (when they have JSON), the partition (a part of a split state) and
+    /// `"accounts": {`.
+    private static func head(_ stream: BadgeStream) -> String {
+        var top: [(String, JSONValue)] = [("format", .string(format)), ("version", .int(version))]
+        if let value = stream.rules.sourceValue { top.append(("rules", value)) }
         if let partition = stream.partition { top.append(("partition", partition.jsonValue)) }
-        top.append(("accounts", .object(accounts)))
-        return .object(top)
+        top.append(("accounts", .object([])))
+        let text = JSONValue.object(top).serialized(pretty: true)
+        // The pretty text ends with the empty accounts object, `"accounts": {\n  }\n}`:
+        // cut after its `{`.
+        return String(decoding: text.utf8.dropLast("\n  }\n}".utf8.count), as: UTF8.self)
+    }
+
+    /// Writes the state file of `stream` to `sink` one account at a time: each account is
+    /// written compactly by ``writeAccount(_:compact:into:)`` and laid out as json-c lays
+    /// out the whole document (``JSONWriter/appendPretty(_:level:to:)``), so memory beyond
+    /// the accounts stays at one account's text.
+    private static func write(
+        _ stream: BadgeStream, file: String, to sink: ([UInt8]) throws(FileIO.Failure) -> Void
+    ) throws(FileIO.Failure) {
+        var bytes = Array(head(stream).utf8)
+        let ids = stream.accountIDs.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        guard !ids.isEmpty else {
+            bytes.append(contentsOf: "\n  }\n}\n".utf8)
+            try sink(bytes)
+            return
+        }
+        bytes.append(contentsOf: "\n".utf8)
+        var accountText = JSONWriter(capacity: 1024)
+        for (i, id) in ids.enumerated() {
+            let found: Account?
+            do { found = try stream.account(id) } catch { throw FileIO.Failure(path: file, message: error.description) }
+            guard let a = found else { continue }
+            bytes.append(contentsOf: "    ".utf8)
+            bytes.append(contentsOf: JSONValue.string(id).serialized().utf8)
+            bytes.append(contentsOf: ": ".utf8)
+            accountText.removeAll()
+            writeAccount(a, compact: false, into: &accountText)
+            // Nested two levels deep, inside the document and its `accounts`.
+            accountText.withUnsafeBytes { JSONWriter.appendPretty($0, level: 2, to: &bytes) }
+            bytes.append(contentsOf: (i == ids.count - 1 ? "\n" : ",\n").utf8)
+            if bytes.count >= 1 << 20 {
+                try sink(bytes)
+                bytes.removeAll(keepingCapacity: true)
+            }
+        }
+        bytes.append(contentsOf: "  }\n}\n".utf8)
+        try sink(bytes)
     }
 
     /// Removes temporary files a killed save left beside `file` (`FILE.tmp.PID` of a process
     /// that is gone).
-    public static func removeStaleTemporaryFiles(of file: String) {
+    package static func removeStaleTemporaryFiles(of file: String) {
         FileIO.removeStaleTemporaryFiles(of: file)
     }
 
     /// Writes the state of `stream` to `file` atomically (temporary file, fsync, rename).
     ///
-    /// The text is what `encode(stream).serialized(pretty: true)` gives, written one account
-    /// at a time: memory beyond the accounts themselves stays at one account's JSON and a
-    /// 1 MiB buffer, however many accounts there are.
+    /// The text is ``text(_:)``'s, written one account at a time: memory beyond the accounts
+    /// themselves stays at one account's JSON and a 1 MiB buffer, however many accounts
+    /// there are.
     public static func save(_ stream: BadgeStream, to file: String) throws(FileIO.Failure) {
         try prepareSave(stream, to: file).commit()
     }
@@ -191,61 +223,11 @@ public enum StateFile {
     /// Writes the state of `stream` as ``save(_:to:)`` does, up to the rename: the returned
     /// writer's `commit()` puts it in place; dropping the writer leaves `file` as it was.
     ///
-    /// - Throws: `FileIO.Failure` when writing or syncing the temporary file fails.
-    public static func prepareSave(_ stream: BadgeStream, to file: String) throws(FileIO.Failure) -> FileIO.AtomicWriter {
-        var empty = stream
-        empty.accounts = [:]
-        empty.compacted = CompactAccounts()
-        let head = encode(empty).serialized(pretty: true)
-        // The pretty text ends with the empty accounts object: `"accounts": {\n  }\n}`.
-        let tail = "{\n  }\n}"
-        guard stream.accountCount > 0, head.hasSuffix(tail) else {
-            // `encode` leaves out a compact account that does not decode: refuse instead.
-            for id in stream.compacted.ids {
-                do { _ = try stream.compacted.account(id, rules: stream.rules) } catch {
-                    throw FileIO.Failure(path: file, message: error.description)
-                }
-            }
-            let w = try FileIO.AtomicWriter(file)
-            try w.write((encode(stream).serialized(pretty: true) + "\n").utf8)
-            try w.prepare()
-            return w
-        }
-        let ids = stream.accountIDs.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    /// - Throws: `FileIO.Failure` when writing or syncing the temporary file fails, or a
+    ///   compact account does not decode (an internal error; nothing is then put in place).
+    package static func prepareSave(_ stream: BadgeStream, to file: String) throws(FileIO.Failure) -> FileIO.AtomicWriter {
         let w = try FileIO.AtomicWriter(file)
-        // Each account is written compactly, then laid out by json-c as the whole document
-        // would be (no JSONValue in between).
-        let parser = JSONParser()
-        var accountText = JSONWriter(capacity: 1024)
-        try w.write(head.utf8.dropLast(tail.utf8.count))
-        try w.write("{\n".utf8)
-        for (i, id) in ids.enumerated() {
-            let found: Account?
-            do { found = try stream.account(id) } catch { throw FileIO.Failure(path: file, message: error.description) }
-            guard let a = found else { continue }
-            try w.write("    ".utf8)
-            try w.write(JSONValue.string(id).serialized().utf8)
-            try w.write(": ".utf8)
-            // Nested two levels deep: every line of the account's text after the first gets
-            // four more spaces, as json-c indents it inside the whole document.
-            var indented: [UInt8] = []
-            accountText.removeAll()
-            writeAccount(a, compact: false, into: &accountText)
-            let laidOut = accountText.withUnsafeBytes { bytes in
-                parser.withDocument(bytes) { (try? $0.get())?.serialized(pretty: true) }
-            }
-            // The writer's JSON always parses; were it not to, nothing half-written is saved.
-            guard let text = laidOut else {
-                throw FileIO.Failure(path: file, message: "account \"\(id)\" could not be laid out as JSON (an internal error)")
-            }
-            for byte in text.utf8 {
-                indented.append(byte)
-                if byte == 0x0A { indented.append(contentsOf: [0x20, 0x20, 0x20, 0x20]) }
-            }
-            try w.write(indented)
-            try w.write((i == ids.count - 1 ? "\n" : ",\n").utf8)
-        }
-        try w.write("  }\n}\n".utf8)
+        try write(stream, file: file) { bytes throws(FileIO.Failure) in try w.write(bytes) }
         try w.prepare()
         return w
     }
