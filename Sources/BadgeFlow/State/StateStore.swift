@@ -81,6 +81,50 @@ package protocol StateStore: AnyObject {
     func close()
 }
 
+/// What commits a checkpointing format's checkpoints on a thread of its own
+/// (`SQLiteCheckpointer`, `RocksDBCheckpointer`): one commit under way at a time, begun and
+/// finished by the applying thread.
+package protocol Checkpointer: AnyObject {
+    /// Whether a commit was begun and not yet finished.
+    var isPending: Bool { get }
+    /// Takes the changed accounts of `stream` and starts committing them with `seq`, read
+    /// from `input`; returns at once.
+    func begin(_ stream: inout BadgeStream, seq: Int, input: String)
+    /// Waits for the commit under way (none: returns) and records it in `stream`.
+    func finish(_ stream: inout BadgeStream) throws(StateFile.Failure)
+}
+
+/// A format with checkpoints whose commits go through a ``Checkpointer`` (set once a filter
+/// attaches): the checkpoint half of ``StateStore`` follows from it, one way for every such
+/// format (the last save is the last checkpoint).
+package protocol CheckpointingStateStore: StateStore {
+    /// The checkpointer of the attached filter (nil before ``StateStore/attach(rules:)``).
+    var checkpointer: (any Checkpointer)? { get }
+}
+
+extension CheckpointingStateStore {
+    package static var checkpoints: Bool { true }
+
+    package var isCommitPending: Bool { checkpointer?.isPending ?? false }
+
+    package func beginCheckpoint(_ stream: inout BadgeStream, seq: Int, input: String) {
+        checkpointer?.begin(&stream, seq: seq, input: input)
+    }
+
+    package func finishCheckpoint(_ stream: inout BadgeStream) throws(StateFile.Failure) {
+        try checkpointer?.finish(&stream)
+    }
+
+    package func prepareFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
+        try finishCheckpoint(&stream)
+    }
+
+    package func commitFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
+        beginCheckpoint(&stream, seq: seq, input: input)
+        try finishCheckpoint(&stream)
+    }
+}
+
 /// Where a run on a state with checkpoints goes on from.
 package struct ResumePoint: Sendable, Equatable {
     /// The seq of the last result the last checkpoint covers (0: none yet).

@@ -1,16 +1,16 @@
 /// A state in a RocksDB database (`FILE.rocksdb`, a folder) behind the ``StateStore`` seam:
 /// one handle shared by the filter's threads (RocksDB lets a process open a database once),
 /// which loads accounts on first use, reads the next batch's accounts ahead with `MultiGet`
-/// (``RocksDBPrefetcher``) and commits each checkpoint as one `WriteBatch` on its own thread
-/// (``RocksDBCheckpointer``).
-package final class RocksDBStateStore: StateStore {
+/// (`RocksDBPrefetcher`) and commits each checkpoint as one `WriteBatch` on its own thread
+/// (`RocksDBCheckpointer`).
+package final class RocksDBStateStore: CheckpointingStateStore {
     package static func handles(_ path: String) -> Bool { RocksDBStore.isRocksDBPath(path) }
-    package static var checkpoints: Bool { true }
     package static var name: String { "rocksdb" }
 
     package let path: String
     private let store: RocksDBStore
-    private var checkpointer: RocksDBCheckpointer?
+    private var committer: RocksDBCheckpointer?
+    package var checkpointer: (any Checkpointer)? { committer }
     private var reader: RocksDBPrefetcher?
     private var closed = false
     /// The rules the filter runs under (``attach(rules:)``).
@@ -53,7 +53,7 @@ package final class RocksDBStateStore: StateStore {
         self.rules = rules
         var stream = BadgeStream(rules: rules)
         stream.source = store
-        checkpointer = RocksDBCheckpointer(store: store)
+        committer = RocksDBCheckpointer(store: store)
         return stream
     }
 
@@ -62,34 +62,15 @@ package final class RocksDBStateStore: StateStore {
         return reader
     }
 
-    package var isCommitPending: Bool { checkpointer?.isPending ?? false }
-
     /// Accounts the state holds after the last checkpoint committed.
     package var storedAccounts: Int? { store.accountCount }
-
-    package func beginCheckpoint(_ stream: inout BadgeStream, seq: Int, input: String) {
-        checkpointer?.begin(&stream, seq: seq, input: input)
-    }
-
-    package func finishCheckpoint(_ stream: inout BadgeStream) throws(StateFile.Failure) {
-        try checkpointer?.finish(&stream)
-    }
-
-    package func prepareFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
-        try finishCheckpoint(&stream)
-    }
-
-    package func commitFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
-        beginCheckpoint(&stream, seq: seq, input: input)
-        try finishCheckpoint(&stream)
-    }
 
     package func close() {
         guard !closed else { return }
         closed = true
         // The threads first: they use the handle the store closes.
         reader?.close()
-        checkpointer?.close()
+        committer?.close()
         store.close()
     }
 

@@ -1,7 +1,7 @@
 import Dispatch
 
-/// One job at a time on a thread of its own: what ``RocksDBPrefetcher`` and
-/// ``RocksDBCheckpointer`` run on. A job's output is written on `queue` and read by
+/// One job at a time on a thread of its own: what `RocksDBPrefetcher` and
+/// `RocksDBCheckpointer` run on. A job's output is written on `queue` and read by
 /// ``wait()`` after `done` is signalled, which orders the two.
 final class RocksDBWorker<Output: Sendable>: @unchecked Sendable {
     private let queue: DispatchQueue
@@ -41,7 +41,7 @@ final class RocksDBWorker<Output: Sendable>: @unchecked Sendable {
 ///
 /// The threads share the writer's handle: RocksDB reads are thread-safe and see every
 /// committed batch, so an account read here is never older than its last checkpoint.
-public final class RocksDBPrefetcher: AccountPrefetcher, @unchecked Sendable {
+package final class RocksDBPrefetcher: AccountPrefetcher, @unchecked Sendable {
     private let store: RocksDBStore
     private let workers: [RocksDBWorker<[String: Account?]>]
     /// The rules for each reader (each its own copy: no shared reference counts).
@@ -51,7 +51,7 @@ public final class RocksDBPrefetcher: AccountPrefetcher, @unchecked Sendable {
     static let splitAbove = 256
 
     /// Reads from `store` with `readers` threads (two by default).
-    public init(store: RocksDBStore, rules: RuleSet, readers: Int = 2) {
+    package init(store: RocksDBStore, rules: RuleSet, readers: Int = 2) {
         self.store = store
         let workers = (0..<max(readers, 1)).map { RocksDBWorker<[String: Account?]>(label: "badgeflow.rocksdb.prefetch.\($0)") }
         self.workers = workers
@@ -59,7 +59,7 @@ public final class RocksDBPrefetcher: AccountPrefetcher, @unchecked Sendable {
     }
 
     /// Starts reading `ids`; at most one request is outstanding (call ``collect()`` first).
-    public func request(_ ids: [String]) {
+    package func request(_ ids: [String]) {
         let parts = ids.count < Self.splitAbove ? 1 : workers.count
         let size = (ids.count + parts - 1) / parts
         for (n, worker) in workers.prefix(parts).enumerated() {
@@ -71,7 +71,7 @@ public final class RocksDBPrefetcher: AccountPrefetcher, @unchecked Sendable {
     }
 
     /// Waits for the last request's accounts (empty when there was none).
-    public func collect() -> [String: Account?] {
+    package func collect() -> [String: Account?] {
         var all: [String: Account?] = [:]
         for worker in workers {
             guard let found = worker.wait() else { continue }
@@ -81,29 +81,29 @@ public final class RocksDBPrefetcher: AccountPrefetcher, @unchecked Sendable {
     }
 
     /// Waits for the request under way (the store stays open: its owner closes it).
-    public func close() { for worker in workers { _ = worker.wait() } }
+    package func close() { for worker in workers { _ = worker.wait() } }
 }
 
 /// Commits checkpoints of a RocksDB state on its own thread, so that encoding the changed
 /// accounts and writing the batch overlap the filter; the same contract as
 /// `SQLiteCheckpointer` (an account stays in memory while its commit is under way, and
 /// what a commit records is never ahead of the results written).
-public final class RocksDBCheckpointer: @unchecked Sendable {
+package final class RocksDBCheckpointer: Checkpointer, @unchecked Sendable {
     private let store: RocksDBStore
     private let worker = RocksDBWorker<Result<[(String, (Int, Int))], StateFile.Failure>>(label: "badgeflow.rocksdb.checkpoint")
     /// The ids of the accounts of the commit under way.
     private var pendingIDs: [String] = []
 
     /// Commits to `store` (which the caller closes, after ``close()``).
-    public init(store: RocksDBStore) { self.store = store }
+    package init(store: RocksDBStore) { self.store = store }
 
     /// Whether a commit was begun and not yet finished.
-    public var isPending: Bool { worker.isPending }
+    package var isPending: Bool { worker.isPending }
 
     /// Takes the accounts of `stream` changed since the last checkpoint and starts
     /// committing them with `seq`, read from `input`, and the stream's rules when the state
     /// has not recorded them. Call ``finish(_:)`` for the previous commit first.
-    public func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
+    package func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
         precondition(!isPending, "RocksDBCheckpointer: finish() the previous commit first")
         let changed = stream.beginCommit()
         pendingIDs = changed.map(\.id)
@@ -123,7 +123,7 @@ public final class RocksDBCheckpointer: @unchecked Sendable {
     ///
     /// - Throws: `StateFile.Failure` when the commit failed; the state then holds the
     ///   previous checkpoint, and the commit's accounts count as changed again.
-    public func finish(_ stream: inout BadgeStream) throws(StateFile.Failure) {
+    package func finish(_ stream: inout BadgeStream) throws(StateFile.Failure) {
         guard let outcome = worker.wait() else { return }
         defer { pendingIDs = [] }
         switch outcome {
@@ -136,5 +136,5 @@ public final class RocksDBCheckpointer: @unchecked Sendable {
     }
 
     /// Waits for a pending commit, whose outcome is dropped.
-    public func close() { _ = worker.wait() }
+    package func close() { _ = worker.wait() }
 }

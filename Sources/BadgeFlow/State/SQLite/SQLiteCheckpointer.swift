@@ -16,7 +16,7 @@ import Dispatch
 ///
 /// Unchecked Sendable: its connection is used only in its ``StoreWorker``'s jobs, and its
 /// own properties only by the applying thread, which begins and finishes each commit.
-package final class SQLiteCheckpointer: @unchecked Sendable {
+package final class SQLiteCheckpointer: Checkpointer, @unchecked Sendable {
     private let worker: StoreWorker<Result<(stored: [(String, (Int, Int))], accounts: Int), StateFile.Failure>>
     /// The ids of the accounts of the commit under way.
     private var pendingIDs: [String] = []

@@ -12,14 +12,14 @@
 /// accounts) and later waits on the job's semaphore for its output, which orders the two, so
 /// no lock is shared. ``close()`` closes the read-only connections first (the last
 /// connection to close removes the WAL files, which a read-only one cannot).
-package final class SQLiteStateStore: StateStore {
+package final class SQLiteStateStore: CheckpointingStateStore {
     package static func handles(_ path: String) -> Bool { path.hasSuffix(".sqlite") || path.hasSuffix(".db") }
-    package static var checkpoints: Bool { true }
     package static var name: String { "sqlite" }
 
     package let path: String
     private let store: SQLiteStore
-    private var checkpointer: SQLiteCheckpointer?
+    private var committer: SQLiteCheckpointer?
+    package var checkpointer: (any Checkpointer)? { committer }
     private var reader: SQLitePrefetcher?
     private var closed = false
     /// The rules the filter runs under (``attach(rules:)``).
@@ -67,9 +67,9 @@ package final class SQLiteStateStore: StateStore {
         // Checkpoints commit on their own thread and connection, which gets the large page
         // cache; this one only loads an account now and then (what the read-ahead did not).
         store.setCacheSize(kib: 8 << 10)
-        let checkpointer = try SQLiteCheckpointer(path: path)
-        checkpointer.recordRules(rules)
-        self.checkpointer = checkpointer
+        let committer = try SQLiteCheckpointer(path: path)
+        committer.recordRules(rules)
+        self.committer = committer
         return stream
     }
 
@@ -79,33 +79,14 @@ package final class SQLiteStateStore: StateStore {
         return reader
     }
 
-    package var isCommitPending: Bool { checkpointer?.isPending ?? false }
-
-    package var storedAccounts: Int? { checkpointer?.storedAccounts ?? store.accountCount }
-
-    package func beginCheckpoint(_ stream: inout BadgeStream, seq: Int, input: String) {
-        checkpointer?.begin(&stream, seq: seq, input: input)
-    }
-
-    package func finishCheckpoint(_ stream: inout BadgeStream) throws(StateFile.Failure) {
-        try checkpointer?.finish(&stream)
-    }
-
-    package func prepareFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
-        try finishCheckpoint(&stream)
-    }
-
-    package func commitFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
-        beginCheckpoint(&stream, seq: seq, input: input)
-        try finishCheckpoint(&stream)
-    }
+    package var storedAccounts: Int? { committer?.storedAccounts ?? store.accountCount }
 
     package func close() {
         guard !closed else { return }
         closed = true
         // The read-only connections first: the last one to close removes the WAL files.
         reader?.close()
-        checkpointer?.close()
+        committer?.close()
         store.close()
     }
 
