@@ -38,7 +38,7 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         // RocksDB state stores (`--state FILE.rocksdb`, a folder); only
-        // Sources/BadgeFlow/Store/RocksDB touches it.
+        // Sources/BadgeFlow/State/RocksDB touches it.
         .systemLibrary(
             name: "CRocksDB",
             pkgConfig: "rocksdb",

@@ -105,28 +105,23 @@ import Testing
         #expect(info.stderr.contains("/accounts/bad/marks/root.chat.y"))
     }
 
-    @Test func aVersionOneStateFileIsMigrated() throws {
+    @Test func aVersionOneStateFileIsRefusedNamingItsVersion() throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/state.json"
-        try #"""
-        {"format": "badgeflow-state", "version": 1, "clock": 1795341800,
-         "devices": {"ipad": {"marks": {"root.chat.alice": 2}, "icon": 0,
-                              "sync": {"loggedIn": true, "foreground": true, "visible": [], "appeared": [],
-                                       "disappearedAt": {}, "intervalStart": 1795341800}}}}
-        """#.write(toFile: state, atomically: true, encoding: .utf8)
-        let r = try CLI.run(
-            ["filter", "--state", state],
-            input: """
-                {"op":"push","device":"ipad","payload":{"aps":{"alert":"x","thread-id":"alice"}}}
-                {"op":"push","account":"ipad","device":"phone","payload":{"aps":{"alert":"x","thread-id":"bob"}}}
-
-                """)
-        #expect(r.lines[0].contains(#""icon":3,"sync":{"reason":"push"}}"#))
-        // The migrated device counts as having been given its tree's total; the phone joins its account.
-        #expect(r.lines[1].contains(#""icon":4,"badgeUpdates":[{"device":"ipad","badge":4}]}"#))
-        let tree = try CLI.run(["tree", "--state", state, "--device", "ipad", "--json"])
-        #expect(tree.stdout.hasPrefix(#"{"device":"ipad","icon":4,"#))
-        #expect(try String(contentsOfFile: state, encoding: .utf8).contains(#""version": 2"#))
+        // Devices with their own trees and one clock for all, as pre-release builds wrote them.
+        let old = #"""
+            {"format": "badgeflow-state", "version": 1, "clock": 1795341800,
+             "devices": {"ipad": {"marks": {"root.chat.alice": 2}, "icon": 0}}}
+            """#
+        try old.write(toFile: state, atomically: true, encoding: .utf8)
+        for args in [["filter", "--state", state], ["tree", "--state", state], ["state", "info", state]] {
+            let r = try CLI.run(args, input: #"{"op":"tick","account":"ipad"}"# + "\n")
+            #expect(r.status == 3, "\(args)")
+            #expect(
+                r.stderr.contains("\(state): /version: state version 1 is not supported; this BadgeFlow reads version 2"), "\(r.stderr)")
+            #expect(r.stdout.isEmpty)
+        }
+        #expect(try String(contentsOfFile: state, encoding: .utf8) == old)
     }
 }

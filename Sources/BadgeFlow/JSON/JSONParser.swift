@@ -92,7 +92,7 @@ final class JSONParser {
             }
             i += 1
         }
-        if let key = Self.keyHoldingNUL(bytes) {
+        if let key = JSONScanner.keyHoldingNUL(bytes) {
             return body(
                 .failure(
                     JSONParseError(
@@ -100,65 +100,6 @@ final class JSONParser {
                         message: "an object key holds \\u0000 (U+0000), which BadgeFlow does not accept in keys", offset: key)))
         }
         return body(.success(JSONRef(borrowing: root)))
-    }
-
-    /// The offset of the first object key in `bytes` (a well-formed JSON text) that holds the
-    /// escape `\u0000`; nil when none does.
-    ///
-    /// json-c keeps keys as C strings, so such a key would be cut at the U+0000, silently
-    /// (`"alert\u0000x"` read as `alert`). Values keep their length and are not affected.
-    /// A text without `\u0000` costs one `memchr` per backslash it holds, plus one.
-    static func keyHoldingNUL(_ bytes: UnsafeRawBufferPointer) -> Int? {
-        guard let base = bytes.baseAddress else { return nil }
-        let n = bytes.count
-        // Only a text with a backslash can hold the escape: memchr jumps from one backslash to
-        // the next (a line holds a few), and the byte-by-byte scan below runs only for a text
-        // that has `\u0000` somewhere.
-        var any = false
-        var k = 0
-        while k + 5 < n, let hit = memchr(base + k, 0x5C, n - k) {
-            k = base.distance(to: UnsafeRawPointer(hit))
-            guard k + 5 < n else { break }
-            if bytes[k + 1] == UInt8(ascii: "u"), bytes[k + 2] == 0x30, bytes[k + 3] == 0x30, bytes[k + 4] == 0x30,
-                bytes[k + 5] == 0x30
-            {
-                any = true
-                break
-            }
-            // The escaped character is skipped (`\\u0000` is a backslash, then text).
-            k += 2
-        }
-        guard any else { return nil }
-        var i = 0
-        while i < n {
-            // json-c's strict mode still takes single-quoted strings, keys too.
-            let quote = bytes[i]
-            guard quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else {
-                i += 1
-                continue
-            }
-            let start = i
-            var holdsNUL = false
-            i += 1
-            while i < n, bytes[i] != quote {
-                if bytes[i] == UInt8(ascii: "\\") {
-                    if i + 5 < n, bytes[i + 1] == UInt8(ascii: "u"), bytes[i + 2] == 0x30, bytes[i + 3] == 0x30,
-                        bytes[i + 4] == 0x30, bytes[i + 5] == 0x30
-                    {
-                        holdsNUL = true
-                    }
-                    i += 2
-                } else {
-                    i += 1
-                }
-            }
-            i += 1
-            guard holdsNUL else { continue }
-            var j = i
-            while j < n, bytes[j] == 0x20 || bytes[j] == 0x0A || bytes[j] == 0x0D || bytes[j] == 0x09 { j += 1 }
-            if j < n, bytes[j] == UInt8(ascii: ":") { return start }
-        }
-        return nil
     }
 
     private static func describe(_ error: json_tokener_error, offset: Int, maxDepth: Int) -> JSONParseError {

@@ -20,9 +20,9 @@ import Darwin
 ///   the same one; by N with ``Options/numbered``, from any input), and without
 ///   `--resume`/`--no-resume` the input the last checkpoint read is refused.
 ///
-/// Without checkpoints (JSON): accounts past a quarter over ``Options/expandedAccounts`` are
-/// held compactly, a batch whose results could not be written is taken back, and the state
-/// is saved at the end. Both finish in one order (``close(_:)``): prepare the last save,
+/// Without a state, or with one saved at the end (JSON): accounts past a quarter over
+/// ``Options/expandedAccounts`` are held compactly, a batch whose results could not be
+/// written is taken back, and the state is saved at the end. Both finish in one order (``close(_:)``): prepare the last save,
 /// put the results file in place, commit the state.
 package final class StateSession {
     /// How a session runs.
@@ -393,8 +393,9 @@ package final class StateSession {
     /// After each batch whose results were all written: compaction (no checkpoints), or a
     /// checkpoint when one is due (see the type's policy).
     package func batchWritten() {
-        guard let store else { return }
-        if !type(of: store).checkpoints {
+        // No state, or one saved at the end: every account stays in memory, so the idle ones
+        // go compact (a stateless run over a fleet needs it as much as a JSON state).
+        guard let store, type(of: store).checkpoints else {
             // Past a quarter over the limit, the least recently used go compact: a sort of
             // the expanded accounts' use counts every few thousand lines.
             let keep = options.expandedAccounts

@@ -5,7 +5,9 @@ import Darwin
 #endif
 
 /// A JSON state's members, read one at a time from its bytes: the key's and the value's byte
-/// ranges, nothing parsed (the caller parses what it needs).
+/// ranges, nothing parsed (the caller parses what it needs). The bytes are scanned by
+/// ``JSONScanner``; this cursor pulls one member at a time, so that a merge can read its
+/// parts side by side.
 struct JSONMemberCursor {
     let b: UnsafeRawBufferPointer
     private(set) var i: Int
@@ -70,60 +72,19 @@ struct JSONMemberCursor {
         return .member(key: key, value: i..<i)
     }
 
-    private mutating func skipSpace() {
-        while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 }
-    }
+    private mutating func skipSpace() { i = JSONScanner(b).skipSpace(i) }
 
     private mutating func skipString() -> Bool {
-        guard i < b.count, b[i] == UInt8(ascii: "\"") else { return false }
-        i += 1
-        while i < b.count {
-            switch b[i] {
-            case UInt8(ascii: "\\"): i += 2
-            case UInt8(ascii: "\""):
-                i += 1
-                return true
-            default: i += 1
-            }
-        }
-        return false
+        guard let end = JSONScanner(b).stringEnd(i)?.end else { return false }
+        i = end
+        return true
     }
 
     /// Moves past the value that starts at the cursor; false when it is not well-formed.
     mutating func skipValue() -> Bool {
-        guard i < b.count else { return false }
-        switch b[i] {
-        case UInt8(ascii: "\""):
-            return skipString()
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-            var depth = 0
-            while i < b.count {
-                switch b[i] {
-                case UInt8(ascii: "\""):
-                    guard skipString() else { return false }
-                    continue
-                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    depth -= 1
-                    if depth == 0 {
-                        i += 1
-                        return true
-                    }
-                default: break
-                }
-                i += 1
-            }
-            return false
-        default:
-            let start = i
-            while i < b.count,
-                !(b[i] == UInt8(ascii: ",") || b[i] == UInt8(ascii: "}") || b[i] == UInt8(ascii: "]")
-                    || b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09)
-            {
-                i += 1
-            }
-            return i > start
-        }
+        guard let end = JSONScanner(b).valueEnd(i) else { return false }
+        i = end
+        return true
     }
 }
 
@@ -269,7 +230,7 @@ struct JSONStateWriter {
     private var count = 0
 
     /// Starts `path` with the members before `accounts`: `format`, `version`, `rules`,
-    /// `partition` (what ``StateFile/encode(_:)`` writes, in its order).
+    /// `partition` (what ``StateFile/text(_:)`` writes, in its order).
     init(_ path: String, rules: JSONValue?, partition: StatePartition?) throws(StateSplit.Failure) {
         do { writer = try FileIO.AtomicWriter(path) } catch { throw .io(error) }
         var top: [(String, JSONValue)] = [("format", .string(StateFile.format)), ("version", .int(StateFile.version))]

@@ -184,15 +184,6 @@ public struct BadgeStream: Sendable {
     /// The number of accounts of a commit under way (``beginCommit()``).
     package private(set) var inFlightCount = 0
 
-    /// Counts every account as changed (to write them all to a store).
-    mutating func markAllChanged() {
-        tracksChanges = true
-        for i in accounts.indices where !accounts.values[i].dirty {
-            accounts.values[i].dirty = true
-            changed.append(accounts.keys[i])
-        }
-    }
-
     /// The number of accounts changed since the last ``takeChanged()``.
     public var changedCount: Int { changed.count }
 

@@ -45,19 +45,19 @@ extension PayloadStamp {
     /// push, the value of its top-level `"payload"` member for an envelope. Nil when the
     /// text cannot be cut (see the type's notes).
     static func cut(_ line: UnsafeRawBufferPointer, envelope: Bool) -> PayloadStamp? {
-        let scan = Scanner(bytes: line)
+        let scan = JSONScanner(line)
         var start = scan.skipSpace(0)
         var end = line.count
         if envelope {
-            guard let member = scan.uniqueMember(of: start, named: Keys.payload) else { return nil }
+            guard let member = uniqueMember(scan, of: start, named: Keys.payload) else { return nil }
             start = member.value
             end = member.end
         } else {
-            while end > start, Scanner.isSpace(line[end - 1]) { end -= 1 }
+            while end > start, JSONScanner.isSpace(line[end - 1]) { end -= 1 }
         }
         guard start < end, line[start] == UInt8(ascii: "{"),
-            let aps = scan.uniqueMember(of: start, named: Keys.aps), line[aps.value] == UInt8(ascii: "{"),
-            let badge = scan.badgeSlot(ofObjectAt: aps.value)
+            let aps = uniqueMember(scan, of: start, named: Keys.aps), line[aps.value] == UInt8(ascii: "{"),
+            let badge = badgeSlot(scan, ofObjectAt: aps.value)
         else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(end - start + badge.insert.count)
@@ -114,145 +114,47 @@ extension PayloadStamp {
         static let badge = Array("badge".utf8)
     }
 
-    /// Finds members in JSON text already known to be valid; nil for anything it does not
-    /// handle (escaped or repeated keys), which sends the caller to the fallback.
-    private struct Scanner {
-        let bytes: UnsafeRawBufferPointer
-
-        static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
-
-        func skipSpace(_ i: Int) -> Int {
-            var i = i
-            while i < bytes.count, Self.isSpace(bytes[i]) { i += 1 }
-            return i
-        }
-
-        /// The index after the string that starts at `i` (a quote), and whether it has escapes.
-        func skipString(_ i: Int) -> (end: Int, escaped: Bool)? {
-            var i = i + 1
-            var escaped = false
-            while i < bytes.count {
-                switch bytes[i] {
-                case 0x22: return (i + 1, escaped)
-                case 0x5C: escaped = true; i += 2
-                default: i += 1
-                }
+    /// The one member named `name` of the object at `open` in text json-c accepted: where
+    /// its value starts and ends; nil when it is missing, repeated, or a key has escapes (it
+    /// might spell `name`).
+    private static func uniqueMember(_ scan: JSONScanner, of open: Int, named name: [UInt8]) -> (value: Int, end: Int)? {
+        var found: (value: Int, end: Int)? = nil
+        var ok = true
+        _ = scan.forEachMember(of: open) { m in
+            if m.escaped { ok = false; return nil }
+            guard let end = scan.valueEnd(m.value) else { return nil }
+            if m.keyIs(name, in: scan.bytes) {
+                if found != nil { ok = false; return nil }
+                found = (m.value, end)
             }
-            return nil
+            return end
         }
+        return ok ? found : nil
+    }
 
-        /// The index after the value that starts at `i`.
-        func skipValue(_ i: Int) -> Int? {
-            guard i < bytes.count else { return nil }
-            switch bytes[i] {
-            case 0x22:
-                return skipString(i)?.end
-            case 0x7B, 0x5B:
-                var depth = 0
-                var i = i
-                while i < bytes.count {
-                    switch bytes[i] {
-                    case 0x22:
-                        guard let s = skipString(i) else { return nil }
-                        i = s.end
-                        continue
-                    case 0x7B, 0x5B: depth += 1
-                    case 0x7D, 0x5D:
-                        depth -= 1
-                        if depth == 0 { return i + 1 }
-                    default: break
+    /// Where the badge number goes in the `aps` object at `open`: the range its value takes
+    /// (empty when added) and the text to put before the number; nil as for `uniqueMember`.
+    private static func badgeSlot(_ scan: JSONScanner, ofObjectAt open: Int) -> (from: Int, to: Int, insert: [UInt8])? {
+        var found: (value: Int, end: Int)? = nil
+        var last: Int? = nil
+        var ok = true
+        guard
+            let after = scan.forEachMember(
+                of: open,
+                { m in
+                    if m.escaped { ok = false; return nil }
+                    guard let end = scan.valueEnd(m.value) else { return nil }
+                    if m.keyIs(Keys.badge, in: scan.bytes) {
+                        if found != nil { ok = false; return nil }
+                        found = (m.value, end)
                     }
-                    i += 1
-                }
-                return nil
-            default:
-                var i = i
-                while i < bytes.count {
-                    let b = bytes[i]
-                    if b == 0x2C || b == 0x7D || b == 0x5D || Self.isSpace(b) { break }
-                    i += 1
-                }
-                return i
-            }
-        }
-
-        /// One member of an object: where its key ends (after the quote), its value starts and ends.
-        struct Member {
-            var keyEnd: Int
-            var value: Int
-            var end: Int
-        }
-
-        func keyIs(_ m: Member, from start: Int, _ name: [UInt8]) -> Bool {
-            // `start` is the opening quote; the name is between the quotes.
-            let count = m.keyEnd - start - 2
-            guard count == name.count else { return false }
-            for j in 0..<count where bytes[start + 1 + j] != name[j] { return false }
-            return true
-        }
-
-        /// The one member named `name` of the object at `open`; nil when it is missing,
-        /// repeated, or a key has escapes (it might spell `name`).
-        func uniqueMember(of open: Int, named name: [UInt8]) -> Member? {
-            var found: Member? = nil
-            var ok = true
-            _ = forEachMember(of: open) { m, start, escaped in
-                if escaped { ok = false; return false }
-                if keyIs(m, from: start, name) {
-                    if found != nil { ok = false; return false }
-                    found = m
-                }
-                return true
-            }
-            return ok ? found : nil
-        }
-
-        /// Calls `body` for each member of the object at `open` with the member, its key's
-        /// opening quote and whether the key has escapes; `body` returns false to stop (then
-        /// nil). Returns the index of the object's `}`.
-        func forEachMember(of open: Int, _ body: (Member, Int, Bool) -> Bool) -> Int? {
-            var i = skipSpace(open + 1)
-            guard i < bytes.count else { return nil }
-            if bytes[i] == 0x7D { return i }
-            while i < bytes.count, bytes[i] == 0x22 {
-                let keyOpen = i
-                guard let key = skipString(i) else { return nil }
-                i = skipSpace(key.end)
-                guard i < bytes.count, bytes[i] == 0x3A else { return nil }
-                let value = skipSpace(i + 1)
-                guard let end = skipValue(value) else { return nil }
-                guard body(Member(keyEnd: key.end, value: value, end: end), keyOpen, key.escaped) else { return nil }
-                i = skipSpace(end)
-                guard i < bytes.count else { return nil }
-                if bytes[i] == 0x7D { return i }
-                guard bytes[i] == 0x2C else { return nil }
-                i = skipSpace(i + 1)
-            }
-            return nil
-        }
-
-        /// Where the badge number goes in the `aps` object at `open`: the range its value
-        /// takes (empty when added) and the text to put before the number.
-        func badgeSlot(ofObjectAt open: Int) -> (from: Int, to: Int, insert: [UInt8])? {
-            var found: Member? = nil
-            var last: Member? = nil
-            var ok = true
-            guard
-                let close = forEachMember(
-                    of: open,
-                    { m, start, escaped in
-                        if escaped { ok = false; return false }
-                        if keyIs(m, from: start, Keys.badge) {
-                            if found != nil { ok = false; return false }
-                            found = m
-                        }
-                        last = m
-                        return true
-                    }), ok
-            else { return nil }
-            if let found { return (found.value, found.end, []) }
-            if let last { return (last.end, last.end, Array(#","badge":"#.utf8)) }
-            return (close, close, Array(#""badge":"#.utf8))
-        }
+                    last = end
+                    return end
+                }), ok
+        else { return nil }
+        if let found { return (found.value, found.end, []) }
+        if let last { return (last, last, Array(#","badge":"#.utf8)) }
+        // After `{`, before `}` (with whatever space the object holds).
+        return (after - 1, after - 1, Array(#""badge":"#.utf8))
     }
 }

@@ -8,6 +8,57 @@ import Testing
         return String(decoding: w.bytes, as: UTF8.self)
     }
 
+    /// The pretty layout of compact text is json-c's, byte for byte, at any depth: empty
+    /// objects and arrays, escapes and control characters, non-ASCII text, numbers as written.
+    @Test(arguments: [0, 1, 2])
+    func laysOutCompactTextAsJSONCDoes(level: Int) throws {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("clock")
+        w.stateTime(1_795_425_200.1)
+        w.key("marks")
+        w.beginObject()
+        w.key("root.chat.a\"b\\c\u{1}\n\t/é")
+        w.int(2)
+        w.key("root.news")
+        w.string("dot")
+        w.endObject()
+        w.key("empty")
+        w.beginObject()
+        w.endObject()
+        w.key("list")
+        w.beginArray()
+        w.endArray()
+        w.key("nested")
+        w.beginArray()
+        w.beginObject()
+        w.key("x")
+        w.beginArray()
+        w.string("{[,:]}")
+        w.bool(true)
+        w.null()
+        w.int(-12)
+        w.endArray()
+        w.endObject()
+        w.beginArray()
+        w.endArray()
+        w.endArray()
+        w.endObject()
+        var pretty: [UInt8] = []
+        w.withUnsafeBytes { JSONWriter.appendPretty($0, level: level, to: &pretty) }
+        // json-c lays out the same value nested `level` deep inside single-member objects.
+        var wrapped = String(decoding: w.bytes, as: UTF8.self)
+        for _ in 0..<level { wrapped = #"{"k":"# + wrapped + "}" }
+        var expected = try JSONValue.parse(wrapped).serialized(pretty: true)
+        for j in 0..<level {
+            let indent = String(repeating: " ", count: 2 * j)
+            let prefix = "{\n  " + indent + #""k": "#, suffix = "\n" + indent + "}"
+            try #require(expected.hasPrefix(prefix) && expected.hasSuffix(suffix))
+            expected = String(expected.dropFirst(prefix.count).dropLast(suffix.count))
+        }
+        #expect(String(decoding: pretty, as: UTF8.self) == expected)
+    }
+
     @Test func placesCommasBetweenMembersAndElements() {
         let s = text { w in
             w.beginObject()

@@ -85,17 +85,14 @@ import Testing
         let decoded = bytes.withUnsafeBytes { AccountCodec.decode($0, rules: .builtIn) }
         #expect(decoded?.ids == account.ids)
         // An account without ids writes no `ids` key.
-        if case .object(let members) = StateFile.encodeAccount(Account(rules: .builtIn)) {
-            #expect(!members.contains { $0.0 == "ids" })
-        }
+        #expect(!StateFile.encodeAccount(Account(rules: .builtIn)).contains(#""ids""#))
     }
 
     @Test(arguments: [#""ids":"x""#, #""ids":[1]"#, #""ids":[""]"#])
     func aBadIdListInAStateIsAnErrorAtItsPointer(_ ids: String) throws {
         let text = #"{"clock":0,"marks":{},"devices":{},\#(ids)}"#
-        let value = try JSONValue.parse(text)
         var thrown: StateFile.Failure?
-        do { _ = try StateFile.decodeAccount(value, at: "/accounts/u", file: "t.json", rules: .builtIn) } catch { thrown = error }
+        do { _ = try StateFile.decodeAccount(text, at: "/accounts/u", file: "t.json", rules: .builtIn) } catch { thrown = error }
         #expect(thrown?.at.hasPrefix("/accounts/u/ids") == true, "\(String(describing: thrown))")
     }
 }

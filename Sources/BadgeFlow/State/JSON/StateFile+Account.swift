@@ -1,78 +1,11 @@
 import BadgeTree
 
-/// A JSON value the state decoders read: an owned ``JSONValue`` (a whole state file, a
-/// version 1 file's devices) or a borrowed json-c value (`JSONRef`: an account's own text,
-/// as the streamed load and the SQLite rows parse it). One decoder serves both, and the
-/// rows of a store, read millions of times, never become Swift trees of values.
-protocol StateJSONReadable {
-    /// The member named `key` of an object; nil when absent or not an object.
-    subscript(key: String) -> Self? { get }
-    /// The value of a JSON integer.
-    var stateInt: Int64? { get }
-    /// The value of any JSON number.
-    var stateNumber: Double? { get }
-    /// The value of `true` or `false`.
-    var stateBool: Bool? { get }
-    /// The value of a string.
-    var stateString: String? { get }
-    /// Whether this is an object.
-    var isStateObject: Bool { get }
-    /// The number of members of an object or elements of an array; 0 otherwise.
-    var stateCount: Int { get }
-    /// Calls `body` with each member of an object (nothing for anything else).
-    func forEachStateMember<E: Error>(_ body: (String, Self) throws(E) -> Void) throws(E)
-    /// The elements of an array; nil for anything else.
-    var stateElements: [Self]? { get }
-}
-
-extension JSONValue: StateJSONReadable {
-    var stateInt: Int64? {
-        if case .int(let i) = self { return i }
-        return nil
-    }
-    var stateNumber: Double? {
-        switch self {
-        case .int(let i): return Double(i)
-        case .double(let d): return d
-        default: return nil
-        }
-    }
-    var stateBool: Bool? {
-        if case .bool(let b) = self { return b }
-        return nil
-    }
-    var stateString: String? {
-        if case .string(let s) = self { return s }
-        return nil
-    }
-    var isStateObject: Bool {
-        if case .object = self { return true }
-        return false
-    }
-    var stateCount: Int {
-        switch self {
-        case .object(let members): return members.count
-        case .array(let items): return items.count
-        default: return 0
-        }
-    }
-    func forEachStateMember<E: Error>(_ body: (String, JSONValue) throws(E) -> Void) throws(E) {
-        guard case .object(let members) = self else { return }
-        for (key, value) in members { try body(key, value) }
-    }
-    var stateElements: [JSONValue]? {
-        if case .array(let items) = self { return items }
-        return nil
-    }
-}
-
-extension JSONRef: StateJSONReadable {
-    var stateInt: Int64? { int }
-    var stateNumber: Double? { number }
-    var stateBool: Bool? { bool }
-    var stateString: String? { string }
+/// What the account reader asks of a json-c value (an account's text, parsed in place: the
+/// rows of a store, read millions of times, never become Swift trees of values).
+extension JSONRef {
     var isStateObject: Bool { kind == .object }
-    var stateCount: Int { count }
+    /// Calls `body` with each member of an object (nothing for anything else), its typed
+    /// error passed on.
     func forEachStateMember<E: Error>(_ body: (String, JSONRef) throws(E) -> Void) throws(E) {
         var failure: E? = nil
         forEachMember { key, value in
@@ -81,6 +14,7 @@ extension JSONRef: StateJSONReadable {
         }
         if let failure { throw failure }
     }
+    /// The elements of an array; nil for anything else.
     var stateElements: [JSONRef]? {
         guard kind == .array else { return nil }
         var out: [JSONRef] = []
@@ -91,17 +25,26 @@ extension JSONRef: StateJSONReadable {
 }
 
 extension StateFile {
-    /// Reads one account as ``encodeAccount(_:compact:)`` writes it (the value of `accounts/ID` in a
-    /// version 2 file, the `data` column of an SQLite store's `accounts` table).
+    /// Reads one account from its JSON text, as ``encodeAccount(_:compact:)`` writes it (the
+    /// value of `accounts/ID` in a version 2 file, the `data` column of an SQLite store's
+    /// `accounts` table).
     ///
     /// - Parameters:
-    ///   - value: the account's JSON object.
+    ///   - text: the account's JSON object.
     ///   - at: RFC 6901 pointer of `value`, for error messages.
     ///   - file: the state file's path, for error messages.
     ///   - rules: the rules the account's paths must fit.
-    /// - Throws: `Failure` when a field is missing or malformed.
-    public static func decodeAccount(_ value: JSONValue, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
-        try account(value, at: at, file: file, rules: rules)
+    /// - Throws: `Failure` when the text is not JSON or a field is missing or malformed.
+    static func decodeAccount(_ text: String, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
+        var text = text
+        let outcome: Result<Account, Failure> = text.withUTF8 { utf8 in
+            do throws(Failure) {
+                return .success(try decodeAccount(text: UnsafeRawBufferPointer(utf8), with: JSONParser(), at: at, file: file, rules: rules))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
     }
 
     /// Reads one account from its JSON text (a row of an SQLite store), parsed with
@@ -125,18 +68,18 @@ extension StateFile {
         return try outcome.get()
     }
 
-    static func account<V: StateJSONReadable>(_ v: V, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
+    static func account(_ v: JSONRef, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
         // Made around the decoded tree: no empty tree built and thrown away.
         var account = Account(tree: try tree(v, at: at, file: file, rules: rules))
         if let c = v["clock"] {
-            guard let t = c.stateNumber else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
+            guard let t = c.number else { throw Failure(file: file, at: at + "/clock", message: "clock must be a number") }
             account.clock = t
         }
         guard let devices = v["devices"], devices.isStateObject else {
             throw Failure(file: file, at: at + "/devices", message: "devices must be an object")
         }
         // Sized once: no table grown and dropped on the way (3 devices would take two).
-        account.devices.reserveCapacity(devices.stateCount)
+        account.devices.reserveCapacity(devices.count)
         try devices.forEachStateMember { (id, value) throws(Failure) in
             // The device's JSON Pointer is spelled out only for an error.
             func dat() -> String { at + "/devices/" + JSONPointer.escape(id) }
@@ -144,7 +87,7 @@ extension StateFile {
             if let n = value["delivered"] {
                 // Any non-negative count: it is a tree's total, and a total of large marks
                 // passes Int32 (one account reached 2^32 - 2 with two marks of 2^31 - 1).
-                guard let k = n.stateInt, k >= 0 else {
+                guard let k = n.int, k >= 0 else {
                     throw Failure(file: file, at: dat() + "/delivered", message: "delivered must be a non-negative integer")
                 }
                 d.delivered = Int(k)
@@ -158,7 +101,7 @@ extension StateFile {
             var list: [String] = []
             list.reserveCapacity(items.count)
             for (i, item) in items.enumerated() {
-                guard let s = item.stateString, (1...128).contains(s.utf8.count) else {
+                guard let s = item.string, (1...128).contains(s.utf8.count) else {
                     throw Failure(file: file, at: at + "/ids/\(i)", message: "an event id is a string of 1 to 128 bytes")
                 }
                 list.append(s)
@@ -168,24 +111,24 @@ extension StateFile {
         return account
     }
 
-    private static func strings<V: StateJSONReadable>(_ v: V?) -> Set<String>? {
+    private static func strings(_ v: JSONRef?) -> Set<String>? {
         guard let items = v?.stateElements else { return nil }
         var out: Set<String> = []
         for item in items {
-            guard let s = item.stateString else { return nil }
+            guard let s = item.string else { return nil }
             out.insert(s)
         }
         return out
     }
 
-    static func tree<V: StateJSONReadable>(_ v: V, at: String, file: String, rules: RuleSet) throws(Failure) -> BadgeTree {
+    static func tree(_ v: JSONRef, at: String, file: String, rules: RuleSet) throws(Failure) -> BadgeTree {
         func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at + sub, message: m) }
         guard let marks = v["marks"], marks.isStateObject else { throw fail("/marks", "marks must be an object") }
         var list: [MarkRecord] = []
         try marks.forEachStateMember { (path, mark) throws(Failure) in
-            if let n = mark.stateInt, n >= 1, n <= Int64(Int.max) {
+            if let n = mark.int, n >= 1, n <= Int64(Int.max) {
                 list.append(MarkRecord(path: path, mark: .count(Int(n))))
-            } else if mark.stateString == "dot" {
+            } else if mark.string == "dot" {
                 list.append(MarkRecord(path: path, mark: .dot))
             } else {
                 throw fail("/marks/" + JSONPointer.escape(path), "a mark must be \"dot\" or a count of 1 or more")
@@ -204,8 +147,8 @@ extension StateFile {
 
     /// Reads the account's `sources`, `expires` and `once` (each only present when not empty)
     /// into its marks; returns the dismissed once tokens by path.
-    private static func markFeatures<V: StateJSONReadable>(
-        _ v: V, into list: inout [MarkRecord],
+    private static func markFeatures(
+        _ v: JSONRef, into list: inout [MarkRecord],
         fail: (String, String) -> Failure
     ) throws(Failure) -> [(String, [String])] {
         let sources = v["sources"], expires = v["expires"], once = v["once"]
@@ -219,8 +162,8 @@ extension StateFile {
         if let sources {
             guard sources.isStateObject else { throw fail("/sources", "sources must be an object") }
             try sources.forEachStateMember { (path, s) throws(Failure) in
-                guard let i = at(path), let seq = s["seq"]?.stateInt, let rule = s["rule"]?.stateString,
-                    let t = s["at"]?.stateNumber
+                guard let i = at(path), let seq = s["seq"]?.int, let rule = s["rule"]?.string,
+                    let t = s["at"]?.number
                 else {
                     throw fail("/sources/" + JSONPointer.escape(path), "a source is {seq, rule, at} for a path in marks")
                 }
@@ -230,7 +173,7 @@ extension StateFile {
         if let expires {
             guard expires.isStateObject else { throw fail("/expires", "expires must be an object") }
             try expires.forEachStateMember { (path, t) throws(Failure) in
-                guard let i = at(path), let time = t.stateNumber else {
+                guard let i = at(path), let time = t.number else {
                     throw fail("/expires/" + JSONPointer.escape(path), "an expiry is a time for a path in marks")
                 }
                 list[i].expires = time
@@ -242,7 +185,7 @@ extension StateFile {
             try once.forEachStateMember { (path, o) throws(Failure) in
                 let pat = "/once/" + JSONPointer.escape(path)
                 if let held = o["held"] {
-                    guard let token = held.stateString, let i = at(path) else {
+                    guard let token = held.string, let i = at(path) else {
                         throw fail(pat + "/held", "a held token is a string, for a path in marks")
                     }
                     list[i].once = token
@@ -251,7 +194,7 @@ extension StateFile {
                     guard let items = d.stateElements else { throw fail(pat + "/dismissed", "dismissed tokens are an array of strings") }
                     var tokens: [String] = []
                     for item in items {
-                        guard let token = item.stateString else {
+                        guard let token = item.string else {
                             throw fail(pat + "/dismissed", "dismissed tokens are an array of strings")
                         }
                         tokens.append(token)
@@ -264,18 +207,18 @@ extension StateFile {
     }
 
     /// Reads one device; `at` spells its JSON Pointer (called only for an error).
-    static func device<V: StateJSONReadable>(_ v: V, at: () -> String, file: String, rules: RuleSet) throws(Failure) -> Device {
+    static func device(_ v: JSONRef, at: () -> String, file: String, rules: RuleSet) throws(Failure) -> Device {
         func fail(_ sub: String, _ m: String) -> Failure { Failure(file: file, at: at() + sub, message: m) }
         var device = Device(rules: rules)
         if let icon = v["icon"] {
-            guard let n = icon.stateInt, n >= 0 else { throw fail("/icon", "icon must be a non-negative integer") }
+            guard let n = icon.int, n >= 0 else { throw fail("/icon", "icon must be a non-negative integer") }
             device.payloadIcon = Int(n)
         }
         if let s = v["sync"] {
             // A key left out has the value of a new device (the compact rows of an SQLite state).
             func bool(_ key: String, _ fallback: Bool) throws(Failure) -> Bool {
                 guard let value = s[key] else { return fallback }
-                guard let b = value.stateBool else { throw fail("/sync/" + key, "\(key) must be true or false") }
+                guard let b = value.bool else { throw fail("/sync/" + key, "\(key) must be true or false") }
                 return b
             }
             func pages(_ key: String) throws(Failure) -> Set<String> {
@@ -288,14 +231,14 @@ extension StateFile {
             let visible = try pages("visible"), appeared = try pages("appeared")
             var start = 0.0
             if let t = s["intervalStart"] {
-                guard let n = t.stateNumber else { throw fail("/sync/intervalStart", "intervalStart must be a number") }
+                guard let n = t.number else { throw fail("/sync/intervalStart", "intervalStart must be a number") }
                 start = n
             }
             var disappeared: [String: Double] = [:]
             if let value = s["disappearedAt"] {
                 guard value.isStateObject else { throw fail("/sync/disappearedAt", "disappearedAt must be an object") }
                 try value.forEachStateMember { (page, t) throws(Failure) in
-                    guard let t = t.stateNumber else { throw fail("/sync/disappearedAt/" + JSONPointer.escape(page), "must be a number") }
+                    guard let t = t.number else { throw fail("/sync/disappearedAt/" + JSONPointer.escape(page), "must be a number") }
                     disappeared[page] = t
                 }
             }
@@ -307,7 +250,7 @@ extension StateFile {
         return device
     }
 
-    /// One account as JSON: `{"clock": …, "marks": {…}, "devices": {…}}` (with `sources`,
+    /// One account as compact JSON text: `{"clock": …, "marks": {…}, "devices": {…}}` (with `sources`,
     /// `expires` and `once` after `marks` when not empty, and `ids`, the recent event ids
     /// oldest first, after `devices` when there are any), devices and pages in
     /// byte order. Both stores write accounts this way: the JSON file under `accounts`, the
@@ -315,21 +258,17 @@ extension StateFile {
     ///
     /// With `compact` (SQLite rows), a device leaves out each key whose value is that of a
     /// new device (`icon` and `delivered` 0, `loggedIn` false, `foreground` true, no pages,
-    /// `intervalStart` 0, and `sync` when all of them are); ``decodeAccount(_:at:file:rules:)``
-    /// reads both forms.
-    public static func encodeAccount(_ a: Account, compact: Bool = false) -> JSONValue {
+    /// `intervalStart` 0, and `sync` when all of them are); the reader takes both forms.
+    package static func encodeAccount(_ a: Account, compact: Bool = false) -> String {
         var w = JSONWriter(capacity: 512)
         writeAccount(a, compact: compact, into: &w)
-        let parsed: JSONValue? = w.withUnsafeBytes { bytes in
-            JSONParser().withDocument(bytes) { try? $0.get().toValue() }
-        }
-        // What the writer wrote is valid JSON; an object is returned whatever happens.
-        return parsed ?? .object([])
+        return String(decoding: w.bytes, as: UTF8.self)
     }
 
-    /// Writes account `a` as ``encodeAccount(_:compact:)`` describes, in compact JSON,
-    /// straight from the account: no ``JSONValue`` in between (the checkpoint path). Times
-    /// are written as state files have always held them (`JSONWriter.stateTime`).
+    /// Writes account `a` as ``encodeAccount(_:compact:)`` describes, in compact JSON: the
+    /// one account writer (a state file lays its text out with
+    /// ``JSONWriter/appendPretty(_:level:to:)``). Times are written as state files have
+    /// always held them (`JSONWriter.stateTime`).
     static func writeAccount(_ a: Account, compact: Bool, into w: inout JSONWriter) {
         let records = a.tree.records
         w.beginObject()

@@ -8,7 +8,7 @@ import Dispatch
 /// so reading ahead costs the applying thread nothing but the hand-over. Decoding an
 /// account (JSON text to a tree) is the larger part of loading one, and it happens here
 /// too.
-public final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
+package final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
     /// Readers, each with its own connection and thread; a request is split among them.
     private let workers: [StoreWorker<[String: Account?]>]
     /// The rules for each reader.
@@ -24,7 +24,7 @@ public final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
     /// accounts are read in about half the time when a core is free.
     ///
     /// - Throws: `StateFile.Failure` when the database cannot be opened.
-    public init(path: String, rules: RuleSet, readers: Int = 2) throws(StateFile.Failure) {
+    package init(path: String, rules: RuleSet, readers: Int = 2) throws(StateFile.Failure) {
         var workers: [StoreWorker<[String: Account?]>] = []
         for i in 0..<max(readers, 1) {
             let store = try SQLiteStore(path: path, readOnly: true)
@@ -39,7 +39,7 @@ public final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
     }
 
     /// Starts reading `ids`; at most one request is outstanding (call ``collect()`` first).
-    public func request(_ ids: [String]) {
+    package func request(_ ids: [String]) {
         let parts = ids.count < Self.splitAbove ? 1 : workers.count
         let size = (ids.count + parts - 1) / parts
         for (n, worker) in workers.prefix(parts).enumerated() {
@@ -61,7 +61,7 @@ public final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
     }
 
     /// Waits for the last request's accounts (empty when there was none).
-    public func collect() -> [String: Account?] {
+    package func collect() -> [String: Account?] {
         var all: [String: Account?] = [:]
         for worker in workers {
             guard let found = worker.wait() else { continue }
@@ -73,5 +73,5 @@ public final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
     /// Closes the reading connections (after waiting for requests under way). Close them
     /// before the writing connections: the last connection to close removes the WAL files,
     /// and a read-only one cannot.
-    public func close() { for worker in workers { worker.close() } }
+    package func close() { for worker in workers { worker.close() } }
 }

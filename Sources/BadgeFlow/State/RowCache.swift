@@ -63,7 +63,7 @@ enum RowCache {
         guard fnv(fnv(seed, json), body) == stored else { return nil }
         // JSON the parser refuses (a key holding \u0000, which earlier builds let through)
         // is not served from a cache made of it: the JSON path reports it.
-        guard JSONParser.keyHoldingNUL(json) == nil else { return nil }
+        guard JSONScanner.keyHoldingNUL(json) == nil else { return nil }
         return AccountCodec.decode(body, rules: rules)
     }
 }

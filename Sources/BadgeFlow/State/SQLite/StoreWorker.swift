@@ -1,7 +1,7 @@
 import Dispatch
 
 /// An SQLite connection used on its own thread, one job at a time: what
-/// ``SQLitePrefetcher`` and ``SQLiteCheckpointer`` share.
+/// `SQLitePrefetcher` and `SQLiteCheckpointer` share.
 ///
 /// The store is used only on `queue`; a job's output is written there and read by
 /// ``wait()`` after `done` is signalled, which orders the two.

@@ -11,9 +11,9 @@ import Dispatch
 /// `finish` records the commit, so evicting others need not wait for it. Each checkpoint
 /// finishes the previous commit before it begins the next.
 ///
-/// What a commit records (`seq`) is never ahead of the results written, as with
-/// ``SQLiteStore/checkpoint(_:seq:input:)``: it only commits later.
-public final class SQLiteCheckpointer: @unchecked Sendable {
+/// What a commit records (`seq`) is never ahead of the results written: the caller begins
+/// a commit only after writing the results up to `seq`.
+package final class SQLiteCheckpointer: @unchecked Sendable {
     private let worker: StoreWorker<Result<(stored: [(String, (Int, Int))], accounts: Int), StateFile.Failure>>
     /// The ids of the accounts of the commit under way.
     private var pendingIDs: [String] = []
@@ -21,7 +21,7 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     /// Opens its own read-write connection to the state at `path`.
     ///
     /// - Throws: `StateFile.Failure` when the database cannot be opened.
-    public init(path: String) throws(StateFile.Failure) {
+    package init(path: String) throws(StateFile.Failure) {
         worker = StoreWorker(try SQLiteStore(path: path), label: "badgeflow.sqlite.checkpoint")
     }
 
@@ -31,19 +31,19 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     /// Records `rules` with every commit from now on (in its transaction, when they differ
     /// from the recorded ones): other rules that fit a state are recorded at its next
     /// checkpoint. Rules built in code have no JSON and are not recorded.
-    public func recordRules(_ rules: RuleSet) { self.rules = rules.sourceValue?.serialized(pretty: true) }
+    package func recordRules(_ rules: RuleSet) { self.rules = rules.sourceValue?.serialized(pretty: true) }
 
     /// The accounts the state holds after the last commit that finished (nil: none yet).
-    public private(set) var storedAccounts: Int?
+    package private(set) var storedAccounts: Int?
 
     /// Whether a commit was begun and not yet finished.
-    public var isPending: Bool { worker.isPending }
+    package var isPending: Bool { worker.isPending }
 
     /// Takes the accounts of `stream` changed since the last checkpoint (they then count
     /// as unchanged) and starts committing them with `seq`, read from `input`.
     ///
     /// Call ``finish(_:)`` for the previous commit first.
-    public func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
+    package func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
         precondition(!isPending, "SQLiteCheckpointer: finish() the previous commit first")
         let changed = stream.beginCommit()
         pendingIDs = changed.map(\.id)
@@ -64,7 +64,7 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     /// - Throws: `StateFile.Failure` when the commit failed; the database then holds the
     ///   previous checkpoint, and the commit's accounts count as changed again in `stream`
     ///   (a later commit writes them).
-    public func finish(_ stream: inout BadgeStream) throws(StateFile.Failure) {
+    package func finish(_ stream: inout BadgeStream) throws(StateFile.Failure) {
         guard let outcome = worker.wait() else { return }
         defer { pendingIDs = [] }
         switch outcome {
@@ -78,5 +78,5 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     }
 
     /// Closes the connection (after waiting for a pending commit, whose outcome is dropped).
-    public func close() { worker.close() }
+    package func close() { worker.close() }
 }

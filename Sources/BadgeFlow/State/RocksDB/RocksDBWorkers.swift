@@ -86,7 +86,7 @@ public final class RocksDBPrefetcher: AccountPrefetcher, @unchecked Sendable {
 
 /// Commits checkpoints of a RocksDB state on its own thread, so that encoding the changed
 /// accounts and writing the batch overlap the filter; the same contract as
-/// ``SQLiteCheckpointer`` (an account stays in memory while its commit is under way, and
+/// `SQLiteCheckpointer` (an account stays in memory while its commit is under way, and
 /// what a commit records is never ahead of the results written).
 public final class RocksDBCheckpointer: @unchecked Sendable {
     private let store: RocksDBStore

@@ -10,8 +10,8 @@ import Darwin
 ///
 /// This file owns every `sqlite3` pointer of BadgeFlow, as the JSON layer owns json-c's.
 ///
-/// Schema (schema 2; `compact` is absent from databases that earlier builds made, and
-/// schema 1's rows also spell out every device key):
+/// Schema (schema 2; a database of another version or schema, or without `compact`, is
+/// refused at open):
 ///
 /// ```sql
 /// CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -31,23 +31,18 @@ import Darwin
 /// ``StateFile/version``), `schema` (2), `rules` (the rules' JSON text, when they have one),
 /// `seq` (the number of input lines whose results had been written when the last checkpoint
 /// committed), `input` (what those lines were read from), and the totals `accounts`,
-/// `devices` and `marks`. `accounts.data` is what ``StateFile/encodeAccount(_:compact:)``
+/// `devices` and `marks`. `accounts.data` is what `StateFile.encodeAccount(_:compact:)`
 /// writes for the account with `compact` (compact JSON, a device's default values left out),
 /// so both stores hold the same thing. `accounts.compact` is a decode cache of `data` (see
-/// <doc:StateFileFormat>), used only while it matches `data`; a writer opening a database without the
-/// column adds it, and rows gain a cache as they are written. The column changes no schema
-/// number: earlier builds read and write such a database, and the caches of rows they
-/// rewrite no longer match, so they are ignored.
+/// <doc:StateFileFormat>), used only while it matches `data`.
 ///
 /// Use from one thread at a time.
 public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// The database's path.
     public let path: String
-    /// The schema version written into `meta`: 2, rows whose devices leave out their default
-    /// values (1: every key written).
+    /// The schema version written into `meta` and the only one read: 2, rows whose devices
+    /// leave out their default values and carry a cache (`compact`).
     public static let schema = 2
-    /// The schemas this build reads; a database opened for writing is marked ``schema``.
-    public static let readableSchemas = [1, 2]
     private var db: OpaquePointer?
     private var selectAccount: OpaquePointer?
     private var upsertAccount: OpaquePointer?
@@ -64,10 +59,6 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     private let parser = JSONParser()
     /// The row cache of the account being written (``RowCache``).
     private var cache: [UInt8] = []
-    /// Encodes the rows of large commits ahead of writing them; made on first use.
-    private var encoder: RowEncoder?
-    /// Whether `accounts` has the `compact` column (the row cache).
-    private var hasCacheColumn = false
     /// Opened read-only on a database without tables: an empty state.
     private var isEmptyDatabase = false
     /// The `meta` table as read at open time and updated by each commit.
@@ -283,35 +274,22 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             throw StateFile.Failure(
                 file: path, at: "meta.format", message: "not a BadgeFlow state database (no format \(StateFile.format))")
         }
-        guard meta["version"] == String(StateFile.version), let schema = meta["schema"].flatMap({ Int($0) }),
-            Self.readableSchemas.contains(schema)
+        // Earlier schemas (and databases without the cache column) were written only by
+        // pre-release builds.
+        guard meta["version"] == String(StateFile.version), meta["schema"] == String(Self.schema),
+            try columns("accounts").contains("compact")
         else {
+            let column = meta["schema"] == String(Self.schema) ? ", without the compact column" : ""
             throw StateFile.Failure(
                 file: path, at: "meta.version",
                 message:
-                    "state version \(meta["version"] ?? "none") (schema \(meta["schema"] ?? "none")) is not supported; this BadgeFlow reads version \(StateFile.version), schema \(Self.readableSchemas.map(String.init).joined(separator: " or "))"
+                    "state version \(meta["version"] ?? "none") (schema \(meta["schema"] ?? "none")\(column)) is not supported; this BadgeFlow reads version \(StateFile.version), schema \(Self.schema)"
             )
         }
-        hasCacheColumn = try columns("accounts").contains("compact")
         if !readOnly {
             upsertMeta = try prepare("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
             selectMeta = try prepare("SELECT value FROM meta WHERE key = ?1")
             openedWriter = meta["writer"]
-            // Rows written from now on are compact (schema 2): say so before writing one, so
-            // that a build that reads only schema 1 refuses the database at open. The cache
-            // column is added too (earlier builds ignore it).
-            if meta["schema"] != String(Self.schema) || !hasCacheColumn {
-                try exec("BEGIN IMMEDIATE")
-                do throws(StateFile.Failure) {
-                    if try !columns("accounts").contains("compact") { try exec("ALTER TABLE accounts ADD COLUMN compact BLOB") }
-                    try setMeta("schema", String(Self.schema))
-                    try exec("COMMIT")
-                } catch {
-                    _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
-                    throw error
-                }
-                hasCacheColumn = true
-            }
             if !tables.contains("due") { try createDueIndex() }
             upsertDue = try prepare("INSERT INTO due(account, at) VALUES (?1, ?2) ON CONFLICT(account) DO UPDATE SET at = excluded.at")
             deleteDue = try prepare("DELETE FROM due WHERE account = ?1")
@@ -320,8 +298,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 "INSERT INTO accounts(id, data, devices, marks, compact) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(id) DO UPDATE SET data = excluded.data, devices = excluded.devices, marks = excluded.marks, compact = excluded.compact"
             )
         }
-        // Older schemas read a NULL cache: one statement shape for both.
-        selectAccount = try prepare("SELECT data, \(hasCacheColumn ? "compact" : "NULL") FROM accounts WHERE id = ?1")
+        selectAccount = try prepare("SELECT data, compact FROM accounts WHERE id = ?1")
         selectCounts = try prepare("SELECT devices, marks FROM accounts WHERE id = ?1")
     }
 
@@ -392,7 +369,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// The number of input lines whose results were written when the last checkpoint committed.
     public var seq: Int { Int(meta["seq"] ?? "") ?? 0 }
-    /// What those lines were read from (see ``checkpoint(_:seq:input:)``); empty when unknown.
+    /// What those lines were read from (`SQLiteCheckpointer.begin(_:seq:input:)`); empty when unknown.
     public var input: String { meta["input"] ?? "" }
     /// The number of accounts stored.
     public var accountCount: Int { Int(meta["accounts"] ?? "") ?? 0 }
@@ -411,7 +388,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
     }
 
-    /// The stored JSON of account `id` (``StateFile/encodeAccount(_:compact:)``); nil when absent.
+    /// The stored JSON of account `id` (`StateFile.encodeAccount(_:compact:)`); nil when absent.
     public func accountJSON(_ id: String) throws(StateFile.Failure) -> String? {
         try withAccountRow(id) { bytes, _ in String(decoding: bytes, as: UTF8.self) }
     }
@@ -488,7 +465,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     ) throws(StateFile.Failure) {
         if isEmptyDatabase { return }
         var stmt: OpaquePointer?
-        let sql = "SELECT id, data, \(hasCacheColumn ? "compact" : "NULL") FROM accounts ORDER BY id"
+        let sql = "SELECT id, data, compact FROM accounts ORDER BY id"
         guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else {
             throw failure("cannot read accounts")
         }
@@ -615,27 +592,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
     }
 
-    /// One checkpoint: writes the accounts of `stream` changed since its last checkpoint and
-    /// `seq` (the input lines whose results have been written) read from `input`, in one
-    /// transaction; the accounts then count as unchanged.
-    ///
-    /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept,
-    ///   and the accounts count as changed again.
-    public func checkpoint(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
-        let changed = stream.takeChanged()
-        let stored: [(String, (Int, Int))]
-        do throws(StateFile.Failure) {
-            stored = try commit(changed, seq: seq, input: input, cacheSeed: stream.rules.rowCacheSeed)
-        } catch {
-            // Not written: they count as changed again, for the next checkpoint.
-            stream.abortCommit(changed.lazy.map(\.id))
-            throw error
-        }
-        for (id, counts) in stored { stream.accounts[id]?.storedCounts = counts }
-    }
-
-    /// Writes `changed` and `seq` read from `input` in one transaction (the work of
-    /// ``checkpoint(_:seq:input:)``); returns each account's stored device and mark counts.
+    /// Writes `changed` and `seq` read from `input` in one transaction (a checkpoint, as
+    /// `SQLiteCheckpointer` runs it); returns each account's stored device and mark counts.
     /// Each row gets a cache (``RowCache``) checked with `cacheSeed`, the
     /// ``RuleSet/rowCacheSeed`` of the accounts' rules (nil: no cache). With `rules` (their
     /// JSON text), the rules are recorded in the same transaction when they differ.
@@ -710,49 +668,41 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     return error
                 }
             }
-            if holder == nil, let unsorted = changed as? [(id: String, account: Account)], unsorted.count > RowEncoder.chunk {
-                // A large checkpoint: rows encoded a chunk ahead, on the encoder's thread, and
-                // written in key order. The changed accounts of a fleet are spread over the
-                // whole table; in key order each leaf page is read and changed once and done
-                // with, where in arrival order a page could leave the cache (into the WAL)
-                // and be read back for a later row. The whole uniform fleet run: wall and CPU
-                // -8 to -13% (README, "Fleet state"). A sorted copy (184 bytes an
-                // account while the commit lasts): sorting indices instead, or comparing
-                // UTF-8 views, measured 10-20% slower over the whole run. String's `<` is
-                // SQLite's byte order for ASCII and NFC ids; other ids only lose locality.
-                let items = unsorted.sorted { $0.id < $1.id }
-                if encoder == nil { encoder = RowEncoder() }
-                try encoder?.forEachChunk(items, seed: seed) { (range, rows) throws(StateFile.Failure) in
-                    for i in range {
-                        let (id, a) = items[i]
-                        if let failed = rows.withRow(i - range.lowerBound, { json, rowCache in written(id, a, json, rowCache) }) {
-                            throw failed
-                        }
-                    }
+            /// Encodes one row (compact JSON by JSONWriter, no json-c objects in between, and
+            /// its cache) and writes it.
+            func encodeAndWrite(_ id: String, _ a: Account) throws(StateFile.Failure) {
+                writer.removeAll()
+                StateFile.writeAccount(a, compact: true, into: &writer)
+                let failed: StateFile.Failure? = writer.withUnsafeBytes { json in
+                    if let seed { RowCache.encode(a, json: json, seed: seed, into: &cache) }
+                    return cache.withUnsafeBytes { rowCache in written(id, a, json, rowCache) }
                 }
+                if let failed { throw failed }
+            }
+            if holder == nil, let unsorted = changed as? [(id: String, account: Account)] {
+                // A checkpoint's accounts are written in key order. The changed accounts of a
+                // fleet are spread over the whole table; in key order each leaf page is read
+                // and changed once and done with, where in arrival order a page could leave
+                // the cache (into the WAL) and be read back for a later row. The whole uniform
+                // fleet run: wall and CPU -8 to -13% (README, "Fleet state"). A sorted copy
+                // (184 bytes an account while the commit lasts): sorting indices instead, or
+                // comparing UTF-8 views, measured 10-20% slower over the whole run. String's
+                // `<` is SQLite's byte order for ASCII and NFC ids; other ids only lose
+                // locality.
+                for (id, a) in unsorted.sorted(by: { $0.id < $1.id }) { try encodeAndWrite(id, a) }
             } else {
                 // `changed`, then the compact accounts of `holder`, each expanded in turn.
                 var compactIDs = holder?.compacted.ids ?? []
                 var rest = changed.makeIterator()
                 while true {
-                    let id: String, a: Account
-                    if let next = rest.next() {
-                        (id, a) = next
+                    if let (id, a) = rest.next() {
+                        try encodeAndWrite(id, a)
                     } else if let holder, let last = compactIDs.popLast() {
                         guard let found = try holder.compacted.account(last, rules: holder.rules) else { continue }
-                        (id, a) = (last, found)
+                        try encodeAndWrite(last, found)
                     } else {
                         break
                     }
-                    // Compact JSON of the account's encoding, written by JSONWriter (no json-c
-                    // objects in between); json-c reads it back.
-                    writer.removeAll()
-                    StateFile.writeAccount(a, compact: true, into: &writer)
-                    let failed: StateFile.Failure? = writer.withUnsafeBytes { json in
-                        if let seed { RowCache.encode(a, json: json, seed: seed, into: &cache) }
-                        return cache.withUnsafeBytes { rowCache in written(id, a, json, rowCache) }
-                    }
-                    if let failed { throw failed }
                 }
             }
             if let rules, meta["rules"] != rules { try setMeta("rules", rules) }

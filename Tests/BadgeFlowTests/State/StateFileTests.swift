@@ -34,7 +34,7 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         let before = session(events).stream
         try StateFile.save(before, to: file)
         let after = try StateFile.load(file, rules: .builtIn)
-        #expect(StateFile.encode(after) == StateFile.encode(before))
+        #expect(try StateFile.text(after) == StateFile.text(before))
         #expect(after.accounts[""]?.clock == 1_795_341_800)
         #expect(after.accounts["ipad"]?.clock == 1_795_341_700.5)
         #expect(after.accounts["ipad"]?.tree.mark(of: "root.news") == .dot)
@@ -57,12 +57,14 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         let stream = session(lines).stream
         try StateFile.save(stream, to: file)
         let saved = String(decoding: try FileIO.readBytes(file), as: UTF8.self)
-        #expect(saved == StateFile.encode(stream).serialized(pretty: true) + "\n")
+        #expect(saved == (try StateFile.text(stream)))
+        // The bytes json-c gives for the whole document, laid out account by account.
+        #expect(saved == (try JSONValue.parse(saved)).serialized(pretty: true) + "\n")
         #expect(saved.contains(#""at": 1795425120.1229999"#), "\(saved)")
         #expect(saved.contains(#""clock": 1795425200.0999999"#), "\(saved)")
         let loaded = try StateFile.load(file, rules: .builtIn)
         #expect(loaded.accounts["ipad"]?.clock == 1_795_425_200.1)
-        #expect(StateFile.encode(loaded) == StateFile.encode(stream))
+        #expect(try StateFile.text(loaded) == StateFile.text(stream))
     }
 
     /// A file read front to back, account by account (mapped, its pages given back as it
@@ -78,8 +80,8 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         let reordered = try folder.write(
             "reordered.json", Array(#"{"accounts": {"a": \#(full)}, "version": 2, "format": "badgeflow-state"}"#.utf8))
         let a = try StateFile.load(usual, rules: .builtIn), b = try StateFile.load(reordered, rules: .builtIn)
-        let encoded = try #require(a.accounts["a"].map { StateFile.encodeAccount($0).serialized(pretty: false) })
-        #expect(encoded == b.accounts["a"].map { StateFile.encodeAccount($0).serialized(pretty: false) })
+        let encoded = try #require(a.accounts["a"].map { StateFile.encodeAccount($0) })
+        #expect(encoded == b.accounts["a"].map { StateFile.encodeAccount($0) })
         #expect(a.device("d", account: "a")?.delivered == 2 && a.device("d", account: "a")?.sync.foreground == true)
         // Many accounts, more than one step of pages given back.
         var big = #"{"format": "badgeflow-state", "version": 2, "accounts": {"#
@@ -87,7 +89,7 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         let many = try folder.write("many.json", Array((big + "}}\n").utf8))
         let loaded = try StateFile.load(many, rules: .builtIn)
         #expect(loaded.accounts.count == 60_000)
-        #expect(loaded.accounts["a59999"].map { StateFile.encodeAccount($0).serialized(pretty: false) } == encoded)
+        #expect(loaded.accounts["a59999"].map { StateFile.encodeAccount($0) } == encoded)
     }
 
     @Test func aLoadedStateGoesOnAsIfNeverStopped() throws {
@@ -117,7 +119,7 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         let before = session(lines).stream
         try StateFile.save(before, to: file)
         let after = try StateFile.load(file, rules: .builtIn)
-        #expect(StateFile.encode(after) == StateFile.encode(before))
+        #expect(try StateFile.text(after) == StateFile.text(before))
         #expect(after.accounts.keys.sorted() == ["A", "tv"])
         #expect(after.accounts["A"]?.clock == 100)
         #expect(after.accounts["A"]?.tree.total == 1)
@@ -131,39 +133,6 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
                 [#"{"op":"push","account":"A","device":"ipad","payload":{"aps":{"alert":"x","thread-id":"bob"}}}"#],
                 stream: after))
         #expect(more.contains(#""icon":2,"badgeUpdates":[{"device":"phone","badge":2}]"#))
-    }
-
-    @Test func aVersionOneFileLoadsByMigration() throws {
-        // Devices with their own trees and one clock for all, as BadgeFlow wrote them before accounts.
-        let folder = try TemporaryFolder()
-        let file = try folder.write(
-            "v1.json",
-            Array(
-                #"""
-                {"format": "badgeflow-state", "version": 1, "clock": 1795341800,
-                 "devices": {"": {"marks": {"root.chat.alice": 2, "root.news": "dot"}, "icon": 3,
-                                  "sync": {"loggedIn": true, "foreground": true, "visible": ["home"],
-                                           "appeared": ["home"], "disappearedAt": {}, "intervalStart": 1795341700}},
-                             "ipad": {"marks": {}, "icon": 0}}}
-                """#.utf8))
-        let stream = try StateFile.load(file, rules: .builtIn)
-        #expect(stream.accounts.keys.sorted() == ["", "ipad"])
-        #expect(stream.accounts[""]?.devices.keys.sorted() == [""])
-        #expect(stream.accounts[""]?.tree.total == 2)
-        #expect(stream.accounts[""]?.tree.mark(of: "root.news") == .dot)
-        #expect(stream.accounts[""]?.clock == 1_795_341_800)
-        #expect(stream.accounts["ipad"]?.clock == 1_795_341_800)
-        #expect(stream.device("")?.payloadIcon == 3)
-        #expect(stream.device("")?.delivered == 2)
-        #expect(stream.device("")?.sync.visible == ["home"])
-        #expect(stream.device("ipad")?.sync.loggedIn == false)
-        // An event without "at" takes the old global clock: 100 s after the last sync, an interval sync.
-        let out = text(session([#"{"op":"tick"}"#], stream: stream))
-        #expect(out.hasSuffix(#""icon":2,"sync":{"reason":"interval"}}\#n"#))
-        // Saved again, it is a version 2 file.
-        try StateFile.save(stream, to: file)
-        #expect(try FileIO.readString(file).contains(#""version": 2"#))
-        #expect(StateFile.encode(try StateFile.load(file, rules: .builtIn)) == StateFile.encode(stream))
     }
 
     @Test func thePayloadIconIsKept() throws {
@@ -214,11 +183,6 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
             let failure = #expect(throws: StateFile.Failure.self) { _ = try StateFile.load(broken, rules: .builtIn, only: ["a"]) }
             #expect(failure?.message.contains("not valid JSON") == true, "\(bad): \(failure?.message ?? "")")
         }
-        // A version 1 file keeps the same choice (its devices are its accounts).
-        let old = try folder.write(
-            "v1.json",
-            Array(#"{"format":"badgeflow-state","version":1,"devices":{"p":{"marks":{"root.a":1}},"q":{"marks":{}}}}"#.utf8))
-        #expect(try StateFile.load(old, rules: .builtIn, only: ["q"]).accountIDs == ["q"])
     }
 
     /// The rules of a file with many accounts are found by a scan that checks the whole file
@@ -265,7 +229,7 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
     @Test func aFileWithoutRecordedRulesStillLoads() throws {
         let folder = try TemporaryFolder()
         let file = try folder.write(
-            "s.json", Array(#"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"root.a":2}}}}"#.utf8))
+            "s.json", Array(#"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{"root.a":2},"devices":{}}}}"#.utf8))
         #expect(try StateFile.recordedRules(file) == nil)
         #expect(try StateFile.load(file, rules: .builtIn).accounts[""]?.tree.mark(of: "root.a") == .count(2))
     }
@@ -291,28 +255,30 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         (#"{"format":"badgeflow-state","version":2,"accounts":{},"format":"other"}"#, "/format", "not a BadgeFlow state file"),
         // A damaged account in a file cut short: the file's error, not the account's.
         (#"{"format":"badgeflow-state","version":2,"accounts":{"a":{"marks":{"root.x":-1},"devices":{}},"b":{"#, "", "not valid JSON"),
-        (#"{"format":"badgeflow-state","version":1,"clock":"x","devices":{}}"#, "/clock", "number"),
-        (#"{"format":"badgeflow-state","version":1,"devices":[]}"#, "/devices", "object"),
-        (#"{"format":"badgeflow-state","version":1,"devices":{"d/1":{}}}"#, "/devices/d~11/marks", "object"),
+        // Version 1 (one tree per device) was written only by pre-release builds.
         (
-            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"root.a":0}}}}"#,
-            "/devices//marks/root.a", "1 or more"
+            #"{"format":"badgeflow-state","version":1,"devices":{}}"#, "/version",
+            "state version 1 is not supported; this BadgeFlow reads version 2"
         ),
         (
-            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{"app.a":1}}}}"#,
-            "/devices//marks/app.a", "other rules"
+            #"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{"root.a":0},"devices":{}}}}"#,
+            "/accounts//marks/root.a", "1 or more"
         ),
         (
-            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"icon":-1}}}"#,
-            "/devices//icon", "non-negative"
+            #"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{"app.a":1},"devices":{}}}}"#,
+            "/accounts//marks/app.a", "other rules"
         ),
         (
-            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"sync":{"loggedIn":"yes"}}}}"#,
-            "/devices//sync/loggedIn", "true or false"
+            #"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{},"devices":{"d/1":{"icon":-1}}}}}"#,
+            "/accounts//devices/d~11/icon", "non-negative"
         ),
         (
-            #"{"format":"badgeflow-state","version":1,"devices":{"":{"marks":{},"sync":{"visible":"home"}}}}"#,
-            "/devices//sync/visible", "array of page names"
+            #"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{},"devices":{"d":{"sync":{"loggedIn":"yes"}}}}}}"#,
+            "/accounts//devices/d/sync/loggedIn", "true or false"
+        ),
+        (
+            #"{"format":"badgeflow-state","version":2,"accounts":{"":{"marks":{},"devices":{"d":{"sync":{"visible":"home"}}}}}}"#,
+            "/accounts//devices/d/sync/visible", "array of page names"
         ),
     ])
     func aCorruptOrForeignFileFailsAndIsLeftUntouched(_ content: String, _ at: String, _ says: String) throws {
@@ -345,8 +311,8 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
     }
 
     @Test func theFileIsDeterministic() throws {
-        let a = StateFile.encode(session(events).stream).serialized(pretty: true)
-        let b = StateFile.encode(session(events).stream).serialized(pretty: true)
+        let a = try StateFile.text(session(events).stream)
+        let b = try StateFile.text(session(events).stream)
         #expect(a == b)
     }
 
@@ -363,8 +329,8 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         #expect(stream.accounts.count == 3)
         try StateFile.save(stream, to: file)
         let written = try FileIO.readString(file)
-        #expect(written == StateFile.encode(stream).serialized(pretty: true) + "\n")
+        #expect(try StateFile.text(stream) == written)
         try StateFile.save(BadgeStream(rules: .builtIn), to: file)
-        #expect(try FileIO.readString(file) == StateFile.encode(BadgeStream(rules: .builtIn)).serialized(pretty: true) + "\n")
+        #expect(try FileIO.readString(file) == StateFile.text(BadgeStream(rules: .builtIn)))
     }
 }

@@ -32,7 +32,7 @@ import Darwin
         return stream
     }
 
-    private static func json(_ a: Account) -> String { StateFile.encodeAccount(a).serialized(pretty: false) }
+    private static func json(_ a: Account) -> String { StateFile.encodeAccount(a) }
 
     @Test func accountsAndMetaRoundTripAndSurviveAReopen() throws {
         let folder = try TemporaryFolder()
@@ -63,7 +63,7 @@ import Darwin
             texts[id] = text
         }
         for (id, text) in texts {
-            #expect(text == StateFile.encodeAccount(try #require(stream.accounts[id]), compact: true).serialized(pretty: false))
+            #expect(text == StateFile.encodeAccount(try #require(stream.accounts[id]), compact: true))
         }
         #expect(ids == ["alice", "bob"])
     }

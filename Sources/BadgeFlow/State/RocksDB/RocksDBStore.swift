@@ -31,7 +31,7 @@ import Darwin
 /// before the store closes, RocksDB's flush at close writes it. Its seq is never ahead of
 /// the results written, as for any checkpoint.)
 ///
-/// One process writes (RocksDB's `LOCK` file, beside the project's ``StateLock``); its
+/// One process writes (RocksDB's `LOCK` file, beside the project's `StateLock`); its
 /// threads share the one handle (RocksDB's reads and writes are thread-safe), so
 /// ``RocksDBPrefetcher`` and ``RocksDBCheckpointer`` take the store, not a path. Other
 /// processes read through a read-only open, which sees the last checkpoint committed when
@@ -565,7 +565,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         try write(batch, what: "cannot write account \"\(id)\"")
     }
 
-    /// The stored JSON of account `id` (``StateFile/encodeAccount(_:compact:)``, as an SQLite
+    /// The stored JSON of account `id` (`StateFile.encodeAccount(_:compact:)`, as an SQLite
     /// state's row holds it), read with the recorded rules; nil when absent.
     public func accountJSON(_ id: String) throws(StateFile.Failure) -> String? {
         let rules = try recordedRules() ?? RuleSet.builtIn

@@ -10,20 +10,20 @@ import Darwin
 ///
 /// The kernel releases the lock when its process dies, however it dies, so a lock left by
 /// a dead process is taken over; the file is removed when the lock is released.
-public final class StateLock {
+package final class StateLock {
     /// The lock file's path (`STATE.lock`, beside the file `STATE` resolves to).
-    public let path: String
+    package let path: String
     private var fd: Int32
 
     /// Why a lock could not be taken.
-    public enum Failure: Error, Sendable, CustomStringConvertible {
+    package enum Failure: Error, Sendable, CustomStringConvertible {
         /// Another live process holds it.
         case inUse(pid: Int32?)
         /// The lock file cannot be created (e.g. the folder is not writable).
         case io(String)
 
         /// As the CLI prints it.
-        public var description: String {
+        package var description: String {
             switch self {
             case .inUse(let pid): return "in use by " + (pid.map { "pid \($0)" } ?? "another process")
             case .io(let m): return m
@@ -35,7 +35,7 @@ public final class StateLock {
     ///
     /// - Throws: `Failure.inUse` with the holder's pid when another process holds it;
     ///   `Failure.io` when the lock file cannot be created.
-    public init(state: String) throws(Failure) {
+    package init(state: String) throws(Failure) {
         path = FileIO.resolved(state) + ".lock"
         while true {
             let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
@@ -65,7 +65,7 @@ public final class StateLock {
     }
 
     /// Removes the lock file and releases the lock (also done on deinit).
-    public func release() {
+    package func release() {
         guard fd >= 0 else { return }
         unlink(path)
         close(fd)
