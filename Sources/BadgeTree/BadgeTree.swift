@@ -176,11 +176,20 @@ public struct BadgeTree: Sendable {
         _ path: String, expires: Double? = nil, once: String? = nil,
         source: MarkSource? = nil
     ) throws(BadgePathError) -> Outcome {
+        // Changed first, then read: `outcome(of: try …)` would read the tree before the change.
+        let change = try setChange(path, expires: expires, once: once, source: source)
+        return outcome(of: change)
+    }
+
+    /// ``set(_:expires:once:source:)`` with its changes as a ``Change``.
+    package mutating func setChange(
+        _ path: String, expires: Double?, once: String?, source: MarkSource?
+    ) throws(BadgePathError) -> Change {
         let i = try node(path)
-        if once != nil, isDismissed(i, once) { return .unchanged }
-        let outcome = nodes[i].own >= 0 ? .unchanged : setOwn(i, to: 0)
+        if once != nil, isDismissed(i, once) { return Change() }
+        let change = nodes[i].own >= 0 ? Change() : setOwn(i, to: 0)
         stamp(i, expires: expires, once: once, source: source)
-        return outcome
+        return change
     }
 
     /// Sets `path`'s own mark to a count (at most `maxCount`); 0 clears it.
@@ -199,15 +208,24 @@ public struct BadgeTree: Sendable {
         _ path: String, count: Int, expires: Double? = nil, once: String? = nil,
         source: MarkSource? = nil
     ) throws(BadgePathError) -> Outcome {
+        // Changed first, then read: `outcome(of: try …)` would read the tree before the change.
+        let change = try setChange(path, count: count, expires: expires, once: once, source: source)
+        return outcome(of: change)
+    }
+
+    /// ``set(_:count:expires:once:source:)`` with its changes as a ``Change``.
+    package mutating func setChange(
+        _ path: String, count: Int, expires: Double?, once: String?, source: MarkSource?
+    ) throws(BadgePathError) -> Change {
         if count <= 0 {
-            if once != nil, let i = find(path), isDismissed(Int(i), once) { return .unchanged }
-            return try clear(path)
+            if once != nil, let i = find(path), isDismissed(Int(i), once) { return Change() }
+            return try clearChange(path)
         }
         let i = try node(path)
-        if once != nil, isDismissed(i, once) { return .unchanged }
-        let outcome = setOwn(i, to: min(count, Self.maxCount))
+        if once != nil, isDismissed(i, once) { return Change() }
+        let change = setOwn(i, to: min(count, Self.maxCount))
         stamp(i, expires: expires, once: once, source: source)
-        return outcome
+        return change
     }
 
     /// Adds `k` to `path`'s own count (a dot counts as 0), stopping at `maxCount`. A result
@@ -227,15 +245,24 @@ public struct BadgeTree: Sendable {
         _ path: String, by k: Int = 1, expires: Double? = nil, once: String? = nil,
         source: MarkSource? = nil
     ) throws(BadgePathError) -> Outcome {
+        // Changed first, then read: `outcome(of: try …)` would read the tree before the change.
+        let change = try incrementChange(path, by: k, expires: expires, once: once, source: source)
+        return outcome(of: change)
+    }
+
+    /// ``increment(_:by:expires:once:source:)`` with its changes as a ``Change``.
+    package mutating func incrementChange(
+        _ path: String, by k: Int, expires: Double?, once: String?, source: MarkSource?
+    ) throws(BadgePathError) -> Change {
         let i = try node(path)
-        if once != nil, isDismissed(i, once) { return .unchanged }
+        if once != nil, isDismissed(i, once) { return Change() }
         let current = max(nodes[i].own, 0)
         let (sum, overflow) = current.addingReportingOverflow(k)
         let next = overflow ? (k > 0 ? Self.maxCount : 0) : min(sum, Self.maxCount)
         if next <= 0 { return clearOwn(i) }
-        let outcome = setOwn(i, to: next)
+        let change = setOwn(i, to: next)
         stamp(i, expires: expires, once: once, source: source)
-        return outcome
+        return change
     }
 
     /// Removes `path`'s own mark, or with `force` every mark in its subtree.
@@ -250,7 +277,76 @@ public struct BadgeTree: Sendable {
             try validate(path)
             return .unchanged
         }
-        return force ? forceClear(Int(i)) : clearOwn(Int(i))
+        if force { return forceClear(Int(i)) }
+        let change = clearOwn(Int(i))
+        return outcome(of: change)
+    }
+
+    /// ``clear(_:force:)`` without `force`, with its changes as a ``Change``.
+    package mutating func clearChange(_ path: String) throws(BadgePathError) -> Change {
+        guard let i = find(path) else {
+            try validate(path)
+            return Change()
+        }
+        return clearOwn(Int(i))
+    }
+
+    /// What an operation on one node changed, without the states: the node and those of its
+    /// ancestors whose (count, show) changed, and the decrement. A result line is written
+    /// from the tree's nodes (``forEachState(of:_:)``), so no ``BadgeState`` array is made.
+    package struct Change: Sendable {
+        /// The node the operation changed (-1: none).
+        package var node: Int32 = -1
+        /// Bit k: the node k steps up from `node` changed (a path has at most 16 segments).
+        package var steps: UInt32 = 0
+        /// Present when the operation lowered the tree's total.
+        package var decrement: Decrement?
+
+        /// Whether no node changed.
+        package var isEmpty: Bool { steps == 0 }
+
+        /// Creates a change; with no arguments, one that changed nothing.
+        package init(node: Int32 = -1, steps: UInt32 = 0, decrement: Decrement? = nil) {
+            self.node = node
+            self.steps = steps
+            self.decrement = decrement
+        }
+    }
+
+    /// The states of `change`'s nodes as they are now, deepest first: call before the tree
+    /// changes again.
+    package func forEachState(
+        of change: Change, _ body: (_ path: borrowing String, _ count: Int, _ show: Bool, _ display: BadgeDisplay) -> Void
+    ) {
+        var x = Int(change.node), steps = change.steps
+        while steps != 0 && x >= 0 {
+            if steps & 1 != 0 {
+                let count = nodes[x].count, show = nodes[x].show
+                body(
+                    nodes[x].path, count, show,
+                    BadgeDisplay(count: count, show: show, mode: nodes[x].mode, maxDisplay: configuration.maxDisplay))
+            }
+            steps >>= 1
+            x = Int(nodes[x].parent)
+        }
+    }
+
+    /// `change` as an outcome: its nodes' states, deepest first, and its decrement.
+    package func outcome(of change: Change) -> Outcome {
+        var outcome = Outcome(decrement: change.decrement)
+        appendStates(of: change, to: &outcome.changes)
+        return outcome
+    }
+
+    private func appendStates(of change: Change, to changes: inout [BadgeState]) {
+        guard !change.isEmpty else { return }
+        if changes.isEmpty { changes.reserveCapacity(change.steps.nonzeroBitCount) }
+        var x = Int(change.node), steps = change.steps
+        while steps != 0 && x >= 0 {
+            if steps & 1 != 0 { changes.append(state(x)) }
+            steps >>= 1
+            x = Int(nodes[x].parent)
+        }
     }
 
     // MARK: - Queries
@@ -399,41 +495,39 @@ public struct BadgeTree: Sendable {
     }
 
     /// Gives node `i` the own value `own` (0 dot, n count) and updates the chain.
-    private mutating func setOwn(_ i: Int, to own: Int) -> Outcome {
+    private mutating func setOwn(_ i: Int, to own: Int) -> Change {
         let before = nodes[0].count
         let old = nodes[i].own
-        if old == own { return .unchanged }
+        if old == own { return Change() }
         nodes[i].own = own
         if old < 0 {
             var none: [String] = []
             adjustMarkedBelow(from: i, by: 1, removed: &none)
         }
-        var outcome = Outcome()
-        refresh(from: i, into: &outcome.changes)
+        var change = Change(node: Int32(i), steps: refresh(from: i))
         let after = nodes[0].count
-        if after < before { outcome.decrement = Decrement(by: before - after, paths: [nodes[i].path]) }
-        return outcome
+        if after < before { change.decrement = Decrement(by: before - after, paths: [nodes[i].path]) }
+        return change
     }
 
     /// Removes node `i`'s own mark and auto-clears ancestors left with no marked descendant.
-    private mutating func clearOwn(_ i: Int) -> Outcome {
-        guard nodes[i].own >= 0 else { return .unchanged }
+    private mutating func clearOwn(_ i: Int) -> Change {
+        guard nodes[i].own >= 0 else { return Change() }
         let before = nodes[0].count
         nodes[i].own = -1
         dropped(i)
         // Ancestors that lose a shadowed mark, if any (usually none: no array is made).
         var ancestors: [String] = []
         adjustMarkedBelow(from: i, by: -1, removed: &ancestors)
-        var outcome = Outcome()
-        refresh(from: i, into: &outcome.changes)
+        var change = Change(node: Int32(i), steps: refresh(from: i))
         let after = nodes[0].count
         if after < before {
             var removed = ancestors
             removed.append(nodes[i].path)
             removed.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            outcome.decrement = Decrement(by: before - after, paths: removed)
+            change.decrement = Decrement(by: before - after, paths: removed)
         }
-        return outcome
+        return change
     }
 
     /// Removes every mark in `i`'s subtree, `i`'s own included.
@@ -472,7 +566,8 @@ public struct BadgeTree: Sendable {
             return da != db ? da > db : a.path.utf8.lexicographicallyPrecedes(b.path.utf8)
         }
         adjustMarkedBelow(from: i, by: -reaching, removed: &removed)
-        refresh(from: i, into: &changes)
+        let steps = refresh(from: i)
+        appendStates(of: Change(node: Int32(i), steps: steps), to: &changes)
         let after = nodes[0].count
         var outcome = Outcome(changes: changes)
         if after < before {
@@ -505,13 +600,12 @@ public struct BadgeTree: Sendable {
         }
     }
 
-    /// Recomputes (count, show) from `i` up to the root, recording each change.
-    private mutating func refresh(from i: Int, into changes: inout [BadgeState]) {
+    /// Recomputes (count, show) from `i` up to the root; returns which changed (bit k: the
+    /// node k steps up from `i`).
+    private mutating func refresh(from i: Int) -> UInt32 {
         // Field-wise access: copying a whole Node would retain its path and mode.
-        // At most the node and its ancestors change: room for all of them at once, instead of
-        // regrowing the array on the second and third append. (Only for a first refresh:
-        // reserving on every call of a force-clear would regrow it exactly, again and again.)
-        if changes.isEmpty { changes.reserveCapacity(Int(nodes[i].depth)) }
+        var steps: UInt32 = 0
+        var bit: UInt32 = 1
         var x = i
         while x >= 0 {
             let markedBelow = nodes[x].markedBelow, own = nodes[x].own, parent = Int(nodes[x].parent)
@@ -521,11 +615,13 @@ public struct BadgeTree: Sendable {
             if count != oldCount || show != nodes[x].show {
                 nodes[x].count = count
                 nodes[x].show = show
-                changes.append(state(x))
+                steps |= bit
                 if parent >= 0 && nodes[x].contribution == .count { nodes[parent].childSum += count - oldCount }
             }
+            bit &<<= 1
             x = parent
         }
+        return steps
     }
 }
 
@@ -563,7 +659,8 @@ extension BadgeTree {
         for n in due where unique.last != n { unique.append(n) }
         if unique.count == 1 {
             // One due mark (the usual case): a plain clear's outcome is already the answer.
-            return Expiry(paths: [nodes[unique[0]].path], outcome: clearOwn(unique[0]))
+            let change = clearOwn(unique[0])
+            return Expiry(paths: [nodes[unique[0]].path], outcome: outcome(of: change))
         }
         // The nodes whose state may change: the due marks and their ancestors, with their
         // state before.

@@ -237,6 +237,11 @@ struct FilterCommand: TakesManyInputs {
         var writeError: String? = nil
         var brokenPipe = false
         var outputClosed = false
+        // Whether reading goes on: false once the output is closed or the state failed. Both
+        // change only where a batch goes out or the filter is idle, so they are read there and
+        // the line loop reads this one flag (not the captured `outputClosed` and the session's
+        // property: two dynamic exclusivity checks a line).
+        var reading = true
 
         // Each applied batch (2048 lines, or one line when flushing per line) goes out in
         // one write(2) straight from the filter's buffer: no second copy of the output.
@@ -250,9 +255,11 @@ struct FilterCommand: TakesManyInputs {
                 outputClosed = true
                 if errno == EPIPE { brokenPipe = true } else { writeError = "\(name): cannot write: \(OutputFile.reason())" }
                 session.outputFailed()
+                reading = false
                 return
             }
             session.batchWritten()
+            if session.failed { reading = false }
         }
         // A live stream: once no input is ready, the results held back go out now, and a
         // state with checkpoints commits them when one is due, whether or not a line comes.
@@ -260,6 +267,7 @@ struct FilterCommand: TakesManyInputs {
             if outputClosed { return -1 }
             filter.finish(output: write)
             var next = session.idle()
+            if session.failed { reading = false }
             // --metrics (3/4): written while idle too, and woken up for the next one.
             if let metricsFile {
                 metricsFile.writeIfDue(now: MetricsFile.now(), gatherMetrics)
@@ -308,7 +316,7 @@ struct FilterCommand: TakesManyInputs {
                             bar.check(lines: filter.seq)
                         }
                     }
-                    return receivedSignal == 0 && !outputClosed && !session.failed
+                    return receivedSignal == 0 && reading
                 }
             } catch {
                 Console.error("badgeflow: \(error.description)")

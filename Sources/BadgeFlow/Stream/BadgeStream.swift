@@ -335,12 +335,17 @@ public struct BadgeStream: Sendable {
             noteRejected(seq)
             ResultLine.error(diagnostic, seq: seq, into: &out)
         case .event(let event):
-            switch apply(event, seq: seq) {
+            var index: Dictionary<String, Account>.Index? = nil
+            switch apply(event, seq: seq, at: &index) {
             case .rejected(let d):
                 noteRejected(seq)
                 ResultLine.error(d, seq: seq, into: &out)
             case .applied(let effects):
-                ResultLine.event(event, effects, seq: seq, into: &out)
+                if !effects.change.isEmpty, let index {
+                    ResultLine.event(event, effects, tree: &accounts.values[index].tree, seq: seq, into: &out)
+                } else {
+                    ResultLine.event(event, effects, seq: seq, into: &out)
+                }
             }
         }
     }
@@ -361,17 +366,29 @@ public struct BadgeStream: Sendable {
             noteRejected(seq)
             return StreamResult(seq: seq, body: .rejected(diagnostic))
         case .event(let event):
-            switch apply(event, seq: seq) {
+            var index: Dictionary<String, Account>.Index? = nil
+            switch apply(event, seq: seq, at: &index) {
             case .rejected(let d):
                 noteRejected(seq)
                 return StreamResult(seq: seq, body: .rejected(d))
-            case .applied(let effects):
+            case .applied(var effects):
+                if !effects.change.isEmpty, let index {
+                    // A result leaving the stream holds its states.
+                    let decrement = effects.outcome.decrement
+                    effects.outcome = accounts.values[index].tree.outcome(of: effects.change)
+                    effects.outcome.decrement = decrement
+                    effects.change = BadgeTree.Change()
+                }
                 return StreamResult(seq: seq, body: .applied(StreamResult.Applied(event: event, effects: effects)))
             }
         }
     }
 
-    private mutating func apply(_ event: borrowing Event, seq: Int) -> StreamResult.Applying {
+    /// Applies `event`; `at`: the index of its account when it was applied (for its
+    /// ``StreamResult/Effects/change``, read from the account's tree).
+    private mutating func apply(
+        _ event: borrowing Event, seq: Int, at applied: inout Dictionary<String, Account>.Index?
+    ) -> StreamResult.Applying {
         if let refused = Self.refusedForNUL(event) { return .rejected(refused) }
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
@@ -404,6 +421,7 @@ public struct BadgeStream: Sendable {
         // One branch for an account without expiring marks.
         if expiring { indexDue(index) }
         noteUse(index)
+        applied = index
         return body
     }
 
@@ -594,12 +612,21 @@ public struct BadgeStream: Sendable {
         // Marks due at or before the event's time expire first (one branch when none can).
         let expiry: Expiry? = account.tree.hasPendingExpiries ? account.tree.expire(through: clock) : nil
         var outcome = Outcome.unchanged
+        // The event's changes as the tree's nodes, not states: the result line reads them from
+        // the tree (no array of states made and destroyed); a forced clear gives states.
+        var change = BadgeTree.Change()
         if let path = event.path {
             do {
                 let source = MarkSource(seq: seq, origin: event.rule ?? event.op.rawValue, at: clock)
-                outcome = try Self.perform(
-                    event.action, on: path, in: &account.tree, source: source,
-                    expires: event.ttl.map { clock + $0 }, once: event.once)
+                if case .clear(true) = event.action {
+                    outcome = try account.tree.clear(path, force: true)
+                } else {
+                    change = try Self.performChange(
+                        event.action, on: path, in: &account.tree, source: source,
+                        expires: event.ttl.map { clock + $0 }, once: event.once)
+                    outcome.decrement = change.decrement
+                    change.decrement = nil
+                }
             } catch {
                 // Nothing changed yet (see above): the clock and a device that just joined go back.
                 account.clock = clockBefore
@@ -607,7 +634,16 @@ public struct BadgeStream: Sendable {
                 return .rejected(Self.pathDiagnostic(error.description, event: event))
             }
         }
-        if let expiry, !expiry.paths.isEmpty { outcome = Self.merge(expiry.outcome, then: outcome) }
+        if let expiry, !expiry.paths.isEmpty {
+            // The expiry's states come first: the event's are made into states after them.
+            if !change.isEmpty {
+                let decrement = outcome.decrement
+                outcome = account.tree.outcome(of: change)
+                outcome.decrement = decrement
+                change = BadgeTree.Change()
+            }
+            outcome = Self.merge(expiry.outcome, then: outcome)
+        }
         if settings.icon == .payload, let index {
             if let d = outcome.decrement {
                 account.devices.values[index].payloadIcon = max(0, account.devices.values[index].payloadIcon - d.by)
@@ -648,7 +684,7 @@ public struct BadgeStream: Sendable {
             StreamResult.Effects(
                 outcome: outcome, icon: icon, sync: reason, tree: tree, maxDisplay: settings.maxDisplay,
                 badgeUpdates: updates, expiredPaths: expiry.flatMap { $0.paths.isEmpty ? nil : $0.paths },
-                explain: explain))
+                explain: explain, change: change))
     }
 
     /// The rejection the tree would give for `path`, checked without changing it.
@@ -753,6 +789,22 @@ public struct BadgeStream: Sendable {
         }
         if updates.count > 1 { updates.sort { $0.device.utf8.lexicographicallyPrecedes($1.device.utf8) } }
         return updates
+    }
+
+    /// Performs a resolved action other than a forced clear on a tree; its changes as the
+    /// tree's nodes.
+    private static func performChange(
+        _ action: RoutingRule.Action, on path: String, in tree: inout BadgeTree,
+        source: MarkSource?, expires: Double?, once: String?
+    ) throws(BadgePathError) -> BadgeTree.Change {
+        switch action {
+        case .dot: return try tree.setChange(path, expires: expires, once: once, source: source)
+        case .increment(.literal(let k)):
+            return try tree.incrementChange(path, by: k, expires: expires, once: once, source: source)
+        case .set(.literal(let n)): return try tree.setChange(path, count: n, expires: expires, once: once, source: source)
+        case .clear: return try tree.clearChange(path)
+        case .ignore, .increment(.pointer), .set(.pointer): return BadgeTree.Change()
+        }
     }
 
     /// Performs a resolved action on a tree.

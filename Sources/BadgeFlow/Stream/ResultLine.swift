@@ -30,29 +30,54 @@ enum ResultLine {
         }
     }
 
+    /// The states of `change`'s nodes, read from `tree` where they are (no ``BadgeState``
+    /// is made), as array elements after `first` (whether none was written before).
+    /// `tree` is `inout` only so that it is read in place: a borrowed tree read out of the
+    /// accounts' dictionary is a copy (a retain and release of each of its parts).
+    static func states(of change: BadgeTree.Change, in tree: inout BadgeTree, first: Bool, into w: inout JSONWriter) {
+        var first = first
+        tree.forEachState(of: change) { path, count, show, display in
+            w.writeRun(atMost: stateBound(pathBytes: path.utf8.count, display: display)) { o in
+                state(path: path, count: count, show: show, display: display, first: first, into: &o)
+            }
+            first = false
+        }
+    }
+
     /// The most bytes `state(_:first:into:)` writes for `s`:
     /// ,{"path": · path · ,"count": · digits · ,"show":false,"display": · display · }
     private static func stateBound(_ s: BadgeState) -> Int {
+        stateBound(pathBytes: s.path.utf8.count, display: s.display)
+    }
+
+    private static func stateBound(pathBytes: Int, display d: BadgeDisplay) -> Int {
         let display: Int
-        switch s.display {
+        switch d {
         case .number: display = JSONWriter.maxDecimalBytes + 3
         case .dot: display = 5
         case .hidden: display = 8
         case .custom(let name): display = JSONWriter.quotedBound(7 + name.utf8.count)
         }
-        return 10 + JSONWriter.quotedBound(s.path.utf8.count) + 9 + JSONWriter.maxDecimalBytes + 24 + display + 1
+        return 10 + JSONWriter.quotedBound(pathBytes) + 9 + JSONWriter.maxDecimalBytes + 24 + display + 1
     }
 
     /// One node's state as `{"path":…,"count":…,"show":…,"display":…}` (an array element),
     /// written through the cursor of the run `states(_:into:)` reserved.
     @inline(__always)
     private static func state(_ s: BadgeState, first: Bool, into o: inout JSONWriter.Cursor) {
+        state(path: s.path, count: s.count, show: s.show, display: s.display, first: first, into: &o)
+    }
+
+    @inline(__always)
+    private static func state(
+        path: borrowing String, count: Int, show: Bool, display: BadgeDisplay, first: Bool, into o: inout JSONWriter.Cursor
+    ) {
         o.fragment(first ? #"{"path":"# : #",{"path":"#)
-        o.quoted(borrowing: s.path)
+        o.quoted(borrowing: path)
         o.fragment(#","count":"#)
-        o.decimal(s.count)
-        o.fragment(s.show ? #","show":true,"display":"# : #","show":false,"display":"#)
-        switch s.display {
+        o.decimal(count)
+        o.fragment(show ? #","show":true,"display":"# : #","show":false,"display":"#)
+        switch display {
         case .number(let n, let max):
             o.byte(UInt8(ascii: "\""))
             o.decimal(n > max ? max : n)
@@ -69,12 +94,32 @@ enum ResultLine {
         event(a.event, a.effects, seq: seq, into: &w)
     }
 
-    /// The result line of `e`, applied with `a`; both borrowed where they are.
+    /// The result line of `e`, applied with `a`; both borrowed where they are. `a.change`
+    /// must be empty (a result's are made into states before it leaves the stream).
     static func event(_ e: borrowing Event, _ a: borrowing StreamResult.Effects, seq: Int, into w: inout JSONWriter) {
         if let fleet = a.fleet {
             expire(fleet, at: e.atText ?? "0", seq: seq, into: &w)
             return
         }
+        head(e, a, seq: seq, into: &w)
+        states(a.outcome.changes, into: &w)
+        tail(e, a, into: &w)
+    }
+
+    /// The result line of `e`, applied with `a`, whose `change` is read from `tree`, the
+    /// account's, as applying the event left it (not changed here).
+    static func event(
+        _ e: borrowing Event, _ a: borrowing StreamResult.Effects, tree: inout BadgeTree, seq: Int,
+        into w: inout JSONWriter
+    ) {
+        head(e, a, seq: seq, into: &w)
+        states(a.outcome.changes, into: &w)
+        states(of: a.change, in: &tree, first: a.outcome.changes.isEmpty, into: &w)
+        tail(e, a, into: &w)
+    }
+
+    /// seq, op, device, account, kind, rule, path, page, expired, duplicate and `"changes":[`.
+    private static func head(_ e: borrowing Event, _ a: borrowing StreamResult.Effects, seq: Int, into w: inout JSONWriter) {
         // The head in one reserved run: seq, op, device, kind, rule, path, page.
         // Longest fixed text: {"seq": 7, the op fragment 36, the kind fragment 33, ,"path": 8,
         // ,"page": 8, ,"changes":[ 12.
@@ -109,7 +154,10 @@ enum ResultLine {
             }
             w.fragment(#"],"changes":["#)
         }
-        states(a.outcome.changes, into: &w)
+    }
+
+    /// `]`, decrement, icon, badgeUpdates, sync, payload, warnings, tree, explain and the end.
+    private static func tail(_ e: borrowing Event, _ a: borrowing StreamResult.Effects, into w: inout JSONWriter) {
         // The usual tail (no decrement, updates, payload, warnings, tree or explain): icon,
         // sync and the line's end in one reserved run. The longest sync fragment is 40 bytes.
         if a.outcome.decrement == nil && a.badgeUpdates.isEmpty && (e.stamp == nil || a.duplicate) && e.warnings.isEmpty

@@ -135,6 +135,10 @@ public struct StreamResult: Sendable {
         /// The event was a duplicate: nothing changed, and its payload is not stamped.
         var duplicate = false
         var fleet: [ExpiredAccount]?
+        /// The event's own tree changes when they were not made into ``outcome``'s states:
+        /// written from the account's tree (``BadgeStream/apply(_:seq:into:)``), or made into
+        /// states before a result leaves the stream.
+        var change = BadgeTree.Change()
 
         /// The marks that expired before the event was applied, in byte order.
         var expired: [String] {
