@@ -6,7 +6,7 @@ import Darwin
 
 /// Split and merge of RocksDB states (folders): keys and values are copied as RocksDB holds
 /// them, read through one iterator per state and written in bounded batches
-/// (``RocksDBStore/RawBatch``); every RocksDB call is ``RocksDBStore``'s.
+/// (`RocksDBStore.RawBatch`); every RocksDB call is `RocksDBStore`'s.
 extension StateSplit {
     /// Opens a RocksDB state to read and checks its recorded rules.
     private static func openedRocksDB(_ path: String) throws(Failure) -> (store: RocksDBStore, rules: RuleSet) {

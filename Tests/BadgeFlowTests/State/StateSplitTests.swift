@@ -193,7 +193,8 @@ import Testing
             var stream = BadgeStream(rules: .builtIn)
             stream.tracksChanges = true
             if let a = try store.loadAccount(id, rules: .builtIn) { stream.addLoaded(a, as: id, compact: false) }
-            let line = #"{"op":"push","account":\#(JSONValue.string(id).serialized()),"device":"d2","at":1732269800,"payload":{"aps":{"alert":"x","category":"mail"}}}"#
+            let line =
+                #"{"op":"push","account":\#(JSONValue.string(id).serialized()),"device":"d2","at":1732269800,"payload":{"aps":{"alert":"x","category":"mail"}}}"#
             _ = stream.apply(LineAnalyzer(rules: .builtIn).analyze(line), seq: 1)
             try store.checkpoint(&stream, seq: 1, input: "day2.ndjson")
             store.close()
@@ -238,7 +239,9 @@ import Testing
         do {
             let target = try RocksDBStore(path: again[1])
             let batch = RocksDBStore.RawBatch(target)
-            try Array(stranger.utf8).withUnsafeBytes { k in try [UInt8](repeating: 7, count: 9).withUnsafeBytes { try batch.put(kind: 1, k, $0) } }
+            try Array(stranger.utf8).withUnsafeBytes { k in
+                try [UInt8](repeating: 7, count: 9).withUnsafeBytes { try batch.put(kind: 1, k, $0) }
+            }
             try batch.finish()
             target.close()
         }
@@ -249,7 +252,10 @@ import Testing
 
         // Other rules in one part.
         let store = try RocksDBStore(path: four[2])
-        try store.writeMeta(["rules": RuleSet.builtInText.split(separator: "\"maxDisplay\": 99", omittingEmptySubsequences: false).joined(separator: "\"maxDisplay\": 9")])
+        try store.writeMeta([
+            "rules": RuleSet.builtInText.split(separator: "\"maxDisplay\": 99", omittingEmptySubsequences: false).joined(
+                separator: "\"maxDisplay\": 9")
+        ])
         store.close()
         #expect(refusal(four)?.contains("rules differ") == true)
         #expect(!FileIO.exists(out))

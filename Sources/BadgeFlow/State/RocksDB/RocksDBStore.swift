@@ -328,7 +328,9 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// `rules` (or the other rules the state recorded).
     ///
     /// - Throws: `StateFile.Failure` when the value is damaged.
-    package func storedCounts(id: String, value: UnsafeRawBufferPointer, rules: RuleSet) throws(StateFile.Failure) -> (devices: Int, marks: Int) {
+    package func storedCounts(id: String, value: UnsafeRawBufferPointer, rules: RuleSet) throws(StateFile.Failure) -> (
+        devices: Int, marks: Int
+    ) {
         let a = try decode(id, value, rules: rules)
         return (a.devices.count, a.tree.markCount)
     }
@@ -343,7 +345,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     }
 
     /// A `WriteBatch` of raw entries for a store opened to write, written (as a checkpoint
-    /// is) whenever it holds ``RawBatch/limit`` bytes, and by ``RawBatch/finish()``.
+    /// is) whenever it holds `limit` bytes, and by `finish()`.
     package final class RawBatch {
         /// The bytes of keys and values after which the batch is written.
         package static let limit = 8 << 20
