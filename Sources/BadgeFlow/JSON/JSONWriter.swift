@@ -9,6 +9,10 @@ public struct JSONWriter: Sendable {
     ///
     /// Raw memory rather than `[UInt8]`: a result line is dozens of small appends, and each
     /// array append pays for a uniqueness check, a capacity check and a generic copy call.
+    ///
+    /// Unchecked Sendable: a writer changes its storage only when it is the only reference
+    /// (`isKnownUniquelyReferenced`, else it copies first), so no storage is changed while
+    /// another thread can see it.
     final class Storage: @unchecked Sendable {
         struct Header {
             var base: UnsafeMutablePointer<UInt8>

@@ -406,6 +406,11 @@ final class Batch: @unchecked Sendable {
 }
 
 /// The work queue between the applying thread and the workers: a mutex, two conditions.
+///
+/// Unchecked Sendable: `pending`, `finished` and each batch's `done` are read and written
+/// only with `mutex` held. It stays on raw pthread objects rather than the `Locked` of
+/// BadgeTree: a worker must wait on a condition with the mutex, which `Locked` does not
+/// offer, and `Synchronization.Mutex` needs macOS 15, above the package's floor.
 final class BatchQueue: @unchecked Sendable {
     // Heap-allocated: pthread objects must not move, and `&property` gives no stable address.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)

@@ -1,92 +1,83 @@
-import CSQLite
-
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// A raw connection for copying rows between SQLite states (split and merge): the states
-/// are opened (created, checked) by ``SQLiteStore`` first, and only their rows go through
-/// here, each value copied as it is (`sqlite3_bind_value`).
+/// A connection for copying rows between SQLite states (split and merge): the states are
+/// opened (created, checked) by ``SQLiteStore`` first, and only their rows go through here,
+/// each value copied as it is (``SQLiteStatement/bind(_:valueOf:column:)``).
 final class SQLiteRowCopier {
     let path: String
-    private(set) var db: OpaquePointer?
-    private var statements: [OpaquePointer?] = []
+    private var db: SQLiteConnection?
+    private var statements: [SQLiteStatement] = []
 
     init(_ path: String, readOnly: Bool) throws(StateSplit.Failure) {
         self.path = path
-        _ = SQLiteStore.configured
-        var handle: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
-        db = handle
-        guard rc == SQLITE_OK else {
-            let f = failure("cannot open")
-            close()
-            throw f
-        }
-        sqlite3_busy_timeout(handle, 5000)
+        do { db = try SQLiteConnection(path, mode: readOnly ? .readOnly : .readWrite) } catch { throw .state(error) }
     }
 
     deinit { close() }
 
     func close() {
-        for s in statements { sqlite3_finalize(s) }
+        for s in statements { s.close() }
         statements = []
-        if let db { sqlite3_close_v2(db) }
+        db?.close()
         db = nil
     }
 
     func failure(_ what: String) -> StateSplit.Failure {
-        let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-        return .state(StateFile.Failure(file: path, at: "", message: "\(what): \(reason)"))
+        .state(db?.failure(what) ?? StateFile.Failure(file: path, at: "", message: "\(what): the database is closed"))
+    }
+
+    private func connection() throws(StateSplit.Failure) -> SQLiteConnection {
+        guard let db else { throw failure("cannot use it") }
+        return db
     }
 
     func exec(_ sql: String) throws(StateSplit.Failure) {
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw failure("cannot run \(sql.prefix(40))") }
+        let db = try connection()
+        do { try db.exec(sql) } catch { throw .state(error) }
     }
 
     /// A statement finalized with the connection.
-    func prepare(_ sql: String) throws(StateSplit.Failure) -> OpaquePointer? {
-        var stmt: OpaquePointer?
-        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw failure("cannot prepare \(sql.prefix(60))") }
-        statements.append(stmt)
-        return stmt
+    func prepare(_ sql: String) throws(StateSplit.Failure) -> SQLiteStatement {
+        let db = try connection()
+        do {
+            let stmt = try db.prepare(sql)
+            statements.append(stmt)
+            return stmt
+        } catch {
+            throw .state(error)
+        }
+    }
+
+    /// Steps `stmt` (one of this connection's): true for a row, false when done.
+    func step(_ stmt: SQLiteStatement, or what: @autoclosure () -> String) throws(StateSplit.Failure) -> Bool {
+        do { return try stmt.step(or: what()) } catch { throw .state(error) }
     }
 
     /// The names of `table`'s columns (empty when there is no such table).
     func columns(_ table: String) throws(StateSplit.Failure) -> [String] {
         let stmt = try prepare("SELECT name FROM pragma_table_info('\(table)')")
-        defer { sqlite3_reset(stmt) }
+        defer { stmt.reset() }
         var names: [String] = []
-        while sqlite3_step(stmt) == SQLITE_ROW { names.append(Self.text(stmt, 0)) }
+        while try step(stmt, or: "cannot read the columns of \(table)") { names.append(stmt.text(0)) }
         return names
     }
 
-    static func text(_ stmt: OpaquePointer?, _ column: Int32) -> String {
-        guard let p = sqlite3_column_text(stmt, column) else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, column))), as: UTF8.self)
-    }
-
-    /// The bytes of a text column, valid until the statement steps.
-    static func bytes(_ stmt: OpaquePointer?, _ column: Int32) -> UnsafeRawBufferPointer {
-        guard let p = sqlite3_column_text(stmt, column) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, column)))
-    }
-
     /// Steps `insert` with the first `count` columns of `row` as its parameters.
-    func insert(_ insert: OpaquePointer?, from row: OpaquePointer?, count: Int32) throws(StateSplit.Failure) {
-        for c in 0..<count { sqlite3_bind_value(insert, c + 1, sqlite3_column_value(row, c)) }
-        defer { sqlite3_reset(insert) }
-        guard sqlite3_step(insert) == SQLITE_DONE else { throw failure("cannot insert a row") }
+    func insert(_ insert: SQLiteStatement, from row: SQLiteStatement, count: Int32) throws(StateSplit.Failure) {
+        for c in 0..<count { insert.bind(c + 1, valueOf: row, column: c) }
+        defer { insert.reset() }
+        _ = try step(insert, or: "cannot insert a row")
     }
 
     func setMeta(_ key: String, _ value: String) throws(StateSplit.Failure) {
         let stmt = try prepare("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-        _ = key.withCString { badgeflow_sqlite_bind_text(stmt, 1, $0, Int32(key.utf8.count)) }
-        _ = value.withCString { badgeflow_sqlite_bind_text(stmt, 2, $0, Int32(value.utf8.count)) }
-        guard sqlite3_step(stmt) == SQLITE_DONE else { throw failure("cannot write meta \(key)") }
+        stmt.bind(1, key)
+        stmt.bind(2, value)
+        _ = try step(stmt, or: "cannot write meta \(key)")
     }
 
     /// Commits, folds the log into the file and closes (the last connection removes the
@@ -135,7 +126,7 @@ extension StateSplit {
         return db
     }
 
-    private static func accountsQuery(_ db: SQLiteRowCopier) throws(Failure) -> OpaquePointer? {
+    private static func accountsQuery(_ db: SQLiteRowCopier) throws(Failure) -> SQLiteStatement {
         let cache = try db.columns("accounts").contains("compact") ? "compact" : "NULL"
         return try db.prepare("SELECT id, data, devices, marks, \(cache) FROM accounts ORDER BY id")
     }
@@ -159,23 +150,20 @@ extension StateSplit {
         let rows = try accountsQuery(source)
         let dueRows = try source.columns("due").isEmpty ? nil : try source.prepare("SELECT account, at FROM due")
         var parts: [SQLiteRowCopier] = []
-        var inserts: [OpaquePointer?] = []
+        var inserts: [SQLiteStatement] = []
         for path in paths {
             let db = try created(path)
             parts.append(db)
             inserts.append(try db.prepare(insertAccount))
         }
         var counts = [(accounts: Int, devices: Int64, marks: Int64)](repeating: (0, 0, 0), count: paths.count)
-        while true {
-            let rc = sqlite3_step(rows)
-            if rc == SQLITE_DONE { break }
-            guard rc == SQLITE_ROW else { throw source.failure("cannot read the accounts") }
-            let id = SQLiteRowCopier.bytes(rows, 0)
+        while try source.step(rows, or: "cannot read the accounts") {
+            let id = rows.bytes(0)
             let p = Int(StatePartition.crc32(id) % UInt32(paths.count))
             try parts[p].insert(inserts[p], from: rows, count: 5)
             counts[p].accounts += 1
-            counts[p].devices += sqlite3_column_int64(rows, 2)
-            counts[p].marks += sqlite3_column_int64(rows, 3)
+            counts[p].devices += rows.int64(2)
+            counts[p].marks += rows.int64(3)
             if counts[p].accounts % batch == 0 {
                 try parts[p].exec("COMMIT")
                 try parts[p].exec("BEGIN IMMEDIATE")
@@ -183,8 +171,8 @@ extension StateSplit {
         }
         if let dueRows {
             let dues = try parts.map { db throws(Failure) in try db.prepare(insertDue) }
-            while sqlite3_step(dueRows) == SQLITE_ROW {
-                let p = Int(StatePartition.crc32(SQLiteRowCopier.bytes(dueRows, 0)) % UInt32(paths.count))
+            while try source.step(dueRows, or: "cannot read the due index") {
+                let p = Int(StatePartition.crc32(dueRows.bytes(0)) % UInt32(paths.count))
                 try parts[p].insert(dues[p], from: dueRows, count: 2)
             }
         }
@@ -224,7 +212,7 @@ extension StateSplit {
         let insert = try target.prepare(insertAccount)
         let insertDueRow = try target.prepare(insertDue)
         var sources: [SQLiteRowCopier] = []
-        var cursors: [OpaquePointer?] = []
+        var cursors: [SQLiteStatement] = []
         var live: [Int] = []
         for (i, part) in parts.enumerated() {
             let db = try SQLiteRowCopier(part.path, readOnly: true)
@@ -232,11 +220,7 @@ extension StateSplit {
             sources.append(db)
             let rows = try accountsQuery(db)
             cursors.append(rows)
-            switch sqlite3_step(rows) {
-            case SQLITE_ROW: live.append(i)
-            case SQLITE_DONE: break
-            default: throw db.failure("cannot read the accounts")
-            }
+            if try db.step(rows, or: "cannot read the accounts") { live.append(i) }
         }
         func less(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool { a.lexicographicallyPrecedes(b) }
         var accounts = 0
@@ -244,18 +228,18 @@ extension StateSplit {
         var marks: Int64 = 0
         while !live.isEmpty {
             var best = 0
-            for k in 1..<live.count where less(SQLiteRowCopier.bytes(cursors[live[k]], 0), SQLiteRowCopier.bytes(cursors[live[best]], 0)) {
+            for k in 1..<live.count where less(cursors[live[k]].bytes(0), cursors[live[best]].bytes(0)) {
                 best = k
             }
             let i = live[best]
             let rows = cursors[i]
-            let id = SQLiteRowCopier.bytes(rows, 0)
+            let id = rows.bytes(0)
             let partition = parts[i].partition
             guard Int(StatePartition.crc32(id) % UInt32(partition.parts)) == partition.index else {
                 let name = String(decoding: id, as: UTF8.self)
                 throw misplaced(name, in: partition, path: parts[i].path, at: "accounts")
             }
-            for k in live where k != i && SQLiteRowCopier.bytes(cursors[k], 0).elementsEqual(id) {
+            for k in live where k != i && cursors[k].bytes(0).elementsEqual(id) {
                 throw .state(
                     StateFile.Failure(
                         file: parts[k].path, at: "accounts",
@@ -265,21 +249,17 @@ extension StateSplit {
             }
             try target.insert(insert, from: rows, count: 5)
             accounts += 1
-            devices += sqlite3_column_int64(rows, 2)
-            marks += sqlite3_column_int64(rows, 3)
+            devices += rows.int64(2)
+            marks += rows.int64(3)
             if accounts % batch == 0 {
                 try target.exec("COMMIT")
                 try target.exec("BEGIN IMMEDIATE")
             }
-            switch sqlite3_step(rows) {
-            case SQLITE_ROW: break
-            case SQLITE_DONE: live.remove(at: best)
-            default: throw sources[i].failure("cannot read the accounts")
-            }
+            if try !sources[i].step(rows, or: "cannot read the accounts") { live.remove(at: best) }
         }
         for db in sources where try !db.columns("due").isEmpty {
             let dueRows = try db.prepare("SELECT account, at FROM due ORDER BY account")
-            while sqlite3_step(dueRows) == SQLITE_ROW { try target.insert(insertDueRow, from: dueRows, count: 2) }
+            while try db.step(dueRows, or: "cannot read the due index") { try target.insert(insertDueRow, from: dueRows, count: 2) }
         }
         for (key, value) in first.value.sorted(by: { $0.key < $1.key }) where !ownMeta.contains(key) {
             try target.setMeta(key, value)

@@ -345,7 +345,7 @@ private func pushLine(_ account: String) -> String {
     @Test func sqliteIsConfiguredBeforeTheFirstConnection() throws {
         let folder = try TemporaryFolder()
         _ = try SQLiteStore(path: folder.file("s.sqlite"))
-        #expect(SQLiteStore.configured == 0)
+        #expect(SQLiteConnection.configured == 0)
     }
 
     /// Runs `statements` with the `sqlite3` shell (installed by `make deps`).

@@ -13,6 +13,9 @@ import Dispatch
 ///
 /// What a commit records (`seq`) is never ahead of the results written: the caller begins
 /// a commit only after writing the results up to `seq`.
+///
+/// Unchecked Sendable: its connection is used only in its ``StoreWorker``'s jobs, and its
+/// own properties only by the applying thread, which begins and finishes each commit.
 package final class SQLiteCheckpointer: @unchecked Sendable {
     private let worker: StoreWorker<Result<(stored: [(String, (Int, Int))], accounts: Int), StateFile.Failure>>
     /// The ids of the accounts of the commit under way.

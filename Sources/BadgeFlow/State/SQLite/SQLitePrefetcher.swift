@@ -8,6 +8,9 @@ import Dispatch
 /// so reading ahead costs the applying thread nothing but the hand-over. Decoding an
 /// account (JSON text to a tree) is the larger part of loading one, and it happens here
 /// too.
+///
+/// Unchecked Sendable: its connections are used only in their ``StoreWorker``'s jobs, and
+/// `request`/`collect` are called by the applying thread alone.
 package final class SQLitePrefetcher: AccountPrefetcher, @unchecked Sendable {
     /// Readers, each with its own connection and thread; a request is split among them.
     private let workers: [StoreWorker<[String: Account?]>]

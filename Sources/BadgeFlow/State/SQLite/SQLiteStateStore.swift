@@ -1,7 +1,17 @@
-/// A state in an SQLite database (`FILE.sqlite` or `FILE.db`) behind the ``StateStore`` seam:
-/// one read-write connection that loads accounts on first use, two read-only ones that read
-/// the next batch's accounts ahead (``SQLitePrefetcher``), and one that commits checkpoints
-/// on its own thread (``SQLiteCheckpointer``).
+/// A state in an SQLite database (`FILE.sqlite` or `FILE.db`) behind the ``StateStore`` seam,
+/// and the one owner of its connections and threads.
+///
+/// The SQLite path: four connections (`SQLiteConnection`, each with its statements), each
+/// used by one thread at a time. The applying thread holds a read-write one that loads an
+/// account on first use (what the read-ahead did not bring). Two read-only ones
+/// (``SQLitePrefetcher``) read and decode the next batch's accounts, half each, while the
+/// batch before is applied; one read-write one (``SQLiteCheckpointer``) encodes and commits
+/// each checkpoint's changed accounts in key order. Each of those three runs on the thread
+/// of its own serial queue (`StoreWorker`), one job at a time; the hand-off is the job: the
+/// applying thread starts it with what it needs (ids, or copy-on-write copies of the changed
+/// accounts) and later waits on the job's semaphore for its output, which orders the two, so
+/// no lock is shared. ``close()`` closes the read-only connections first (the last
+/// connection to close removes the WAL files, which a read-only one cannot).
 package final class SQLiteStateStore: StateStore {
     package static func handles(_ path: String) -> Bool { path.hasSuffix(".sqlite") || path.hasSuffix(".db") }
     package static var checkpoints: Bool { true }

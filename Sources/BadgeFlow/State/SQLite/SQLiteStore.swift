@@ -1,5 +1,3 @@
-import CSQLite
-
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -8,7 +6,8 @@ import Darwin
 
 /// A state kept in an SQLite database (`--state FILE.sqlite` or `FILE.db`), in WAL mode.
 ///
-/// This file owns every `sqlite3` pointer of BadgeFlow, as the JSON layer owns json-c's.
+/// Its connection and statements are `SQLiteConnection` and `SQLiteStatement`, the only
+/// code of BadgeFlow that calls SQLite.
 ///
 /// Schema (schema 2; a database of another version or schema, or without `compact`, is
 /// refused at open):
@@ -36,22 +35,24 @@ import Darwin
 /// so both stores hold the same thing. `accounts.compact` is a decode cache of `data` (see
 /// <doc:StateFileFormat>), used only while it matches `data`.
 ///
-/// Use from one thread at a time.
+/// Use from one thread at a time: that is why it is an unchecked Sendable (a connection
+/// moves to a worker's thread once, in `SQLitePrefetcher` or `SQLiteCheckpointer`, and is
+/// used there alone; its connection is opened without SQLite's own mutex).
 public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// The database's path.
     public let path: String
     /// The schema version written into `meta` and the only one read: 2, rows whose devices
     /// leave out their default values and carry a cache (`compact`).
     public static let schema = 2
-    private var db: OpaquePointer?
-    private var selectAccount: OpaquePointer?
-    private var upsertAccount: OpaquePointer?
-    private var upsertMeta: OpaquePointer?
-    private var selectCounts: OpaquePointer?
-    private var selectMeta: OpaquePointer?
-    private var upsertDue: OpaquePointer?
-    private var deleteDue: OpaquePointer?
-    private var selectDue: OpaquePointer?
+    private var db: SQLiteConnection?
+    private var selectAccount: SQLiteStatement?
+    private var upsertAccount: SQLiteStatement?
+    private var upsertMeta: SQLiteStatement?
+    private var selectCounts: SQLiteStatement?
+    private var selectMeta: SQLiteStatement?
+    private var upsertDue: SQLiteStatement?
+    private var deleteDue: SQLiteStatement?
+    private var selectDue: SQLiteStatement?
     /// `meta.writer` as this connection found it when it opened (nil: none).
     private var openedWriter: String?
     private var writer = JSONWriter()
@@ -70,8 +71,13 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     }
 
     private func failure(_ what: String) -> StateFile.Failure {
-        let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-        return StateFile.Failure(file: path, at: "", message: "\(what): \(reason)")
+        db?.failure(what) ?? StateFile.Failure(file: path, at: "", message: "\(what): the database is closed")
+    }
+
+    /// The open connection.
+    private func connection() throws(StateFile.Failure) -> SQLiteConnection {
+        guard let db else { throw StateFile.Failure(file: path, at: "", message: "the database is closed") }
+        return db
     }
 
     /// Opens (with `create`, creating) the database at `path` and checks that it is a
@@ -103,7 +109,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         // the last connection to close removes the `-wal` and `-shm` files, which a read-only
         // one cannot, so `state info` or `tree` would leave them behind.
         if (try? open(path, readOnly: true, writableHandle: true)) != nil {
-            _ = sqlite3_exec(db, "PRAGMA query_only = 1", nil, nil, nil)
+            db?.tryExec("PRAGMA query_only = 1")
             return
         }
         meta = [:]
@@ -121,29 +127,11 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
     }
 
-    /// SQLite's process-wide settings, made once before the first connection opens: no
-    /// memory statistics, whose mutex every allocation of every connection takes (the
-    /// filter's readers and writer, each on its own thread, spent most of their waits on
-    /// it). Its result: SQLITE_MISUSE when SQLite was already initialized in this process
-    /// (then it keeps its defaults, which are correct, only slower).
-    static let configured: Int32 = badgeflow_sqlite_disable_memstatus()
-
     /// Opens `name` and checks it; `readOnly`: nothing is written (with `writableHandle`,
     /// through a read-write handle that creates nothing).
     private func open(_ name: String, readOnly: Bool, uri: Bool = false, writableHandle: Bool = false) throws(StateFile.Failure) {
-        var flags =
-            writableHandle ? SQLITE_OPEN_READWRITE : readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-        if uri { flags |= SQLITE_OPEN_URI }
-        _ = Self.configured
-        var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(name, &handle, flags | SQLITE_OPEN_NOMUTEX, nil)
-        db = handle
-        guard rc == SQLITE_OK else {
-            let f = failure("cannot open")
-            close()
-            throw f
-        }
-        sqlite3_busy_timeout(handle, 5000)
+        let mode: SQLiteConnection.Mode = writableHandle ? .readWrite : readOnly ? .readOnly : .create
+        db = try SQLiteConnection(name, mode: mode, uri: uri, path: path)
         do throws(StateFile.Failure) {
             try load(readOnly: readOnly)
         } catch {
@@ -174,9 +162,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// Closes the database (also done on deinit).
     public func close() {
-        for s in [selectAccount, upsertAccount, upsertMeta, selectCounts, selectMeta, upsertDue, deleteDue, selectDue] {
-            sqlite3_finalize(s)
-        }
+        for s in [selectAccount, upsertAccount, upsertMeta, selectCounts, selectMeta, upsertDue, deleteDue, selectDue] { s?.close() }
         upsertDue = nil
         deleteDue = nil
         selectDue = nil
@@ -185,53 +171,24 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         upsertAccount = nil
         upsertMeta = nil
         selectCounts = nil
-        if let db { sqlite3_close_v2(db) }
+        db?.close()
         db = nil
     }
 
-    private func exec(_ sql: String) throws(StateFile.Failure) {
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw failure("cannot run \(sql.prefix(40))") }
-    }
+    private func exec(_ sql: String) throws(StateFile.Failure) { try connection().exec(sql) }
 
-    private func prepare(_ sql: String) throws(StateFile.Failure) -> OpaquePointer? {
-        var stmt: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK else {
-            throw failure("not a BadgeFlow state database (cannot prepare \(sql.prefix(40)))")
-        }
-        return stmt
-    }
-
-    private static func text(_ stmt: OpaquePointer?, _ column: Int32) -> String {
-        guard let p = sqlite3_column_text(stmt, column) else { return "" }
-        return String(cString: p)
-    }
-
-    /// The bytes of a text column, valid until the statement steps or is reset.
-    private static func bytes(_ stmt: OpaquePointer?, _ column: Int32) -> UnsafeRawBufferPointer {
-        guard let p = sqlite3_column_text(stmt, column) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, column)))
-    }
-
-    /// The bytes of a blob column (empty for NULL), valid until the statement steps or is reset.
-    private static func blob(_ stmt: OpaquePointer?, _ column: Int32) -> UnsafeRawBufferPointer {
-        guard let p = sqlite3_column_blob(stmt, column) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, column)))
-    }
-
-    private func bind(_ stmt: OpaquePointer?, _ index: Int32, _ text: String) {
-        let count = Int32(text.utf8.count)
-        text.withCString { _ = badgeflow_sqlite_bind_text(stmt, index, $0, count) }
+    /// A statement kept until the store closes.
+    private func prepare(_ sql: String) throws(StateFile.Failure) -> SQLiteStatement {
+        try connection().prepare(sql, persistent: true, failing: "not a BadgeFlow state database (cannot prepare \(sql.prefix(40)))")
     }
 
     private func load(readOnly: Bool) throws(StateFile.Failure) {
         // A file that is not a database fails here ("file is not a database").
+        let db = try connection()
         var tables: [String] = []
-        var stmt: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'", -1, &stmt, nil) == SQLITE_OK else {
-            throw failure("not an SQLite database")
-        }
-        while sqlite3_step(stmt) == SQLITE_ROW { tables.append(Self.text(stmt, 0)) }
-        sqlite3_finalize(stmt)
+        let list = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'", failing: "not an SQLite database")
+        while try list.step(or: "not an SQLite database") { tables.append(list.text(0)) }
+        list.close()
         if tables.isEmpty {
             if readOnly {
                 // An empty database (an empty file, or a filter killed while it created the
@@ -244,17 +201,17 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                 return
             }
             try exec("PRAGMA journal_mode = WAL")
-            try exec(
-                """
-                BEGIN;
-                CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-                CREATE TABLE accounts(id TEXT PRIMARY KEY, data TEXT NOT NULL,
-                                      devices INTEGER NOT NULL, marks INTEGER NOT NULL,
-                                      compact BLOB) WITHOUT ROWID;
-                INSERT INTO meta VALUES ('format', '\(StateFile.format)'), ('version', '\(StateFile.version)'),
-                  ('schema', '\(Self.schema)'), ('seq', '0'), ('input', ''), ('accounts', '0'), ('devices', '0'), ('marks', '0');
-                COMMIT;
-                """)
+            try db.transaction("BEGIN") { () throws(StateFile.Failure) in
+                try db.exec(
+                    """
+                    CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE accounts(id TEXT PRIMARY KEY, data TEXT NOT NULL,
+                                          devices INTEGER NOT NULL, marks INTEGER NOT NULL,
+                                          compact BLOB) WITHOUT ROWID;
+                    INSERT INTO meta VALUES ('format', '\(StateFile.format)'), ('version', '\(StateFile.version)'),
+                      ('schema', '\(Self.schema)'), ('seq', '0'), ('input', ''), ('accounts', '0'), ('devices', '0'), ('marks', '0');
+                    """)
+            }
         } else if !readOnly {
             try exec("PRAGMA journal_mode = WAL")
         }
@@ -265,11 +222,9 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             try exec("PRAGMA synchronous = FULL")
             try exec("PRAGMA cache_size = -49152")
         }
-        guard sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &stmt, nil) == SQLITE_OK else {
-            throw failure("cannot read meta")
-        }
-        while sqlite3_step(stmt) == SQLITE_ROW { meta[Self.text(stmt, 0)] = Self.text(stmt, 1) }
-        sqlite3_finalize(stmt)
+        let rows = try db.prepare("SELECT key, value FROM meta", failing: "cannot read meta")
+        while try rows.step(or: "cannot read meta") { meta[rows.text(0)] = rows.text(1) }
+        rows.close()
         guard meta["format"] == StateFile.format else {
             throw StateFile.Failure(
                 file: path, at: "meta.format", message: "not a BadgeFlow state database (no format \(StateFile.format))")
@@ -305,20 +260,16 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// Creates the `due` table, the index of accounts with expiring marks by when the first
     /// may be due, filled from the rows (a database that an earlier build made has none).
     private func createDueIndex() throws(StateFile.Failure) {
-        try exec("BEGIN IMMEDIATE")
-        do throws(StateFile.Failure) {
-            try exec(
+        let db = try connection()
+        try db.transaction { () throws(StateFile.Failure) in
+            try db.exec(
                 """
                 CREATE TABLE IF NOT EXISTS due(account TEXT PRIMARY KEY, at REAL NOT NULL) WITHOUT ROWID;
                 CREATE INDEX IF NOT EXISTS due_at ON due(at);
                 INSERT OR REPLACE INTO due(account, at)
                   SELECT id, (SELECT min(value) FROM json_each(data, '$.expires')) FROM accounts
                   WHERE json_type(data, '$.expires') = 'object';
-                COMMIT;
                 """)
-        } catch {
-            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
-            throw error
         }
     }
 
@@ -326,28 +277,21 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// read from the `due` index, not from the rows.
     public func accountsDue(through time: Double) throws(StateFile.Failure) -> [String] {
         guard let selectDue else { return [] }
-        sqlite3_reset(selectDue)
-        sqlite3_bind_double(selectDue, 1, time)
-        defer { sqlite3_reset(selectDue) }
+        selectDue.reset()
+        selectDue.bind(1, time)
+        defer { selectDue.reset() }
         var ids: [String] = []
-        while true {
-            switch sqlite3_step(selectDue) {
-            case SQLITE_ROW: ids.append(Self.text(selectDue, 0))
-            case SQLITE_DONE: return ids
-            default: throw failure("cannot read the due index")
-            }
-        }
+        while try selectDue.step(or: "cannot read the due index") { ids.append(selectDue.text(0)) }
+        return ids
     }
 
     /// The names of `table`'s columns.
     private func columns(_ table: String) throws(StateFile.Failure) -> [String] {
-        var stmt: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info('\(table)')", -1, &stmt, nil) == SQLITE_OK else {
-            throw failure("cannot read the columns of \(table)")
-        }
-        defer { sqlite3_finalize(stmt) }
+        let what = "cannot read the columns of \(table)"
+        let stmt = try connection().prepare("SELECT name FROM pragma_table_info('\(table)')", failing: what)
+        defer { stmt.close() }
         var names: [String] = []
-        while sqlite3_step(stmt) == SQLITE_ROW { names.append(Self.text(stmt, 0)) }
+        while try stmt.step(or: what) { names.append(stmt.text(0)) }
         return names
     }
 
@@ -355,16 +299,14 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// mode a reader never waits for the writer). When the transaction cannot begin, the
     /// reads in `body` each take their own.
     func read(_ body: () -> Void) {
-        let began = sqlite3_exec(db, "BEGIN", nil, nil, nil) == SQLITE_OK
-        body()
-        // Never left open: later reads would all see this snapshot.
-        if began, sqlite3_exec(db, "COMMIT", nil, nil, nil) != SQLITE_OK { _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil) }
+        guard let db else { return body() }
+        db.read(body)
     }
 
     /// Sets the page cache of this connection to about `kib` KiB (48 MiB for a writing
     /// connection, SQLite's 2 MiB default for a read-only one, unless set).
     public func setCacheSize(kib: Int) {
-        _ = sqlite3_exec(db, "PRAGMA cache_size = -\(max(kib, 64))", nil, nil, nil)
+        db?.tryExec("PRAGMA cache_size = -\(max(kib, 64))")
     }
 
     /// The number of input lines whose results were written when the last checkpoint committed.
@@ -414,14 +356,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         _ id: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StateFile.Failure) -> R
     ) throws(StateFile.Failure) -> R? {
         if isEmptyDatabase { return nil }
-        sqlite3_reset(selectAccount)
-        bind(selectAccount, 1, id)
-        defer { sqlite3_reset(selectAccount) }
-        switch sqlite3_step(selectAccount) {
-        case SQLITE_ROW: return try body(Self.bytes(selectAccount, 0), Self.blob(selectAccount, 1))
-        case SQLITE_DONE: return nil
-        default: throw failure("cannot read account \"\(id)\"")
-        }
+        guard let selectAccount else { throw failure("cannot read account \"\(id)\"") }
+        selectAccount.reset()
+        selectAccount.bind(1, id)
+        defer { selectAccount.reset() }
+        guard try selectAccount.step(or: "cannot read account \"\(id)\"") else { return nil }
+        return try body(selectAccount.bytes(0), selectAccount.blob(1))
     }
 
     /// The account stored as `text` (with the cache `cache`) under `id`, with its stored
@@ -464,19 +404,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         _ body: (String, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StateFile.Failure) -> Void
     ) throws(StateFile.Failure) {
         if isEmptyDatabase { return }
-        var stmt: OpaquePointer?
-        let sql = "SELECT id, data, compact FROM accounts ORDER BY id"
-        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else {
-            throw failure("cannot read accounts")
-        }
-        defer { sqlite3_finalize(stmt) }
-        while true {
-            let rc = sqlite3_step(stmt)
-            if rc == SQLITE_DONE { break }
-            guard rc == SQLITE_ROW else { throw failure("cannot read accounts") }
+        let stmt = try connection().prepare("SELECT id, data, compact FROM accounts ORDER BY id", failing: "cannot read accounts")
+        defer { stmt.close() }
+        while try stmt.step(or: "cannot read accounts") {
             // The id by its length: `String(cString:)` would cut an id at a U+0000 and merge
             // it into another account. Such an id cannot be a JSON key either (JSONParser).
-            let id = String(decoding: Self.bytes(stmt, 0), as: UTF8.self)
+            let id = stmt.text(0)
             guard !id.utf8.contains(0) else {
                 throw StateFile.Failure(
                     file: path, at: "accounts",
@@ -484,7 +417,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                         "account id \"\(id.split(separator: "\u{0}", omittingEmptySubsequences: false).joined(separator: "\\u0000"))\" holds U+0000, which a state does not keep (fix or delete that row with the sqlite3 shell)"
                 )
             }
-            try body(id, Self.bytes(stmt, 1), Self.blob(stmt, 2))
+            try body(id, stmt.bytes(1), stmt.blob(2))
         }
     }
 
@@ -535,15 +468,11 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// not stop, e.g. through a hard link), whose accounts this commit could overwrite with
     /// older copies; else records this process as the writer.
     private func claimWriter() throws(StateFile.Failure) {
-        sqlite3_reset(selectMeta)
-        bind(selectMeta, 1, "writer")
-        defer { sqlite3_reset(selectMeta) }
-        let current: String?
-        switch sqlite3_step(selectMeta) {
-        case SQLITE_ROW: current = Self.text(selectMeta, 0)
-        case SQLITE_DONE: current = nil
-        default: throw failure("cannot read meta")
-        }
+        guard let selectMeta else { throw failure("cannot read meta") }
+        selectMeta.reset()
+        selectMeta.bind(1, "writer")
+        defer { selectMeta.reset() }
+        let current = try selectMeta.step(or: "cannot read meta") ? selectMeta.text(0) : nil
         if current == Self.processToken { return }
         guard current == openedWriter else {
             throw StateFile.Failure(
@@ -556,11 +485,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     }
 
     private func setMeta(_ key: String, _ value: String) throws(StateFile.Failure) {
-        sqlite3_reset(upsertMeta)
-        bind(upsertMeta, 1, key)
-        bind(upsertMeta, 2, value)
-        defer { sqlite3_reset(upsertMeta) }
-        guard sqlite3_step(upsertMeta) == SQLITE_DONE else { throw failure("cannot write meta \(key)") }
+        guard let upsertMeta else { throw failure("cannot write meta \(key)") }
+        upsertMeta.reset()
+        upsertMeta.bind(1, key)
+        upsertMeta.bind(2, value)
+        defer { upsertMeta.reset() }
+        _ = try upsertMeta.step(or: "cannot write meta \(key)")
         meta[key] = value
     }
 
@@ -571,24 +501,72 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         guard let value = rules.sourceValue else { return }
         let text = value.serialized(pretty: true)
         guard meta["rules"] != text else { return }
-        try exec("BEGIN IMMEDIATE")
-        do throws(StateFile.Failure) {
-            try setMeta("rules", text)
-            try exec("COMMIT")
-        } catch {
-            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
-            throw error
-        }
+        try connection().transaction { () throws(StateFile.Failure) in try setMeta("rules", text) }
     }
 
     private func storedCounts(_ id: String) throws(StateFile.Failure) -> (Int, Int)? {
-        sqlite3_reset(selectCounts)
-        bind(selectCounts, 1, id)
-        defer { sqlite3_reset(selectCounts) }
-        switch sqlite3_step(selectCounts) {
-        case SQLITE_ROW: return (Int(sqlite3_column_int64(selectCounts, 0)), Int(sqlite3_column_int64(selectCounts, 1)))
-        case SQLITE_DONE: return nil
-        default: throw failure("cannot read account \"\(id)\"")
+        guard let selectCounts else { throw failure("cannot read account \"\(id)\"") }
+        selectCounts.reset()
+        selectCounts.bind(1, id)
+        defer { selectCounts.reset() }
+        guard try selectCounts.step(or: "cannot read account \"\(id)\"") else { return nil }
+        return (Int(selectCounts.int64(0)), Int(selectCounts.int64(1)))
+    }
+
+    /// The totals of `meta` (`accounts`, `devices`, `marks`) as a commit updates them.
+    private struct Totals {
+        var accounts: Int
+        var devices: Int
+        var marks: Int
+    }
+
+    /// Inside a commit's transaction: encodes account `a` (compact JSON by JSONWriter, no
+    /// json-c objects in between, and with `seed` its cache) and writes its row and its
+    /// entry of the due index, adding its counts to `totals`. The one per-row writer of
+    /// ``commit(_:seq:input:cacheSeed:rules:returningCounts:thenCompact:)``'s two orders.
+    private func writeRow(_ id: String, _ a: Account, cacheSeed seed: UInt64?, totals: inout Totals) throws(StateFile.Failure) {
+        guard let upsertAccount, let upsertDue, let deleteDue else { throw failure("cannot write account \"\(id)\"") }
+        let d = a.devices.count, m = a.tree.markCount
+        var old = a.storedCounts
+        if old == nil { old = try storedCounts(id) }
+        if let (od, om) = old {
+            totals.devices += d - od
+            totals.marks += m - om
+        } else {
+            totals.accounts += 1
+            totals.devices += d
+            totals.marks += m
+        }
+        writer.removeAll()
+        StateFile.writeAccount(a, compact: true, into: &writer)
+        upsertAccount.reset()
+        upsertAccount.bind(1, id)
+        writer.withUnsafeBytes { json in
+            upsertAccount.bind(2, text: json)
+            if let seed { RowCache.encode(a, json: json, seed: seed, into: &cache) }
+        }
+        if seed != nil {
+            cache.withUnsafeBytes { upsertAccount.bind(5, blob: $0) }
+        } else {
+            upsertAccount.bind(5, blob: nil)
+        }
+        upsertAccount.bind(3, Int64(d))
+        upsertAccount.bind(4, Int64(m))
+        defer { upsertAccount.reset() }
+        _ = try upsertAccount.step(or: "cannot write account \"\(id)\"")
+        // The due index: kept for accounts with expiring marks; an entry that outlived its
+        // marks goes once an `expire` found nothing due there (`dueStale`).
+        if let due = a.tree.earliestPendingExpiry {
+            upsertDue.reset()
+            upsertDue.bind(1, id)
+            upsertDue.bind(2, due)
+            defer { upsertDue.reset() }
+            _ = try upsertDue.step(or: "cannot write the due index of account \"\(id)\"")
+        } else if a.dueStale {
+            deleteDue.reset()
+            deleteDue.bind(1, id)
+            defer { deleteDue.reset() }
+            _ = try deleteDue.step(or: "cannot write the due index of account \"\(id)\"")
         }
     }
 
@@ -598,122 +576,54 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// ``RuleSet/rowCacheSeed`` of the accounts' rules (nil: no cache). With `rules` (their
     /// JSON text), the rules are recorded in the same transaction when they differ.
     ///
+    /// Its two callers: a checkpoint (an array of changed accounts, written in key order) and
+    /// ``store(_:)`` (a whole stream, with `holder`'s compact accounts expanded one by one).
+    ///
     /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
     func commit<Changed: Collection<(id: String, account: Account)>>(
         _ changed: Changed, seq: Int, input: String, cacheSeed seed: UInt64?, rules: String? = nil,
         returningCounts: Bool = true,
         thenCompact holder: BadgeStream? = nil
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
-        var accounts = accountCount, devices = deviceCount, marks = markCount
+        var totals = Totals(accounts: accountCount, devices: deviceCount, marks: markCount)
         let before = meta
-        try exec("BEGIN IMMEDIATE")
         do throws(StateFile.Failure) {
-            try claimWriter()
-            /// Writes one row: the account's JSON and cache, and its counts into the totals.
-            func write(_ id: String, _ a: Account, _ json: UnsafeRawBufferPointer, _ rowCache: UnsafeRawBufferPointer?)
-                throws(StateFile.Failure)
-            {
-                let d = a.devices.count, m = a.tree.markCount
-                var old = a.storedCounts
-                if old == nil { old = try storedCounts(id) }
-                if let (od, om) = old {
-                    devices += d - od
-                    marks += m - om
+            try connection().transaction { () throws(StateFile.Failure) in
+                try claimWriter()
+                if holder == nil, let unsorted = changed as? [(id: String, account: Account)] {
+                    // A checkpoint's accounts are written in key order. The changed accounts of
+                    // a fleet are spread over the whole table; in key order each leaf page is
+                    // read and changed once and done with, where in arrival order a page could
+                    // leave the cache (into the WAL) and be read back for a later row. The
+                    // whole uniform fleet run: wall and CPU -8 to -13% (README, "Fleet state").
+                    // A sorted copy (184 bytes an account while the commit lasts): sorting
+                    // indices instead, or comparing UTF-8 views, measured 10-20% slower over
+                    // the whole run. String's `<` is SQLite's byte order for ASCII and NFC
+                    // ids; other ids only lose locality.
+                    for (id, a) in unsorted.sorted(by: { $0.id < $1.id }) { try writeRow(id, a, cacheSeed: seed, totals: &totals) }
                 } else {
-                    accounts += 1
-                    devices += d
-                    marks += m
-                }
-                sqlite3_reset(upsertAccount)
-                bind(upsertAccount, 1, id)
-                if let base = json.baseAddress {
-                    _ = badgeflow_sqlite_bind_text(upsertAccount, 2, base.assumingMemoryBound(to: CChar.self), Int32(json.count))
-                }
-                if let rowCache {
-                    _ = badgeflow_sqlite_bind_blob(upsertAccount, 5, rowCache.baseAddress, Int32(rowCache.count))
-                } else {
-                    sqlite3_bind_null(upsertAccount, 5)
-                }
-                sqlite3_bind_int64(upsertAccount, 3, Int64(d))
-                sqlite3_bind_int64(upsertAccount, 4, Int64(m))
-                let rc = sqlite3_step(upsertAccount)
-                sqlite3_reset(upsertAccount)
-                guard rc == SQLITE_DONE else { throw failure("cannot write account \"\(id)\"") }
-                // The due index: kept for accounts with expiring marks; an entry that outlived
-                // its marks goes once an `expire` found nothing due there (`dueStale`).
-                if let due = a.tree.earliestPendingExpiry {
-                    sqlite3_reset(upsertDue)
-                    bind(upsertDue, 1, id)
-                    sqlite3_bind_double(upsertDue, 2, due)
-                    let rc = sqlite3_step(upsertDue)
-                    sqlite3_reset(upsertDue)
-                    guard rc == SQLITE_DONE else { throw failure("cannot write the due index of account \"\(id)\"") }
-                } else if a.dueStale {
-                    sqlite3_reset(deleteDue)
-                    bind(deleteDue, 1, id)
-                    let rc = sqlite3_step(deleteDue)
-                    sqlite3_reset(deleteDue)
-                    guard rc == SQLITE_DONE else { throw failure("cannot write the due index of account \"\(id)\"") }
-                }
-            }
-            /// `write`, its failure returned: the byte-buffer closures it runs in do not pass
-            /// a typed error on.
-            func written(_ id: String, _ a: Account, _ json: UnsafeRawBufferPointer, _ rowCache: UnsafeRawBufferPointer)
-                -> StateFile.Failure?
-            {
-                do throws(StateFile.Failure) {
-                    try write(id, a, json, seed == nil ? nil : rowCache)
-                    return nil
-                } catch {
-                    return error
-                }
-            }
-            /// Encodes one row (compact JSON by JSONWriter, no json-c objects in between, and
-            /// its cache) and writes it.
-            func encodeAndWrite(_ id: String, _ a: Account) throws(StateFile.Failure) {
-                writer.removeAll()
-                StateFile.writeAccount(a, compact: true, into: &writer)
-                let failed: StateFile.Failure? = writer.withUnsafeBytes { json in
-                    if let seed { RowCache.encode(a, json: json, seed: seed, into: &cache) }
-                    return cache.withUnsafeBytes { rowCache in written(id, a, json, rowCache) }
-                }
-                if let failed { throw failed }
-            }
-            if holder == nil, let unsorted = changed as? [(id: String, account: Account)] {
-                // A checkpoint's accounts are written in key order. The changed accounts of a
-                // fleet are spread over the whole table; in key order each leaf page is read
-                // and changed once and done with, where in arrival order a page could leave
-                // the cache (into the WAL) and be read back for a later row. The whole uniform
-                // fleet run: wall and CPU -8 to -13% (README, "Fleet state"). A sorted copy
-                // (184 bytes an account while the commit lasts): sorting indices instead, or
-                // comparing UTF-8 views, measured 10-20% slower over the whole run. String's
-                // `<` is SQLite's byte order for ASCII and NFC ids; other ids only lose
-                // locality.
-                for (id, a) in unsorted.sorted(by: { $0.id < $1.id }) { try encodeAndWrite(id, a) }
-            } else {
-                // `changed`, then the compact accounts of `holder`, each expanded in turn.
-                var compactIDs = holder?.compacted.ids ?? []
-                var rest = changed.makeIterator()
-                while true {
-                    if let (id, a) = rest.next() {
-                        try encodeAndWrite(id, a)
-                    } else if let holder, let last = compactIDs.popLast() {
-                        guard let found = try holder.compacted.account(last, rules: holder.rules) else { continue }
-                        try encodeAndWrite(last, found)
-                    } else {
-                        break
+                    // `changed`, then the compact accounts of `holder`, each expanded in turn.
+                    var compactIDs = holder?.compacted.ids ?? []
+                    var rest = changed.makeIterator()
+                    while true {
+                        if let (id, a) = rest.next() {
+                            try writeRow(id, a, cacheSeed: seed, totals: &totals)
+                        } else if let holder, let last = compactIDs.popLast() {
+                            guard let found = try holder.compacted.account(last, rules: holder.rules) else { continue }
+                            try writeRow(last, found, cacheSeed: seed, totals: &totals)
+                        } else {
+                            break
+                        }
                     }
                 }
+                if let rules, meta["rules"] != rules { try setMeta("rules", rules) }
+                try setMeta("seq", String(seq))
+                try setMeta("input", input)
+                try setMeta("accounts", String(totals.accounts))
+                try setMeta("devices", String(totals.devices))
+                try setMeta("marks", String(totals.marks))
             }
-            if let rules, meta["rules"] != rules { try setMeta("rules", rules) }
-            try setMeta("seq", String(seq))
-            try setMeta("input", input)
-            try setMeta("accounts", String(accounts))
-            try setMeta("devices", String(devices))
-            try setMeta("marks", String(marks))
-            try exec("COMMIT")
         } catch {
-            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
             meta = before
             throw error
         }

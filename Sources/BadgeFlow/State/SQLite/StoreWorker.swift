@@ -3,8 +3,15 @@ import Dispatch
 /// An SQLite connection used on its own thread, one job at a time: what
 /// `SQLitePrefetcher` and `SQLiteCheckpointer` share.
 ///
-/// The store is used only on `queue`; a job's output is written there and read by
-/// ``wait()`` after `done` is signalled, which orders the two.
+/// The hand-off: the store is used only on `queue` (serial: one job at a time, each on one
+/// thread from start to end); a job's output is written there and read by ``wait()`` after
+/// `done` is signalled, which orders the two; `isPending` is used only by the thread that
+/// starts and waits. That is why it is an unchecked Sendable.
+///
+/// A serial queue rather than a thread of its own: a job is a whole batch's reads or a whole
+/// checkpoint (milliseconds to seconds), so a queue's thread costs nothing between jobs, and
+/// nothing parks in `pthread_cond_wait` holding a lock of ours. The caller blocks only in
+/// ``wait()``, on the semaphore, for the job it started.
 final class StoreWorker<Output: Sendable>: @unchecked Sendable {
     private let store: SQLiteStore
     private let queue: DispatchQueue
