@@ -50,7 +50,9 @@ extension StateSplit {
         }
         do throws(StateFile.Failure) {
             for path in paths { parts.append(try RocksDBStore(path: path)) }
-            let batches = parts.map { RocksDBStore.RawBatch($0) }
+            // 64 MiB of batches in all, 8 MiB a part at most and 1 MiB at least.
+            let limit = min(8 << 20, max(1 << 20, (64 << 20) / paths.count))
+            let batches = parts.map { RocksDBStore.RawBatch($0, limit: limit) }
             var counts = [(accounts: Int, devices: Int, marks: Int)](repeating: (0, 0, 0), count: paths.count)
             try source.forEachRawEntry(kind: 1) { (id, value) throws(StateFile.Failure) in
                 let p = Int(StatePartition.crc32(id) % UInt32(paths.count))

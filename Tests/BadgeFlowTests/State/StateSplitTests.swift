@@ -182,6 +182,30 @@ import Testing
         #expect(try writer.accountsDue(through: 1_732_269_702 + 601).count == Self.ids.count)
     }
 
+    /// A raw batch is written each time it holds its limit, before `finish()`.
+    @Test func aRocksDBRawBatchIsWrittenAtItsLimit() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("raw.rocksdb")
+        do {
+            let store = try RocksDBStore(path: path)
+            let batch = RocksDBStore.RawBatch(store, limit: 64)
+            for i in 0..<10 {
+                // 1 + 7 key bytes + 20 value bytes: written after every third put.
+                try Array("acct-0\(i)".utf8).withUnsafeBytes { k in
+                    try [UInt8](repeating: UInt8(i), count: 20).withUnsafeBytes { try batch.put(kind: 1, k, $0) }
+                }
+            }
+            store.close()
+        }
+        let store = try RocksDBStore(path: path, readOnly: true)
+        var ids: [String] = []
+        try store.forEachRawEntry(kind: 1) { k, v in
+            ids.append(String(decoding: k, as: UTF8.self))
+            #expect(v.count == 20)
+        }
+        #expect(ids == (0..<9).map { "acct-0\($0)" })
+    }
+
     @Test func aRocksDBPartKeepsItsRecordThroughACheckpoint() throws {
         let folder = try TemporaryFolder()
         let whole = folder.file("state.rocksdb")

@@ -345,18 +345,19 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     }
 
     /// A `WriteBatch` of raw entries for a store opened to write, written (as a checkpoint
-    /// is) whenever it holds `limit` bytes, and by `finish()`.
+    /// is) whenever it holds `limit` bytes of keys and values, and by `finish()`.
     package final class RawBatch {
         /// The bytes of keys and values after which the batch is written.
-        package static let limit = 8 << 20
+        package let limit: Int
         private let store: RocksDBStore
         private var batch: OpaquePointer?
         private var bytes = 0
         private var key: [UInt8] = []
 
-        /// A batch writing into `store`.
-        package init(_ store: RocksDBStore) {
+        /// A batch writing into `store`, written every `limit` bytes (8 MiB unless told).
+        package init(_ store: RocksDBStore, limit: Int = 8 << 20) {
             self.store = store
+            self.limit = limit
             batch = rocksdb_writebatch_create()
         }
 
@@ -375,7 +376,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                     value.baseAddress?.assumingMemoryBound(to: CChar.self), value.count)
             }
             bytes += key.count + value.count
-            if bytes >= Self.limit { try finish() }
+            if bytes >= limit { try finish() }
         }
 
         /// Writes what the batch holds.
