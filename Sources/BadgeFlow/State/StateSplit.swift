@@ -10,7 +10,8 @@ import Darwin
 /// Both stream: a JSON state is read through a mapping, front to back, and each account's
 /// text is copied to its part as it stands (never decoded into a tree), so memory stays at
 /// the buffers of the parts plus a window of the file; an SQLite state is read row by row
-/// and its rows inserted into the parts in batches. `merge` takes the parts' accounts in
+/// and its rows inserted into the parts in batches; a RocksDB state is read through one
+/// iterator and its keys and values written into the parts in bounded batches. `merge` takes the parts' accounts in
 /// byte order of id (a k-way merge), so a state that BadgeFlow wrote comes back byte for
 /// byte (JSON), or row for row (SQLite: every row of `accounts` and `due`, and `meta` but for
 /// `writer`, the process that last committed).
@@ -37,25 +38,32 @@ public enum StateSplit {
     /// The formats a state can be split in, told apart by ``StateFormat/of(_:)`` (the
     /// path's extension).
     enum Format {
-        case json, sqlite
+        case json, sqlite, rocksdb
 
         init(_ path: String) throws(Failure) {
             switch StateFormat.of(path).name {
             case SQLiteStateStore.name: self = .sqlite
             case JSONStateStore.name: self = .json
+            case RocksDBStateStore.name: self = .rocksdb
             case let other:
-                throw .usage("\(path): a state of format \(other) cannot be split or merged by this build (json and sqlite can)")
+                throw .usage("\(path): a state of format \(other) cannot be split or merged by this build (json, sqlite and rocksdb can)")
             }
         }
 
-        var ext: String { self == .sqlite ? "sqlite" : "json" }
+        var ext: String {
+            switch self {
+            case .json: return "json"
+            case .sqlite: return "sqlite"
+            case .rocksdb: return "rocksdb"
+            }
+        }
     }
 
-    /// Splits the state `file` into `parts` states in `folder` (`part-00000.json` … or
-    /// `.sqlite`, by `file`'s format), each holding the accounts that
+    /// Splits the state `file` into `parts` states in `folder` (`part-00000.json` …, or
+    /// `.sqlite`, or `.rocksdb` folders, by `file`'s format), each holding the accounts that
     /// ``StatePartition/index(of:parts:)`` puts in it and recording its ``StatePartition``
     /// and `file`'s rules. `folder` is created when missing and must otherwise be empty.
-    /// An SQLite part also keeps `file`'s `seq` and `input`.
+    /// An SQLite or RocksDB part also keeps `file`'s `seq` and `input`.
     ///
     /// - Returns: the parts' paths, by index.
     /// - Throws: ``Failure``: `file` missing, corrupt, foreign, or already a part; `folder`
@@ -73,13 +81,14 @@ public enum StateSplit {
         switch format {
         case .json: try splitJSON(file, into: paths)
         case .sqlite: try splitSQLite(file, into: paths)
+        case .rocksdb: try splitRocksDB(file, into: paths)
         }
         return paths
     }
 
     /// Joins the parts of a split state into the state `out` (which must not exist), of the
     /// parts' format: every account of every part, in byte order of id, under the parts'
-    /// rules, with no partition record. An SQLite result's `seq` and `input` are the parts'
+    /// rules, with no partition record. An SQLite or RocksDB result's `seq` and `input` are the parts'
     /// when they all agree; otherwise `seq` is the highest (the last line a partitioned run
     /// answered) and `input` is empty.
     ///
@@ -100,6 +109,7 @@ public enum StateSplit {
         switch format {
         case .json: try mergeJSON(parts, into: out)
         case .sqlite: try mergeSQLite(parts, into: out)
+        case .rocksdb: try mergeRocksDB(parts, into: out)
         }
     }
 

@@ -125,6 +125,166 @@ import Testing
         #expect(try writer.accountsDue(through: 1_732_269_702 + 601).count == Self.ids.count)
     }
 
+    /// Every key of a RocksDB state (kind byte + name) with its value, `writer` left out.
+    private static func entries(_ path: String) throws -> [[UInt8]: [UInt8]] {
+        let store = try RocksDBStore(path: path, readOnly: true)
+        defer { store.close() }
+        var all: [[UInt8]: [UInt8]] = [:]
+        for kind: UInt8 in [0, 1, 2] {
+            try store.forEachRawEntry(kind: kind) { k, v in all[[kind] + Array(k)] = Array(v) }
+        }
+        all[[0] + Array("writer".utf8)] = nil
+        return all
+    }
+
+    private static func rocksDBState(_ path: String, seq: Int = 1234) throws {
+        var stream = Self.stream(accounts: Self.ids)
+        let store = try RocksDBStore(path: path)
+        try store.checkpoint(&stream, seq: seq, input: "day1.ndjson")
+        store.close()
+    }
+
+    @Test(arguments: [1, 5])
+    func aRocksDBStateSplitAndMergedHasTheSameKeysAndValues(parts: Int) throws {
+        let folder = try TemporaryFolder()
+        let whole = folder.file("state.rocksdb")
+        try Self.rocksDBState(whole)
+        let paths = try StateSplit.split(whole, parts: parts, into: folder.file("parts"))
+        #expect(paths.last?.hasSuffix("/part-0000\(parts - 1).rocksdb") == true)
+        var total = 0, devices = 0, marks = 0
+        for (i, path) in paths.enumerated() {
+            let store = try RocksDBStore(path: path, readOnly: true)
+            #expect(try StatePartition(meta: store.meta, file: path) == StatePartition(parts: parts, index: i))
+            #expect(store.seq == 1234 && store.input == "day1.ndjson")
+            #expect(store.meta["rules"] != nil && store.meta.keys.contains { $0.hasPrefix("rules@") })
+            var own = 0
+            try store.forEachAccount { id, _ in
+                #expect(StatePartition.index(of: id, parts: parts) == i)
+                own += 1
+            }
+            try store.forEachRawEntry(kind: 2) { k, _ in
+                #expect(StatePartition.index(of: String(decoding: k, as: UTF8.self), parts: parts) == i)
+            }
+            #expect(store.accountCount == own)
+            total += own
+            devices += store.deviceCount
+            marks += store.markCount
+            store.close()
+        }
+        #expect(total == Self.ids.count && devices == 2 * Self.ids.count)
+        let merged = folder.file("merged.rocksdb")
+        try StateSplit.merge(paths, into: merged)
+        let before = try Self.entries(whole), after = try Self.entries(merged)
+        #expect(before.count > 2 * Self.ids.count)
+        #expect(before == after)
+        let writer = try RocksDBStore(path: merged)
+        #expect(writer.markCount == marks)
+        #expect(try writer.accountsDue(through: 1_732_269_702 + 601).count == Self.ids.count)
+    }
+
+    /// A raw batch is written each time it holds its limit, before `finish()`.
+    @Test func aRocksDBRawBatchIsWrittenAtItsLimit() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("raw.rocksdb")
+        do {
+            let store = try RocksDBStore(path: path)
+            let batch = RocksDBStore.RawBatch(store, limit: 64)
+            for i in 0..<10 {
+                // 1 + 7 key bytes + 20 value bytes: written after every third put.
+                try Array("acct-0\(i)".utf8).withUnsafeBytes { k in
+                    try [UInt8](repeating: UInt8(i), count: 20).withUnsafeBytes { try batch.put(kind: 1, k, $0) }
+                }
+            }
+            store.close()
+        }
+        let store = try RocksDBStore(path: path, readOnly: true)
+        var ids: [String] = []
+        try store.forEachRawEntry(kind: 1) { k, v in
+            ids.append(String(decoding: k, as: UTF8.self))
+            #expect(v.count == 20)
+        }
+        #expect(ids == (0..<9).map { "acct-0\($0)" })
+    }
+
+    @Test func aRocksDBPartKeepsItsRecordThroughACheckpoint() throws {
+        let folder = try TemporaryFolder()
+        let whole = folder.file("state.rocksdb")
+        try Self.rocksDBState(whole)
+        let paths = try StateSplit.split(whole, parts: 3, into: folder.file("parts"))
+        let id = try #require(Self.ids.first { StatePartition.index(of: $0, parts: 3) == 1 })
+        do {
+            let store = try RocksDBStore(path: paths[1])
+            var stream = BadgeStream(rules: .builtIn)
+            stream.tracksChanges = true
+            if let a = try store.loadAccount(id, rules: .builtIn) { stream.addLoaded(a, as: id, compact: false) }
+            let line =
+                #"{"op":"push","account":\#(JSONValue.string(id).serialized()),"device":"d2","at":1732269800,"payload":{"aps":{"alert":"x","category":"mail"}}}"#
+            _ = stream.apply(LineAnalyzer(rules: .builtIn).analyze(line), seq: 1)
+            try store.checkpoint(&stream, seq: 1, input: "day2.ndjson")
+            store.close()
+        }
+        let store = try RocksDBStore(path: paths[1], readOnly: true)
+        #expect(try StatePartition(meta: store.meta, file: paths[1]) == StatePartition(parts: 3, index: 1))
+        #expect(store.seq == 1 && store.input == "day2.ndjson")
+        store.close()
+        let merged = folder.file("merged.rocksdb")
+        try StateSplit.merge(paths, into: merged)
+        let out = try RocksDBStore(path: merged, readOnly: true)
+        #expect(out.seq == 1234 && out.input == "" && out.accountCount == Self.ids.count)
+        #expect(try out.accountJSON(id)?.contains("d2") == true)
+        #expect(try StatePartition(meta: out.meta, file: merged) == nil)
+    }
+
+    @Test func aRocksDBMergeRefusesPartsThatDoNotMakeOneWhole() throws {
+        let folder = try TemporaryFolder()
+        let whole = folder.file("state.rocksdb")
+        try Self.rocksDBState(whole)
+        let four = try StateSplit.split(whole, parts: 4, into: folder.file("four"))
+        let three = try StateSplit.split(whole, parts: 3, into: folder.file("three"))
+        let out = folder.file("out.rocksdb")
+        func refusal(_ parts: [String]) -> String? {
+            do { try StateSplit.merge(parts, into: out) } catch {
+                guard case .state = error else { return "not a state failure: \(error)" }
+                return error.description
+            }
+            return nil
+        }
+        #expect(refusal(Array(four.prefix(3)))?.contains("missing: index 3") == true)
+        #expect(refusal([four[0], four[1], four[1], four[3]])?.contains("index 1 given twice") == true)
+        #expect(refusal(Array(four.prefix(3)) + [three[0]])?.contains("parts of different splits") == true)
+        #expect(refusal([whole])?.contains("no partition record") == true)
+        let part = try? StateSplit.split(four[0], parts: 2, into: folder.file("p2"))
+        #expect(part == nil)
+        #expect(!FileIO.exists(out))
+
+        // An account copied into a part it does not belong to.
+        let again = try StateSplit.split(whole, parts: 4, into: folder.file("again"))
+        let stranger = try #require(Self.ids.first { StatePartition.index(of: $0, parts: 4) == 2 })
+        do {
+            let target = try RocksDBStore(path: again[1])
+            let batch = RocksDBStore.RawBatch(target)
+            try Array(stranger.utf8).withUnsafeBytes { k in
+                try [UInt8](repeating: 7, count: 9).withUnsafeBytes { try batch.put(kind: 1, k, $0) }
+            }
+            try batch.finish()
+            target.close()
+        }
+        let wrong = refusal(again)
+        #expect(wrong?.contains("belongs in part 2 of 4") == true && wrong?.contains(again[1]) == true, "\(wrong ?? "none")")
+        #expect(!FileIO.exists(out))
+        #expect(try FixtureFolder.list(folder.path).allSatisfy { !$0.contains(".tmp.") })
+
+        // Other rules in one part.
+        let store = try RocksDBStore(path: four[2])
+        try store.writeMeta([
+            "rules": RuleSet.builtInText.split(separator: "\"maxDisplay\": 99", omittingEmptySubsequences: false).joined(
+                separator: "\"maxDisplay\": 9")
+        ])
+        store.close()
+        #expect(refusal(four)?.contains("rules differ") == true)
+        #expect(!FileIO.exists(out))
+    }
+
     @Test func mergeRefusesPartsThatDoNotMakeOneWhole() throws {
         let folder = try TemporaryFolder()
         let whole = folder.file("state.json")

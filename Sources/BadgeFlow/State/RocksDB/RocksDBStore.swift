@@ -311,6 +311,85 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         return try body(UnsafeRawBufferPointer(start: v, count: n))
     }
 
+    // MARK: Raw entries (state split and merge)
+
+    /// Calls `body` with each key of `kind` (`0` meta, `1` account, `2` due time), without
+    /// its first byte, and its value as stored, in key order, through one iterator: nothing
+    /// is decoded and the state is never held whole.
+    ///
+    /// - Throws: `StateFile.Failure` when the database cannot be read, or what `body` throws.
+    package func forEachRawEntry(
+        kind: UInt8, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) {
+        try forEach(kind, body)
+    }
+
+    /// The device and mark counts of the account stored as `value` under `id`, read with
+    /// `rules` (or the other rules the state recorded).
+    ///
+    /// - Throws: `StateFile.Failure` when the value is damaged.
+    package func storedCounts(id: String, value: UnsafeRawBufferPointer, rules: RuleSet) throws(StateFile.Failure) -> (
+        devices: Int, marks: Int
+    ) {
+        let a = try decode(id, value, rules: rules)
+        return (a.devices.count, a.tree.markCount)
+    }
+
+    /// Writes the meta entries `entries` in one batch, as they are.
+    ///
+    /// - Throws: `StateFile.Failure` when the write fails.
+    package func writeMeta(_ entries: [String: String]) throws(StateFile.Failure) {
+        guard !entries.isEmpty else { return }
+        try write(meta: entries, into: nil)
+        shared.withLock { $0.meta.merge(entries) { _, new in new } }
+    }
+
+    /// A `WriteBatch` of raw entries for a store opened to write, written (as a checkpoint
+    /// is) whenever it holds `limit` bytes of keys and values, and by `finish()`.
+    package final class RawBatch {
+        /// The bytes of keys and values after which the batch is written.
+        package let limit: Int
+        private let store: RocksDBStore
+        private var batch: OpaquePointer?
+        private var bytes = 0
+        private var key: [UInt8] = []
+
+        /// A batch writing into `store`, written every `limit` bytes (8 MiB unless told).
+        package init(_ store: RocksDBStore, limit: Int = 8 << 20) {
+            self.store = store
+            self.limit = limit
+            batch = rocksdb_writebatch_create()
+        }
+
+        deinit { if let batch { rocksdb_writebatch_destroy(batch) } }
+
+        /// Puts `value` under the key `kind` + `name`.
+        ///
+        /// - Throws: `StateFile.Failure` when a full batch cannot be written.
+        package func put(kind: UInt8, _ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(StateFile.Failure) {
+            key.removeAll(keepingCapacity: true)
+            key.append(kind)
+            key.append(contentsOf: name)
+            key.withUnsafeBytes { k in
+                rocksdb_writebatch_put_cf(
+                    batch, store.family, k.baseAddress?.assumingMemoryBound(to: CChar.self), k.count,
+                    value.baseAddress?.assumingMemoryBound(to: CChar.self), value.count)
+            }
+            bytes += key.count + value.count
+            if bytes >= limit { try finish() }
+        }
+
+        /// Writes what the batch holds.
+        ///
+        /// - Throws: `StateFile.Failure` when the write fails.
+        package func finish() throws(StateFile.Failure) {
+            guard bytes > 0 else { return }
+            try store.write(batch, what: "cannot write a batch of copied entries")
+            rocksdb_writebatch_clear(batch)
+            bytes = 0
+        }
+    }
+
     // MARK: Meta
 
     private func load() throws(StateFile.Failure) {
