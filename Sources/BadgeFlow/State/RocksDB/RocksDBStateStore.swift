@@ -30,10 +30,11 @@ package final class RocksDBStateStore: CheckpointingStateStore {
     package var resumePoint: ResumePoint? { ResumePoint(seq: store.seq, input: store.input) }
 
     package func info() throws(StateFile.Failure) -> StateInfo {
-        StateInfo(
+        try StateInfo(
             format: Self.name, version: "\(StateFile.version) (layout \(store.meta["layout"] ?? "?"))",
             accounts: store.accountCount, devices: store.deviceCount, marks: store.markCount, resume: resumePoint,
-            size: store.size)
+            size: store.size,
+            partition: StatePartition(meta: store.meta, file: path))
     }
 
     package func account(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
@@ -41,10 +42,15 @@ package final class RocksDBStateStore: CheckpointingStateStore {
     }
 
     package func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream {
-        try store.stream(rules: rules, accounts: ids, compact: compact)
+        var stream = try store.stream(rules: rules, accounts: ids, compact: compact)
+        stream.partition = try StatePartition(meta: store.meta, file: path)
+        return stream
     }
 
-    package func write(_ stream: BadgeStream) throws(StateFile.Failure) { try store.store(stream) }
+    package func write(_ stream: BadgeStream) throws(StateFile.Failure) {
+        try store.store(stream)
+        if let partition = stream.partition { try store.writeMeta(Dictionary(uniqueKeysWithValues: partition.metaRows)) }
+    }
 
     package func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {
         // A new state records its rules now; other rules that fit, with the first checkpoint

@@ -41,10 +41,11 @@ package final class SQLiteStateStore: CheckpointingStateStore {
     package var resumePoint: ResumePoint? { ResumePoint(seq: store.seq, input: store.input) }
 
     package func info() throws(StateFile.Failure) -> StateInfo {
-        StateInfo(
+        try StateInfo(
             format: Self.name, version: "\(StateFile.version) (schema \(store.meta["schema"] ?? "?"))",
             accounts: store.accountCount, devices: store.deviceCount, marks: store.markCount, resume: resumePoint,
-            size: StateFormat.size(path) + StateFormat.size(path + "-wal"))
+            size: StateFormat.size(path) + StateFormat.size(path + "-wal"),
+            partition: StatePartition(meta: store.meta, file: path))
     }
 
     package func account(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
@@ -52,10 +53,15 @@ package final class SQLiteStateStore: CheckpointingStateStore {
     }
 
     package func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream {
-        try store.stream(rules: rules, accounts: ids, compact: compact)
+        var stream = try store.stream(rules: rules, accounts: ids, compact: compact)
+        stream.partition = try StatePartition(meta: store.meta, file: path)
+        return stream
     }
 
-    package func write(_ stream: BadgeStream) throws(StateFile.Failure) { try store.store(stream) }
+    package func write(_ stream: BadgeStream) throws(StateFile.Failure) {
+        try store.store(stream)
+        if let partition = stream.partition { try store.recordPartition(partition) }
+    }
 
     package func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {
         // A new state records its rules now; other rules that fit, at the first checkpoint
