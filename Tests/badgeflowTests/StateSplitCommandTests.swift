@@ -108,7 +108,8 @@ import Testing
             let json = try CLI.run(["state", "info", "--json", state])
             #expect(json.status == 0, "\(json.stderr)")
             let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
-            #expect(object?["accounts"] as? Int == Int(text.stdout.split(separator: "\n").first { $0.hasPrefix("accounts: ") }?.dropFirst(10) ?? ""))
+            let accounts = text.stdout.split(separator: "\n").first { $0.hasPrefix("accounts: ") }?.dropFirst(10)
+            #expect(accounts != nil && object?["accounts"] as? Int == Int(accounts ?? ""), "\(json.stdout)")
             #expect(object?.keys.contains("partition") == true, "\(json.stdout)")
             return (text.stdout, object?["partition"] as? [String: Any])
         }
