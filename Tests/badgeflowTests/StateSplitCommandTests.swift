@@ -107,7 +107,7 @@ import Testing
             #expect(text.status == 0, "\(text.stderr)")
             let json = try CLI.run(["state", "info", "--json", state])
             #expect(json.status == 0, "\(json.stderr)")
-            let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            let object = (try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8))) as? [String: Any]
             let accounts = text.stdout.split(separator: "\n").first { $0.hasPrefix("accounts: ") }?.dropFirst(10)
             #expect(accounts != nil && object?["accounts"] as? Int == Int(accounts ?? ""), "\(json.stdout)")
             #expect(object?.keys.contains("partition") == true, "\(json.stdout)")
