@@ -203,14 +203,9 @@ struct FilterCommand: TakesManyInputs {
         let showProgress = progress ?? (Console.isTerminal(2) && !outputIsTerminal)
         // Over files (or stdin redirected from one) only: a pipe has no total to show.
         let total = showProgress && Console.isTerminal(2) ? Progress.totalBytes(of: sources) : 0
-        let results = StateSession.Results(
-            name: output ?? "stdout", isFile: output != nil, replacesAtomically: out.replacesAtomically,
-            commit: {
-                do throws(OutputFile.Failure) { try out.commit() } catch { return error.description }
-                return nil
-            }, discard: out.discard)
         let outcome: FilterRun.Outcome
         do throws(StateSession.Failure) {
+            let results = out.results(name: output ?? "stdout", isFile: output != nil)
             outcome = try run.run(sources, progress: total > 0 ? Progress(totalBytes: total) : nil, results: results)
         } catch {
             if error.kind == .state { printStats(session) }
@@ -245,10 +240,7 @@ struct FilterCommand: TakesManyInputs {
     /// `--checkpoint-stats`, for a state with checkpoints.
     private func printStats(_ session: StateSession) {
         guard checkpointStats, let store = session.store, type(of: store).checkpoints else { return }
-        let s = session.currentStats
-        Console.error(
-            "badgeflow: \(s.checkpoints) checkpoint\(s.checkpoints == 1 ? "" : "s"), the longest pause \(Int((s.longestPause * 1000).rounded())) ms, \(Int((s.pauseTime * 1000).rounded())) ms in all; accounts loaded: \(s.loadsAhead) read ahead, \(s.loadsInline) on the applying thread"
-        )
+        Console.error("badgeflow: \(session.currentStats.summary)")
     }
 
     /// The exit of a session's failure, after its message.

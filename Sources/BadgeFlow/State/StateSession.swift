@@ -78,6 +78,11 @@ package final class StateSession {
         package var committedSeq = 0
         /// Accounts read ahead, and loaded on the applying thread.
         package var loadsAhead = 0, loadsInline = 0
+
+        /// What `--checkpoint-stats` prints after `badgeflow: `.
+        package var summary: String {
+            "\(checkpoints) checkpoint\(checkpoints == 1 ? "" : "s"), the longest pause \(Int((longestPause * 1000).rounded())) ms, \(Int((pauseTime * 1000).rounded())) ms in all; accounts loaded: \(loadsAhead) read ahead, \(loadsInline) on the applying thread"
+        }
     }
 
     /// Why a session cannot go on: the message after `badgeflow: error: `, and the exit.
