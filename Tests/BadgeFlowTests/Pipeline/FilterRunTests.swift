@@ -37,6 +37,15 @@ import Darwin
         }
     }
 
+    /// What a run told its progress.
+    final class Calls: FilterProgress {
+        var calls: [String] = []
+        func begin(fd: Int32, lines: Int) { calls.append("begin \(lines)") }
+        func check(lines: Int) { calls.append("check \(lines)") }
+        func end() { calls.append("end") }
+        func clear() { calls.append("clear") }
+    }
+
     /// A push to `account` (device "d") at a fixed time.
     static func push(_ account: String) -> String {
         #"{"op":"push","account":"\#(account)","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#
@@ -86,10 +95,10 @@ import Darwin
     }
 
     /// Runs `run` over `sources` to stdout and releases the state.
-    static func finish(_ run: FilterRun, _ sources: [String]) throws -> FilterRun.Outcome {
+    static func finish(_ run: FilterRun, _ sources: [String], progress: Calls? = nil) throws -> FilterRun.Outcome {
         defer { run.session.releaseLock() }
         let results = StateSession.Results(name: "stdout", isFile: false, replacesAtomically: false, commit: { nil }, discard: {})
-        return try run.run(sources, results: results)
+        return try run.run(sources, progress: progress, results: results)
     }
 
     /// What the state at `path` recorded last: its seq and accounts.
@@ -167,16 +176,19 @@ import Darwin
     }
 
     /// The reader went away (`EPIPE`), or the output failed otherwise: no further line is
-    /// read, and the outcome tells the two apart.
+    /// read (the progress, told every 1,024 lines read, hears of none), and the outcome
+    /// tells the two apart.
     @Test(arguments: [EPIPE, EIO])
     func aClosedOutputStopsReading(_ failure: Int32) throws {
         let folder = try TemporaryFolder()
         let input = folder.file("in.ndjson")
-        Self.put(Self.pushes(1...100), to: input, flags: O_TRUNC)
+        Self.put(Self.pushes(1...3000), to: input, flags: O_TRUNC)
         let sink = Sink()
         sink.onWrite = { $0.writes == 3 ? failure : 0 }
         let run = try Self.run(nil, sources: [input], clock: Clock(), sink: sink, linesPerBatch: 1)
-        let outcome = try Self.finish(run, [input])
+        let progress = Calls()
+        let outcome = try Self.finish(run, [input], progress: progress)
+        #expect(progress.calls == ["begin 0", "end", "clear"])
         #expect(outcome.brokenPipe == (failure == EPIPE))
         #expect(outcome.writeError == (failure == EPIPE ? nil : "stdout: cannot write: \(String(cString: strerror(EIO)))"))
         #expect(sink.writes == 3)
