@@ -1,11 +1,3 @@
-import Dispatch
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The filter's line loop over several threads, with results in strict input order.
 ///
 /// Reading a line into an `Event` (parse, validate, route) depends only on the line and the
@@ -39,6 +31,10 @@ public final class ParallelFilter {
     private var inFlight: [Batch] = []
     private var current: Batch
     private var workersStarted = false
+    /// The analysing threads, started with the second batch and joined in `deinit` (after
+    /// the queue lets them end). Empty after they started: the system gave none, and every
+    /// batch is analysed on this thread.
+    private var analysers: [OwnedThread] = []
     /// Applied batches, kept with their buffers for reuse (this thread only). At most as
     /// many as were ever in flight, so memory reaches its steady state within the first few
     /// batches and no batch-sized buffer goes back to the allocator from another thread.
@@ -91,7 +87,10 @@ public final class ParallelFilter {
         inline = LineAnalyzer(rules: stream.rules, stamp: stamp)
     }
 
-    deinit { queue.finish() }
+    deinit {
+        queue.finish()
+        for thread in analysers { thread.join() }
+    }
 
     /// With `numbered`: the largest N of a line applied so far (or skipped by
     /// ``skip(numbersThrough:)``); 0 before any. What a checkpoint records as its seq.
@@ -177,16 +176,11 @@ public final class ParallelFilter {
     private func submit(output: (inout JSONWriter) -> Void) {
         let batch = current
         current = spare.popLast() ?? Batch(capacity: linesPerBatch)
-        if jobs == 1 {
-            batch.analyze(with: inline, maxLineBytes: maxLineBytes)
-            apply(batch, output: output)
-            return
-        }
-        if !workersStarted {
+        if !workersStarted && jobs > 1 {
             workersStarted = true
             let rules = stream.rules, q = queue, limit = maxLineBytes, stamp = inline.stamp
-            for _ in 0..<jobs {
-                DispatchQueue.global().async {
+            analysers = (0..<jobs).compactMap { _ in
+                OwnedThread.start {
                     JSONThread.useCLocale()
                     let analyzer = LineAnalyzer(rules: rules.independentCopy(), stamp: stamp)
                     while let b = q.take() {
@@ -195,6 +189,11 @@ public final class ParallelFilter {
                     }
                 }
             }
+        }
+        if analysers.isEmpty {
+            batch.analyze(with: inline, maxLineBytes: maxLineBytes)
+            apply(batch, output: output)
+            return
         }
         batch.collectsAccountIDs = prefetcher != nil
         inFlight.append(batch)
