@@ -200,9 +200,27 @@ package protocol DatabaseStateStore: CheckpointingStateStore {
     associatedtype Store: AccountStore
     /// The database the applying thread (or `tree`, `state`) reads and loads from.
     var store: Store { get }
+    /// The commits of the attached filter (nil before ``StateStore/attach(rules:)``).
+    var committer: StoreCheckpointer<Store>? { get }
+    /// The read-ahead of the attached filter (nil before ``StateStore/readAhead()``).
+    var reader: StorePrefetcher<Store>? { get }
 }
 
 extension DatabaseStateStore {
+    package var checkpointer: (any Checkpointer)? { committer }
+
+    package var storedAccounts: Int? { committer?.storedAccounts ?? store.accountCount }
+
+    /// Closes the read-ahead first (an SQLite state's read-only connections: the last
+    /// connection to close removes the WAL files, which a read-only one cannot), then the
+    /// commits, then the store; the threads are joined before the handle they use closes.
+    /// Later calls do nothing.
+    package func close() {
+        reader?.close()
+        committer?.close()
+        store.close()
+    }
+
     package func recordedRules() throws(StateFile.Failure) -> RuleSet? { try store.recordedRules() }
 
     package func checkFits(_ rules: RuleSet) throws(StateFile.Failure) {

@@ -9,10 +9,8 @@ package final class RocksDBStateStore: DatabaseStateStore {
 
     package let path: String
     package let store: RocksDBStore
-    private var committer: RocksDBCheckpointer?
-    package var checkpointer: (any Checkpointer)? { committer }
-    private var reader: RocksDBPrefetcher?
-    private var closed = false
+    package private(set) var committer: RocksDBCheckpointer?
+    package private(set) var reader: RocksDBPrefetcher?
     /// The rules the filter runs under (``attach(rules:)``).
     private var rules = RuleSet.builtIn
 
@@ -38,18 +36,6 @@ package final class RocksDBStateStore: DatabaseStateStore {
     package func readAhead() throws(StateFile.Failure) -> (any AccountPrefetcher)? {
         reader = RocksDBPrefetcher(store: store, rules: rules)
         return reader
-    }
-
-    /// Accounts the state holds after the last checkpoint committed.
-    package var storedAccounts: Int? { store.accountCount }
-
-    package func close() {
-        guard !closed else { return }
-        closed = true
-        // The threads first: they use the handle the store closes.
-        reader?.close()
-        committer?.close()
-        store.close()
     }
 
     deinit { close() }

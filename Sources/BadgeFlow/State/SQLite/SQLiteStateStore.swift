@@ -18,10 +18,8 @@ package final class SQLiteStateStore: DatabaseStateStore {
 
     package let path: String
     package let store: SQLiteStore
-    private var committer: StoreCheckpointer<SQLiteStore>?
-    package var checkpointer: (any Checkpointer)? { committer }
-    private var reader: StorePrefetcher<SQLiteStore>?
-    private var closed = false
+    package private(set) var committer: StoreCheckpointer<SQLiteStore>?
+    package private(set) var reader: StorePrefetcher<SQLiteStore>?
     /// The rules the filter runs under (``attach(rules:)``).
     private var rules = RuleSet.builtIn
 
@@ -53,17 +51,6 @@ package final class SQLiteStateStore: DatabaseStateStore {
         // Accounts of the next batch are read and decoded while this one is applied.
         reader = try SQLitePrefetcher(path: path, rules: rules)
         return reader
-    }
-
-    package var storedAccounts: Int? { committer?.storedAccounts ?? store.accountCount }
-
-    package func close() {
-        guard !closed else { return }
-        closed = true
-        // The read-only connections first: the last one to close removes the WAL files.
-        reader?.close()
-        committer?.close()
-        store.close()
     }
 
     deinit { close() }
