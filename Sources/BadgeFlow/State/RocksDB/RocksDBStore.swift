@@ -36,6 +36,10 @@ import Darwin
 /// `RocksDBPrefetcher` and `RocksDBCheckpointer` take the store, not a path. Other
 /// processes read through a read-only open, which sees the last checkpoint committed when
 /// it opened and never blocks the writer.
+///
+/// Unchecked Sendable: the handle and options are set in `init` and freed by ``close()``,
+/// which the owner calls after the threads sharing the store are joined; RocksDB's calls on
+/// them are thread-safe, and the meta the threads share is behind a `Locked`.
 public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// The database folder's path.
     public let path: String
@@ -333,6 +337,14 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     ) {
         let a = try decode(id, value, rules: rules)
         return (a.devices.count, a.tree.markCount)
+    }
+
+    /// Records `partition` (a part of a split state) as its meta entries
+    /// (``StatePartition/metaRows``).
+    ///
+    /// - Throws: `StateFile.Failure` when the write fails.
+    package func recordPartition(_ partition: StatePartition) throws(StateFile.Failure) {
+        try writeMeta(Dictionary(uniqueKeysWithValues: partition.metaRows))
     }
 
     /// Writes the meta entries `entries` in one batch, as they are.
