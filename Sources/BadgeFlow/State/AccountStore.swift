@@ -228,6 +228,12 @@ extension DatabaseStateStore {
 
     package func recordedRules() throws(StateFile.Failure) -> RuleSet? { try store.recordedRules() }
 
+    /// Records `point` as the state's committed seq and input, with no account (`state
+    /// convert` keeps a converted state's resume point).
+    package func recordResume(_ point: ResumePoint, rules: RuleSet) throws(StateFile.Failure) {
+        _ = try store.commitCheckpoint([], seq: point.seq, input: point.input, rules: rules)
+    }
+
     package func checkFits(_ rules: RuleSet) throws(StateFile.Failure) {
         if store.accountCount > 0 { try store.checkFits(rules) }
     }

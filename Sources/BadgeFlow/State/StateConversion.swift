@@ -5,7 +5,9 @@ import Darwin
 #endif
 
 /// `badgeflow state convert`: every account of a state written into a new state of another
-/// format, with its rules and, for a part of a split state, its ``StatePartition`` record.
+/// format, with its rules, its resume point (committed seq and input) when both formats
+/// keep one (SQLite and RocksDB; a JSON state has none), and, for a part of a split state,
+/// its ``StatePartition`` record.
 ///
 /// A JSON state going to SQLite or RocksDB is streamed: read through a mapping front to back
 /// (as `state split` reads it), its accounts decoded and written `batch` at a time, each
@@ -47,6 +49,11 @@ package enum StateConversion {
             target = try StateFormat.open(path: to, readOnly: false)
         }
         try target.write(try source.stream(rules: rules, accounts: nil, compact: true))
+        // A queue consumer that changes format resumes where it was, and a run of the same
+        // input is refused as before.
+        if let point = source.resumePoint, point.seq > 0, let database = target as? any DatabaseStateStore {
+            try database.recordResume(point, rules: rules)
+        }
         done = true
     }
 

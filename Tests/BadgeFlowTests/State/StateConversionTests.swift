@@ -114,4 +114,24 @@ import Testing
         var st = stat()
         #expect(lstat(other, &st) != 0, "\(other) left behind")
     }
+
+    /// SQLite to RocksDB and back keeps the committed seq and input (the resume point a
+    /// queue consumer restarts from).
+    @Test(arguments: [("sqlite", "rocksdb"), ("rocksdb", "sqlite")])
+    func aConvertedStateKeepsItsResumePoint(from: String, to: String) throws {
+        let folder = try TemporaryFolder()
+        let source = folder.file("state." + from), target = folder.file("state." + to)
+        do {
+            let store = try StateFormat.open(path: source, readOnly: false)
+            defer { store.close() }
+            try store.write(Self.stream(accounts: 3))
+            let database = try #require(store as? any DatabaseStateStore)
+            try database.recordResume(ResumePoint(seq: 6, input: "queue:orders@17"), rules: .builtIn)
+        }
+        try StateConversion.convert(from: source, to: target)
+        let converted = try StateFormat.open(path: target, readOnly: true)
+        defer { converted.close() }
+        #expect(converted.resumePoint == ResumePoint(seq: 6, input: "queue:orders@17"))
+        #expect(try converted.info().accounts == 3)
+    }
 }
