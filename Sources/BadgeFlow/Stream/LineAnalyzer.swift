@@ -33,8 +33,9 @@ public final class LineAnalyzer {
                 guard root.kind == .object else {
                     return .rejected(.error(.notAnObject, "an event must be a JSON object, got \(PayloadChecker.describe(root))", at: ""))
                 }
-                if root[HashedKey.aps] != nil {
-                    return push(root, size: size, measured: true, base: "", pushType: nil, line: line, Event(op: .push))
+                if let aps = root[HashedKey.aps] {
+                    return push(
+                        root, aps: aps, size: size, measured: true, base: "", pushType: nil, line: line, Event(op: .push))
                 }
                 return envelope(root, line: line)
             }
@@ -116,7 +117,9 @@ public final class LineAnalyzer {
             // The line's length bounds the payload's compact size: the checker measures the
             // payload (json-c writes it) only when the line is over the limit.
             let size = payload.kind == .object ? line.count : 0
-            return push(payload, size: size, measured: false, base: "/payload", pushType: pushType, line: line, event)
+            return push(
+                payload, aps: payload[HashedKey.aps], size: size, measured: false, base: "/payload", pushType: pushType,
+                line: line, event)
         case .set:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
             if let c = root["count"], !c.isNull {
@@ -222,12 +225,14 @@ public final class LineAnalyzer {
     }
 
     /// Validates and routes a payload, completing `event` (taken, not copied: the result
-    /// moves it into the `LineResult`).
+    /// moves it into the `LineResult`). `aps` is the payload's `aps` member, looked up once
+    /// for the checker and the routing.
     private func push(
-        _ payload: JSONRef, size: Int, measured: Bool, base: String, pushType: String?, line: UnsafeRawBufferPointer,
-        _ event: consuming Event
+        _ payload: JSONRef, aps: JSONRef?, size: Int, measured: Bool, base: String, pushType: String?,
+        line: UnsafeRawBufferPointer, _ event: consuming Event
     ) -> LineResult {
-        let report = PayloadChecker.check(payload, byteCount: size, measured: measured, pushType: pushType, base: base)
+        let report = PayloadChecker.check(
+            payload, aps: aps, byteCount: size, measured: measured, pushType: pushType, base: base)
         if let error = report.firstError { return .rejected(error) }
         event.kind = report.kind
         event.badge = report.badge
@@ -236,7 +241,7 @@ public final class LineAnalyzer {
             // The input's own bytes when the text can be cut; json-c's parse otherwise.
             event.stamp = PayloadStamp.cut(line, envelope: !base.isEmpty) ?? PayloadStamp.rewritten(payload)
         }
-        switch rules.route(payload, base: base) {
+        switch rules.route(payload, aps: aps, base: base) {
         case .none:
             event.rule = nil
         case .failed(let d):
