@@ -59,19 +59,19 @@ public final class LineAnalyzer {
             return .rejected(.error(.unknownOp, "unknown op \(PayloadChecker.describe(opValue)); expected one of \(ops)", at: "/op"))
         }
         var event = Event(op: op)
-        if let d = root["device"] {
+        if let d = root[HashedKey.device] {
             guard d.kind == .string, let s = d.string else {
                 return .rejected(.error(.wrongType, "device must be a string, got \(PayloadChecker.describe(d))", at: "/device"))
             }
             event.device = s
         }
-        if let a = root["account"] {
+        if let a = root[HashedKey.account] {
             guard a.kind == .string, let s = a.string else {
                 return .rejected(.error(.wrongType, "account must be a string, got \(PayloadChecker.describe(a))", at: "/account"))
             }
             event.account = s
         }
-        if let i = root["id"] {
+        if let i = root[HashedKey.id] {
             guard i.kind == .string, let s = i.string else {
                 return .rejected(.error(.wrongType, "id must be a string, got \(PayloadChecker.describe(i))", at: "/id"))
             }
@@ -81,7 +81,7 @@ public final class LineAnalyzer {
             }
             event.id = s
         }
-        if let t = root["at"], !t.isNull {
+        if let t = root[HashedKey.at], !t.isNull {
             switch t.kind {
             case .int, .double:
                 guard let v = t.number, v.isFinite, !t.intOverflowed else {
@@ -104,11 +104,11 @@ public final class LineAnalyzer {
         }
         switch op {
         case .push:
-            guard let payload = root["payload"] else {
+            guard let payload = root[HashedKey.payload] else {
                 return .rejected(.error(.missingField, "a push needs a \"payload\"", at: "/payload"))
             }
             var pushType: String? = nil
-            if let p = root["push-type"] {
+            if let p = root[HashedKey.pushType] {
                 guard p.kind == .string else {
                     return .rejected(.error(.wrongType, "push-type must be a string, got \(PayloadChecker.describe(p))", at: "/push-type"))
                 }
@@ -122,7 +122,7 @@ public final class LineAnalyzer {
                 line: line, event)
         case .set:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
-            if let c = root["count"], !c.isNull {
+            if let c = root[HashedKey.count], !c.isNull {
                 guard c.kind == .int, let n = c.int, n >= 0, n <= Int64(Int32.max) else {
                     return .rejected(
                         .error(.wrongType, "count must be an integer from 0 to 2147483647, got \(PayloadChecker.describe(c))", at: "/count")
@@ -132,14 +132,14 @@ public final class LineAnalyzer {
             } else {
                 event.action = .dot
             }
-            if let t = root["ttl"], !t.isNull {
+            if let t = root[HashedKey.ttl], !t.isNull {
                 guard t.kind == .int || t.kind == .double, let v = t.number, v.isFinite, v >= 0, !t.intOverflowed else {
                     return .rejected(
                         .error(.wrongType, "ttl must be a number of seconds, 0 or more, got \(PayloadChecker.describe(t))", at: "/ttl"))
                 }
                 event.ttl = v
             }
-            if let o = root["once"], !o.isNull {
+            if let o = root[HashedKey.once], !o.isNull {
                 guard o.kind == .string, let token = o.string, !token.isEmpty else {
                     return .rejected(.error(.wrongType, "once must be a non-empty string, got \(PayloadChecker.describe(o))", at: "/once"))
                 }
@@ -149,7 +149,7 @@ public final class LineAnalyzer {
         case .clear:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
             var force = false
-            if let f = root["force"], !f.isNull {
+            if let f = root[HashedKey.force], !f.isNull {
                 guard let b = f.bool else {
                     return .rejected(.error(.wrongType, "force must be a boolean, got \(PayloadChecker.describe(f))", at: "/force"))
                 }
@@ -170,15 +170,15 @@ public final class LineAnalyzer {
             }
             event.path = path
         case .appear, .disappear:
-            guard let p = root["page"], p.kind == .string, let page = p.string else {
+            guard let p = root[HashedKey.page], p.kind == .string, let page = p.string else {
                 return .rejected(
                     .error(
-                        root["page"] == nil ? .missingField : .wrongType,
+                        root[HashedKey.page] == nil ? .missingField : .wrongType,
                         "\(op.rawValue) needs a \"page\" string", at: "/page"))
             }
             event.page = page
         case .reconcile:
-            if let b = root["badge"] {
+            if let b = root[HashedKey.badge] {
                 guard b.kind == .int, let n = b.int, !b.intOverflowed else {
                     return .rejected(
                         .error(.wrongType, "badge must be an integer, 0 or more, got \(PayloadChecker.describe(b))", at: "/badge"))
@@ -198,7 +198,7 @@ public final class LineAnalyzer {
                 return .rejected(
                     .error(.invalidValue, "expire acts on every account: it must not name \"\(field)\"", at: "/" + field))
             }
-            guard event.at != nil, let t = root["at"] else {
+            guard event.at != nil, let t = root[HashedKey.at] else {
                 return .rejected(.error(.missingField, "expire needs \"at\", the time marks due by then expire", at: "/at"))
             }
             event.atText = t.serialized(pretty: false)
@@ -213,12 +213,12 @@ public final class LineAnalyzer {
     }
 
     private func pathField(_ root: JSONRef, into event: inout Event) -> String? {
-        guard let p = root["path"], p.kind == .string else { return nil }
+        guard let p = root[HashedKey.path], p.kind == .string else { return nil }
         return p.string
     }
 
     private func rejectedPath(_ root: JSONRef) -> LineResult {
-        guard let p = root["path"] else {
+        guard let p = root[HashedKey.path] else {
             return .rejected(.error(.missingField, "this op needs a \"path\" such as \"root.chat.alice\"", at: "/path"))
         }
         return .rejected(.error(.wrongType, "path must be a string, got \(PayloadChecker.describe(p))", at: "/path"))
