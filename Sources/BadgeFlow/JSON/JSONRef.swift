@@ -70,7 +70,7 @@ struct JSONRef {
     /// The string value, copied into a Swift `String`, when this is a JSON string.
     var string: String? {
         guard kind == .string else { return nil }
-        return withStringBytes { String(decoding: $0, as: UTF8.self) }
+        return withStringBytes { UTF8Check.string($0) }
     }
 
     /// Calls `body` with the string's UTF-8 bytes without copying them.

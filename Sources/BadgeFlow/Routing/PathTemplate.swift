@@ -152,7 +152,7 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
                 }
             }
         }
-        return .path(String(decoding: UnsafeBufferPointer(rebasing: buf[0..<n]), as: UTF8.self))
+        return .path(UTF8Check.string(UnsafeBufferPointer(rebasing: buf[0..<n])))
     }
 
     /// The general path: builds the String piece by piece and reports problems.
