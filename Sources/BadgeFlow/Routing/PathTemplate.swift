@@ -24,7 +24,10 @@ public struct PathTemplate: Sendable, CustomStringConvertible {
     }
 
     /// The parts as plain operations over bytes the program owns: a literal's bytes, or a
-    /// hole's slot. Immutable once built.
+    /// hole's slot.
+    ///
+    /// Unchecked Sendable: the operations and bytes are written in `init` and only read after
+    /// it; `deinit` frees them.
     final class Program: @unchecked Sendable {
         struct Op {
             /// The hole's slot, or -1 for a literal.

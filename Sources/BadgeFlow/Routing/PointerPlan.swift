@@ -4,7 +4,10 @@
 ///
 /// The slots of the rule set's pointer table keep their numbers; every prefix that is not
 /// in the table gets a slot after them. Steps and key bytes sit in memory the plan owns, so
-/// routing reads them without retaining anything. Immutable once built.
+/// routing reads them without retaining anything.
+///
+/// Unchecked Sendable: the steps and key bytes are written in `init` and only read after it
+/// (every filter worker routes with its own copy of the rules anyway); `deinit` frees them.
 final class PointerPlan: @unchecked Sendable {
     /// One step: the member (or array element) of the parent slot's value.
     struct Step {

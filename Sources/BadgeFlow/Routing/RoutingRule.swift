@@ -18,6 +18,9 @@ public final class RoutingRule: Sendable {
     ///
     /// A class, read through `Unmanaged` when routing: a struct read from an array is copied,
     /// which retains and releases the literal its test holds (twice a line, typically).
+    ///
+    /// Unchecked Sendable: a string literal's bytes (``fast``) are written in `init` and only
+    /// read after it; `deinit` frees them.
     final class Matcher: @unchecked Sendable {
         /// Index of the pointer in the rule set's pointer table.
         let slot: Int
