@@ -454,13 +454,27 @@ public struct BadgeTree: Sendable {
         let root = configuration.root
         // The first segment is the root: the path is the root, or the root and a dot. (No
         // split into an array: this runs for every new path and every clear of a missing one.)
-        let utf8 = path.utf8, rootCount = root.utf8.count
-        let firstIsRoot =
-            utf8.starts(with: root.utf8)
-            && (utf8.count == rootCount || utf8[utf8.index(utf8.startIndex, offsetBy: rootCount)] == UInt8(ascii: "."))
+        let contiguous = path.utf8.withContiguousStorageIfAvailable { p in
+            root.utf8.withContiguousStorageIfAvailable { r in Self.startsWithSegment(p, r) }
+        }
+        let firstIsRoot = (contiguous ?? nil) ?? Self.startsWithSegment(Array(path.utf8), Array(root.utf8))
         if !firstIsRoot {
             throw BadgePathError(path: path, reason: "a path must start with the root \"\(root)\"")
         }
+    }
+
+    /// Whether `path`'s first segment is `segment`: the bytes are equal, or `path` goes on
+    /// with a dot after them.
+    @inline(__always)
+    private static func startsWithSegment(_ path: UnsafeBufferPointer<UInt8>, _ segment: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard path.count >= segment.count else { return false }
+        for k in segment.indices where path[k] != segment[k] { return false }
+        return path.count == segment.count || path[segment.count] == UInt8(ascii: ".")
+    }
+
+    /// Same, for a path or root that is not stored contiguously.
+    private static func startsWithSegment(_ path: [UInt8], _ segment: [UInt8]) -> Bool {
+        path.withUnsafeBufferPointer { p in segment.withUnsafeBufferPointer { r in startsWithSegment(p, r) } }
     }
 
     /// The node for `path`, created with its missing ancestors.
@@ -474,8 +488,13 @@ public struct BadgeTree: Sendable {
 
     private mutating func create(_ path: String) -> Int {
         if let i = find(path) { return Int(i) }
-        guard let dot = path.utf8.lastIndex(of: UInt8(ascii: ".")) else { return 0 }
-        let parent = create(String(path[..<dot]))
+        // The last dot's offset, found on the contiguous bytes (the generic `lastIndex(of:)` on
+        // the UTF-8 view costs several times as much).
+        let found =
+            path.utf8.withContiguousStorageIfAvailable { b in b.lastIndex(of: UInt8(ascii: ".")) }
+            ?? path.utf8.lastIndex(of: UInt8(ascii: ".")).map { path.utf8.distance(from: path.utf8.startIndex, to: $0) }
+        guard let offset = found else { return 0 }
+        let parent = create(String(path[..<path.utf8.index(path.utf8.startIndex, offsetBy: offset)]))
         let i = nodes.count
         nodes.append(
             Node(
