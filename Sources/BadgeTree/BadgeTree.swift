@@ -63,9 +63,9 @@ public struct BadgeTree: Sendable {
         }
     }
 
-    package struct Node: Sendable {
-        var path: String
-        var parent: Int32
+    @usableFromInline package struct Node: Sendable {
+        @usableFromInline var path: String
+        @usableFromInline var parent: Int32
         var firstChild: Int32 = -1
         var nextSibling: Int32 = -1
         /// -1 no mark, 0 dot, n > 0 count.
@@ -75,8 +75,8 @@ public struct BadgeTree: Sendable {
         /// Sum of the children's counts.
         var childSum: Int = 0
         /// Cached aggregate count and show.
-        var count: Int = 0
-        var show: Bool = false
+        @usableFromInline var count: Int = 0
+        @usableFromInline var show: Bool = false
         var depth: UInt8
         /// How this node's aggregate reaches its parent.
         var contribution: Contribution = .count
@@ -87,7 +87,7 @@ public struct BadgeTree: Sendable {
         var at: Double = 0
         /// When the own mark expires; `.infinity` for never.
         var expires: Double = .infinity
-        var mode: DisplayMode
+        @usableFromInline var mode: DisplayMode
     }
 
     /// A pending expiry: node `node`'s mark expires at `time`, if it still does (entries
@@ -100,7 +100,7 @@ public struct BadgeTree: Sendable {
     /// The configuration the tree was made with, as run-time settings (``setContribution(_:of:)``,
     /// ``setDisplay(_:of:)``) changed it.
     public internal(set) var configuration: Configuration
-    var nodes: [Node] = []
+    @usableFromInline var nodes: [Node] = []
     /// Nodes by path, built once the tree has more than ``smallTree`` nodes: a small tree
     /// (most accounts' are) is searched by scanning `nodes`, and allocates no table.
     var index = PathIndex()
@@ -294,11 +294,11 @@ public struct BadgeTree: Sendable {
     /// What an operation on one node changed, without the states: the node and those of its
     /// ancestors whose (count, show) changed, and the decrement. A result line is written
     /// from the tree's nodes (``forEachState(of:_:)``), so no ``BadgeState`` array is made.
-    package struct Change: Sendable {
+    @usableFromInline package struct Change: Sendable {
         /// The node the operation changed (-1: none).
-        package var node: Int32 = -1
+        @usableFromInline package var node: Int32 = -1
         /// Bit k: the node k steps up from `node` changed (a path has at most 16 segments).
-        package var steps: UInt32 = 0
+        @usableFromInline package var steps: UInt32 = 0
         /// Present when the operation lowered the tree's total.
         package var decrement: Decrement?
 
@@ -314,7 +314,9 @@ public struct BadgeTree: Sendable {
     }
 
     /// The states of `change`'s nodes as they are now, deepest first: call before the tree
-    /// changes again.
+    /// changes again. Inlinable, so that the closure a result line writes each state with is
+    /// inlined where it is called rather than called through a context, once per state.
+    @inlinable
     package func forEachState(
         of change: Change, _ body: (_ path: borrowing String, _ count: Int, _ show: Bool, _ display: BadgeDisplay) -> Void
     ) {
