@@ -92,7 +92,7 @@ public struct BadgeTree: Sendable {
 
     /// A pending expiry: node `node`'s mark expires at `time`, if it still does (entries
     /// are deleted lazily: an entry whose node no longer expires then is skipped).
-    struct PendingExpiry: Sendable {
+    @usableFromInline struct PendingExpiry: Sendable {
         var time: Double
         var node: Int32
     }
@@ -114,7 +114,7 @@ public struct BadgeTree: Sendable {
     /// The origin interned last: a stream sets most marks with a few rules.
     private var lastOrigin: (name: String, id: UInt16) = ("", 0)
     /// A min-heap of pending expiries keyed by time (lazy deletion).
-    var expiries: [PendingExpiry] = []
+    @usableFromInline var expiries: [PendingExpiry] = []
     /// Once tokens by node: the token the mark holds and the tokens dismissed on that path.
     var tokens: [Int32: OnceTokens] = [:]
 
@@ -141,7 +141,7 @@ public struct BadgeTree: Sendable {
     public static let maxCount = Int(Int32.max)
 
     /// The root's count: the total the app icon shows under the `tree` icon policy.
-    public var total: Int { nodes[0].count }
+    @inlinable public var total: Int { nodes[0].count }
 
     /// Number of nodes, marked or not.
     public var nodeCount: Int { nodes.count }
@@ -300,13 +300,13 @@ public struct BadgeTree: Sendable {
         /// Bit k: the node k steps up from `node` changed (a path has at most 16 segments).
         @usableFromInline package var steps: UInt32 = 0
         /// Present when the operation lowered the tree's total.
-        package var decrement: Decrement?
+        @usableFromInline package var decrement: Decrement?
 
         /// Whether no node changed.
-        package var isEmpty: Bool { steps == 0 }
+        @inlinable package var isEmpty: Bool { steps == 0 }
 
         /// Creates a change; with no arguments, one that changed nothing.
-        package init(node: Int32 = -1, steps: UInt32 = 0, decrement: Decrement? = nil) {
+        @inlinable package init(node: Int32 = -1, steps: UInt32 = 0, decrement: Decrement? = nil) {
             self.node = node
             self.steps = steps
             self.decrement = decrement
@@ -653,7 +653,7 @@ extension BadgeTree {
     public static let onceTokensKept = 8
 
     /// Whether some mark may still expire (``expire(through:)`` has work to do).
-    public var hasPendingExpiries: Bool { !expiries.isEmpty }
+    @inlinable public var hasPendingExpiries: Bool { !expiries.isEmpty }
 
     /// No mark expires before this time (nil: none may expire). A bound, not always a due
     /// time: a mark cleared or set again since may still hold its old place.
