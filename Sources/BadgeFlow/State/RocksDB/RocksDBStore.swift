@@ -551,7 +551,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                 file: path, at: "accounts[\"\(id)\"]",
                 message: "the stored value is damaged, or was written under rules this state did not record")
         }
-        account.storedCounts = (account.devices.count, account.tree.markCount)
         return account
     }
 
@@ -691,11 +690,11 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         var stream = BadgeStream(rules: rules)
         if let ids {
             for id in ids {
-                if let a = try loadAccount(id, rules: rules) { stream.addLoaded(a, as: id, compact: compact) }
+                if let a = try loadAccount(id, rules: rules) { stream.addLoaded(a, as: id, compact: compact, stored: true) }
             }
             return stream
         }
-        try forEachAccount(rules: rules) { id, a in stream.addLoaded(a, as: id, compact: compact) }
+        try forEachAccount(rules: rules) { id, a in stream.addLoaded(a, as: id, compact: compact, stored: true) }
         return stream
     }
 
@@ -718,18 +717,18 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// - Throws: `StateFile.Failure` when a write fails.
     public func store(_ stream: BadgeStream) throws(StateFile.Failure) {
         try recordRules(stream.rules)
-        var part: [(id: String, account: Account)] = []
+        var part: [ChangedAccount] = []
         func flush() throws(StateFile.Failure) {
             _ = try commit(part, seq: seq, input: input, rules: stream.rules, returningCounts: false)
             part.removeAll(keepingCapacity: true)
         }
-        for (id, a) in stream.accounts {
-            part.append((id, a))
+        for c in stream.table.residentForStore {
+            part.append(c)
             if part.count == 50_000 { try flush() }
         }
         for id in stream.compacted.ids {
             guard let a = try stream.compacted.account(id, rules: stream.rules) else { continue }
-            part.append((id, a))
+            part.append(ChangedAccount(id: id, account: a))
             if part.count == 50_000 { try flush() }
         }
         if !part.isEmpty { try flush() }
@@ -749,7 +748,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
             stream.abortCommit(changed.lazy.map(\.id))
             throw error
         }
-        for (id, counts) in stored { stream.accounts[id]?.storedCounts = counts }
+        stream.endCommit(stored)
     }
 
     /// Writes `changed` and `seq` read from `input` in one `WriteBatch` with the meta, and
@@ -758,12 +757,12 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     ///
     /// - Throws: `StateFile.Failure` when the write fails; nothing of it is then kept.
     func commit(
-        _ changed: [(id: String, account: Account)], seq: Int, input: String, rules: RuleSet,
+        _ changed: [ChangedAccount], seq: Int, input: String, rules: RuleSet,
         returningCounts: Bool = true
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         var accounts = accountCount, devices = deviceCount, marks = markCount
         // Accounts whose stored counts are unknown (not loaded from here): read, if stored.
-        let unknown = changed.filter { $0.account.storedCounts == nil }.map(\.id)
+        let unknown = changed.filter { $0.storedCounts == nil }.map(\.id)
         var previous: [String: (Int, Int)] = [:]
         if !unknown.isEmpty {
             for (id, found) in loadAccounts(unknown, rules: rules) {
@@ -774,9 +773,10 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         defer { rocksdb_writebatch_destroy(batch) }
         var value: [UInt8] = []
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
-        for (id, a) in changed {
+        for c in changed {
+            let id = c.id, a = c.account
             let d = a.devices.count, m = a.tree.markCount
-            if let (od, om) = a.storedCounts ?? previous[id] {
+            if let (od, om) = c.storedCounts.map({ ($0.devices, $0.marks) }) ?? previous[id] {
                 devices += d - od
                 marks += m - om
             } else {
@@ -790,7 +790,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                 var bits = due.bitPattern
                 let bytes = withUnsafeBytes(of: &bits) { Array($0) }
                 put(batch, Self.key(2, id), UInt64(1).littleEndian == 1 ? bytes : bytes.reversed())
-            } else if a.dueStale {
+            } else if c.dueStale {
                 delete(batch, Self.key(2, id))
             }
         }
