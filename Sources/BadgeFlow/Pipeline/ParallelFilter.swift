@@ -281,8 +281,12 @@ extension ParallelFilter {
         queue.waitDone(next)
         var ids: [String] = []
         var seen: Set<String> = []
-        for id in next.accountIDs where stream.table.slot(of: id) == nil && seen.insert(id).inserted {
-            ids.append(id)
+        // Inside `withStream`: reading `stream.table` off the class copies the table's value
+        // (a retain and release of each of its parts) once per id.
+        withStream { stream in
+            for id in next.accountIDs where stream.table.slot(of: id) == nil && seen.insert(id).inserted {
+                ids.append(id)
+            }
         }
         guard !ids.isEmpty else { return }
         requested = next

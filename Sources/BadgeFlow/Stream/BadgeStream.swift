@@ -354,7 +354,8 @@ public struct BadgeStream: Sendable {
             loaded = found != nil
         }
         let created = found == nil
-        return .success((table.insert(found ?? Account(rules: rules), as: id, loaded: loaded), created))
+        // Moved into its slot (`take()`), not copied.
+        return .success((table.insert(found.take() ?? Account(rules: rules), as: id, loaded: loaded), created))
     }
 
     /// A fleet-wide `expire`: every account with a mark due at or before the event's time

@@ -773,10 +773,11 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         defer { rocksdb_writebatch_destroy(batch) }
         var value: [UInt8] = []
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
-        for c in changed {
-            let id = c.id, a = c.account
-            let d = a.devices.count, m = a.tree.markCount
-            if let (od, om) = c.storedCounts.map({ ($0.devices, $0.marks) }) ?? previous[id] {
+        // By index, each account read in place: binding an element (or its account) copies
+        // it, a retain and release of each of its parts.
+        for i in changed.indices {
+            let d = changed[i].account.devices.count, m = changed[i].account.tree.markCount
+            if let (od, om) = changed[i].storedCounts.map({ ($0.devices, $0.marks) }) ?? previous[changed[i].id] {
                 devices += d - od
                 marks += m - om
             } else {
@@ -784,14 +785,14 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                 devices += d
                 marks += m
             }
-            RowCache.encode(a, json: none, seed: rules.storeSeed, into: &value)
-            put(batch, Self.key(1, id), value)
-            if let due = a.tree.earliestPendingExpiry {
+            RowCache.encode(changed[i].account, json: none, seed: rules.storeSeed, into: &value)
+            put(batch, Self.key(1, changed[i].id), value)
+            if let due = changed[i].account.tree.earliestPendingExpiry {
                 var bits = due.bitPattern
                 let bytes = withUnsafeBytes(of: &bits) { Array($0) }
-                put(batch, Self.key(2, id), UInt64(1).littleEndian == 1 ? bytes : bytes.reversed())
-            } else if c.dueStale {
-                delete(batch, Self.key(2, id))
+                put(batch, Self.key(2, changed[i].id), UInt64(1).littleEndian == 1 ? bytes : bytes.reversed())
+            } else if changed[i].dueStale {
+                delete(batch, Self.key(2, changed[i].id))
             }
         }
         var entries = rulesMeta(rules.sourceValue?.serialized(pretty: true), seed: rules.storeSeed)
