@@ -125,6 +125,8 @@ public struct DecrementRequest: Sendable, Equatable, Codable {
 }
 
 /// A weak reference read only on the main actor.
+///
+/// Unchecked Sendable: set in `init`, then read only by main-actor handlers.
 private final class MainActorWeak<Object: AnyObject>: @unchecked Sendable {
     // Written once in `init`; read only by main-actor handlers.
     weak var object: Object?

@@ -521,6 +521,9 @@ public final class BadgeCenter: Sendable {
 }
 
 /// An observer's owner, compared by identity while it lives and never retained.
+///
+/// Unchecked Sendable: a weak reference (not Sendable), set in `init` and only compared
+/// with `===` under the center's lock.
 private final class WeakOwner: @unchecked Sendable {
     // Only compared with `===` under the center's lock; never dereferenced otherwise.
     private weak var object: AnyObject?

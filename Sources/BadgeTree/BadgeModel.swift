@@ -65,6 +65,9 @@ extension BadgeCenter {
 }
 
 /// A model held weakly by its center's cache.
+///
+/// Unchecked Sendable: set in `init`, read under the cache's lock, the model used on the
+/// main actor only.
 final class WeakModel: @unchecked Sendable {
     // Set once in `init`; read under the cache's lock and used on the main actor only.
     weak var object: AnyObject?

@@ -36,9 +36,15 @@ struct ExampleCommand: ParsableCommand {
     }
 }
 
-/// Collects observer output across the callback's Sendable boundary.
-final class LinesBox: @unchecked Sendable {
-    private var lines: [String] = []
-    func append(_ s: String) { lines.append(s) }
-    func take() -> [String] { defer { lines = [] }; return lines }
+/// Collects observer output across the callback's Sendable boundary (the callback may run
+/// on another thread: the lines are behind a lock).
+final class LinesBox: Sendable {
+    private let lines = Locked<[String]>([])
+    func append(_ s: String) { lines.withLock { $0.append(s) } }
+    func take() -> [String] {
+        lines.withLock { lines in
+            defer { lines = [] }
+            return lines
+        }
+    }
 }

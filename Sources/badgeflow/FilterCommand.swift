@@ -158,7 +158,6 @@ struct FilterCommand: TakesManyInputs {
 
     func run() throws {
         let sources = try sources(filesFrom: filesFrom)
-        let out: OutputFile
         var options = StateSession.Options()
         options.checkpointInterval = checkpoint
         options.maxResident = maxResident
@@ -178,191 +177,49 @@ struct FilterCommand: TakesManyInputs {
         }
         // Held until run() returns, whichever way.
         defer { session.releaseLock() }
+        let out: OutputFile
         do { out = try output.map { path throws(OutputFile.Failure) in try OutputFile(path) } ?? OutputFile() } catch {
             Console.error("badgeflow: error: \(error.description)")
             throw Exit.io
         }
-        // --metrics (1/4): the file, written once now so an unwritable one is found before any line.
-        let metricsFile = metrics.map { MetricsFile(path: $0, period: checkpoint) }
-        var metricsFailed = false
-        if let metricsFile {
-            var initial = FilterMetrics()
-            let stats = session.currentStats
-            (initial.accountsStored, initial.committedSeq) = (stats.storedAccounts ?? 0, stats.committedSeq)
-            do { try metricsFile.write(initial, now: MetricsFile.now()) } catch {
-                Console.error("badgeflow: error: --metrics \(metricsFile.path): cannot write it (\(error.description))")
-                throw Exit.io
-            }
+        let run = FilterRun(
+            session: session, output: FilterRun.write(to: out.fd), outputName: output ?? "stdout",
+            metrics: metrics.map { MetricsFile(path: $0, period: checkpoint, warning: Console.error) }, message: Console.error)
+        // --metrics: written once now, so an unwritable FILE is found before any line.
+        do { try run.writeInitialMetrics() } catch {
+            Console.error("badgeflow: error: --metrics \(metrics ?? ""): cannot write it (\(error.description))")
+            throw Exit.io
         }
         Signals.install()
         JSONThread.useCLocale()
         let outputIsTerminal = Console.isTerminal(out.fd)
         // Per-line flushing wants each line answered at once: one thread, batches of one.
         let flushEachLine = lineBuffered || outputIsTerminal
-        let filter: ParallelFilter
         do throws(StateSession.Failure) {
-            filter = try session.start(jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online), linesPerBatch: flushEachLine ? 1 : 2048)
+            _ = try session.start(jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online), linesPerBatch: flushEachLine ? 1 : 2048)
         } catch {
             throw Self.exit(error)
         }
-        var skip = session.skipLines
-        // --metrics (2/4): the filter counts its results; lines read and the state's figures
-        // (the session's stats; a JSON state's accounts as loaded, then as saved) are added.
-        if metricsFile != nil { filter.metrics = FilterMetrics() }
-        var savedAccounts = session.store.map { type(of: $0).checkpoints ? 0 : session.currentStats.residentAccounts } ?? 0
-        func gatherMetrics() -> FilterMetrics {
-            var m = filter.metrics ?? FilterMetrics()
-            let stats = session.currentStats
-            m.linesRead = filter.seq - skip
-            m.checkpoints = stats.checkpoints
-            m.longestCheckpointPause = stats.longestPause
-            m.checkpointPauses = stats.pauseTime
-            m.accountsInMemory = stats.residentAccounts
-            m.accountsStored = stats.storedAccounts ?? savedAccounts
-            m.committedSeq = stats.committedSeq
-            // An SQLite state's as a reader sees it (the session's figures are those of the
-            // last commit it waited for, and the seq of the last one begun).
-            if let store = session.store, SQLiteStore.isSQLitePath(store.path),
-                let reader = try? SQLiteStore(path: store.path, readOnly: true)
-            {
-                (m.accountsStored, m.committedSeq) = (reader.accountCount, reader.seq)
-                reader.close()
-            }
-            return m
-        }
-        // The last write on every way out; the normal one (4/4) reports a failure.
-        var metricsWritten = false
-        defer { if let metricsFile, !metricsWritten { try? metricsFile.write(gatherMetrics(), now: MetricsFile.now()) } }
-        var inputFailed = false
-        var writeError: String? = nil
-        var brokenPipe = false
-        var outputClosed = false
-        // Whether reading goes on: false once the output is closed or the state failed. Both
-        // change only where a batch goes out or the filter is idle, so they are read there and
-        // the line loop reads this one flag (not the captured `outputClosed` and the session's
-        // property: two dynamic exclusivity checks a line).
-        var reading = true
-
-        // Each applied batch (2048 lines, or one line when flushing per line) goes out in
-        // one write(2) straight from the filter's buffer: no second copy of the output.
-        let fd = out.fd
-        let name = output ?? "stdout"
-        let write: (inout JSONWriter) -> Void = { w in
-            if outputClosed || w.count == 0 { return }
-            // --metrics (3/4): after this batch's checkpoint, when a period has passed.
-            defer { metricsFile?.writeIfDue(now: MetricsFile.now(), gatherMetrics) }
-            if !w.withUnsafeBytes({ Console.write($0, to: fd) }) {
-                outputClosed = true
-                if errno == EPIPE { brokenPipe = true } else { writeError = "\(name): cannot write: \(OutputFile.reason())" }
-                session.outputFailed()
-                reading = false
-                return
-            }
-            session.batchWritten()
-            if session.failed { reading = false }
-        }
-        // A live stream: once no input is ready, the results held back go out now, and a
-        // state with checkpoints commits them when one is due, whether or not a line comes.
-        let idle: () -> Int32 = {
-            if outputClosed { return -1 }
-            filter.finish(output: write)
-            var next = session.idle()
-            if session.failed { reading = false }
-            // --metrics (3/4): written while idle too, and woken up for the next one.
-            if let metricsFile {
-                metricsFile.writeIfDue(now: MetricsFile.now(), gatherMetrics)
-                let due = metricsFile.millisecondsUntilDue(now: MetricsFile.now())
-                next = next < 0 ? due : min(next, due)
-            }
-            return next
-        }
-
         let showProgress = progress ?? (Console.isTerminal(2) && !outputIsTerminal)
         // Over files (or stdin redirected from one) only: a pipe has no total to show.
         let total = showProgress && Console.isTerminal(2) ? Progress.totalBytes(of: sources) : 0
-        let bar = total > 0 ? Progress(totalBytes: total) : nil
-        // Numbered: the limit applies to the text after the N<TAB> prefix (ParallelFilter).
-        let reader = LineReader(fd: 0, maxLineBytes: maxLineBytes + (numbered ? LineNumber.maxPrefixBytes : 0))
-        for source in sources {
-            if receivedSignal != 0 || outputClosed || session.failed { break }
-            let fd: Int32 = source == "-" ? 0 : open(source, O_RDONLY | O_CLOEXEC)
-            if fd < 0 {
-                // As grep does: say so, read the rest, exit 4 at the end.
-                Console.error("badgeflow: \(source): \(OutputFile.reason())")
-                inputFailed = true
-                continue
-            }
-            defer { if fd != 0 { close(fd) } }
-            // A gzip/zstd/bzip2/xz file would give an error line for every line of it.
-            if let format = CompressedInput.format(ofFileAt: fd) {
-                Console.error(CompressedInput.message(source == "-" ? "<stdin>" : source, format))
-                inputFailed = true
-                continue
-            }
-            reader.restart(fd: fd)
-            bar?.begin(fd: fd, lines: filter.seq)
-            var countdown = Progress.checkEvery
-            do {
-                try reader.forEachLine(source == "-" ? "<stdin>" : source, idle: idle) { line in
-                    if skip > 0 {
-                        skip -= 1
-                        return receivedSignal == 0
-                    }
-                    filter.feed(line, from: reader, output: write)
-                    if let bar {
-                        countdown -= 1
-                        if countdown == 0 {
-                            countdown = Progress.checkEvery
-                            bar.check(lines: filter.seq)
-                        }
-                    }
-                    return receivedSignal == 0 && reading
-                }
-            } catch {
-                Console.error("badgeflow: \(error.description)")
-                inputFailed = true
-            }
-            bar?.end()
-        }
-        // Every line read gets its answer, even when a signal cut the input short. Once the
-        // output is closed (the reader went away, a write failed), the batches still in
-        // flight are not applied: their results cannot be written.
-        if !outputClosed { filter.finish(output: write) }
-        bar?.clear()
-        if skip > 0 && !numbered {
-            Console.error(
-                "badgeflow: --resume: the input ended \(skip) line\(skip == 1 ? "" : "s") before the checkpointed seq \(filter.seq)")
-        }
-        let results = StateSession.Results(
-            name: name, isFile: output != nil, replacesAtomically: out.replacesAtomically,
-            commit: {
-                do throws(OutputFile.Failure) { try out.commit() } catch { return error.description }
-                return nil
-            }, discard: out.discard)
-        var outputCommitted = false
+        let outcome: FilterRun.Outcome
         do throws(StateSession.Failure) {
-            outputCommitted = try session.close(results, writeError: writeError, outputClosed: outputClosed)
+            let results = out.results(name: output ?? "stdout", isFile: output != nil)
+            outcome = try run.run(sources, progress: total > 0 ? Progress(totalBytes: total) : nil, results: results)
         } catch {
             if error.kind == .state { printStats(session) }
             throw Self.exit(error)
         }
         printStats(session)
-        // --metrics (4/4): the last write, once the state is committed or saved.
-        if let metricsFile {
-            if let store = session.store, !type(of: store).checkpoints { savedAccounts = filter.stream.accountCount }
-            metricsWritten = true
-            do { try metricsFile.write(gatherMetrics(), now: MetricsFile.now()) } catch {
-                Console.error("badgeflow: error: --metrics \(metricsFile.path): cannot write it (\(error.description))")
-                metricsFailed = true
-            }
-        }
-        if let writeError {
+        if let metricsError = outcome.metricsError { Console.error("badgeflow: error: \(metricsError)") }
+        if let writeError = outcome.writeError {
             out.discard()
             Console.error("badgeflow: error: \(writeError)")
             throw Exit.io
         }
         // -o FILE gets what stdout would have got, whenever the state is saved.
-        if !outputCommitted {
+        if !outcome.resultsInPlace {
             do { try out.commit() } catch {
                 Console.error("badgeflow: error: \(error.description)")
                 throw Exit.io
@@ -370,11 +227,11 @@ struct FilterCommand: TakesManyInputs {
         }
         if receivedSignal != 0 { throw ExitCode(Signals.status(receivedSignal)) }
         // The reader went away (`| head`): stop quietly, as a process killed by SIGPIPE would.
-        if brokenPipe { throw ExitCode(Signals.status(SIGPIPE)) }
-        if inputFailed || metricsFailed { throw Exit.io }
-        let rejected = filter.stream.rejected
+        if outcome.brokenPipe { throw ExitCode(Signals.status(SIGPIPE)) }
+        if outcome.inputFailed || outcome.metricsError != nil { throw Exit.io }
+        let rejected = session.filter.stream.rejected
         if strict && rejected > 0 {
-            let first = filter.stream.firstRejectedSeq.map { "; the first at seq \($0)" } ?? ""
+            let first = session.filter.stream.firstRejectedSeq.map { "; the first at seq \($0)" } ?? ""
             Console.error("badgeflow: --strict: \(rejected) line\(rejected == 1 ? "" : "s") rejected\(first)")
             throw Exit.rejected
         }
@@ -383,10 +240,7 @@ struct FilterCommand: TakesManyInputs {
     /// `--checkpoint-stats`, for a state with checkpoints.
     private func printStats(_ session: StateSession) {
         guard checkpointStats, let store = session.store, type(of: store).checkpoints else { return }
-        let s = session.currentStats
-        Console.error(
-            "badgeflow: \(s.checkpoints) checkpoint\(s.checkpoints == 1 ? "" : "s"), the longest pause \(Int((s.longestPause * 1000).rounded())) ms, \(Int((s.pauseTime * 1000).rounded())) ms in all; accounts loaded: \(s.loadsAhead) read ahead, \(s.loadsInline) on the applying thread"
-        )
+        Console.error("badgeflow: \(session.currentStats.summary)")
     }
 
     /// The exit of a session's failure, after its message.

@@ -87,6 +87,17 @@ final class OutputFile {
         FileIO.syncFolder(of: path)
     }
 
+    /// The results file as the state's last save sees it (``StateSession/Results``), named
+    /// `name` in messages; `isFile`: `-o` was given.
+    func results(name: String, isFile: Bool) -> StateSession.Results {
+        StateSession.Results(
+            name: name, isFile: isFile, replacesAtomically: replacesAtomically,
+            commit: {
+                do throws(Failure) { try self.commit() } catch { return error.description }
+                return nil
+            }, discard: discard)
+    }
+
     /// Drops the results: the temporary file goes, `path` keeps its old content.
     func discard() {
         guard let temp else { return }

@@ -3,16 +3,15 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BadgeFlow
 
 /// The filter's progress bar on stderr: input bytes read of the total, lines/s and ETA.
 ///
-/// The line loop counts lines down from `checkEvery` and calls `check(lines:)` at zero and at
-/// each new file; only then is the clock read (and the current file's offset, at a redraw),
+/// `FilterRun`'s line loop counts lines down from `FilterRun.progressLines` and calls
+/// `check(lines:)` at zero and at each new file; only then is the clock read (and the current file's offset, at a redraw),
 /// and the bar is redrawn at most every 100 ms. So the hot path pays one decrement and one
 /// compare a line, and no system call.
-final class Progress {
-    /// Lines between two looks at the clock.
-    static let checkEvery = 1024
+final class Progress: FilterProgress {
     /// Seconds between two redraws.
     static let interval = 0.1
 

@@ -3,12 +3,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// The last SIGINT, SIGTERM or SIGHUP received; 0 when none. Written only by the signal handler.
-nonisolated(unsafe) var receivedSignal: Int32 = 0
+import BadgeFlow
 
 /// Catches SIGINT, SIGTERM and SIGHUP (a closed terminal) without SA_RESTART, so a blocked read returns and the
-/// filter can save its state before exiting. SIGPIPE is ignored: write errors are handled.
+/// filter can save its state before exiting (``receivedSignal``, which `FilterRun` reads). SIGPIPE is ignored: write errors are handled.
 enum Signals {
     static func install() {
         var action = sigaction()

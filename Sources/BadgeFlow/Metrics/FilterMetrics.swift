@@ -39,9 +39,10 @@ public struct FilterMetrics: Sendable, Equatable {
     public var checkpointPauses = 0.0
     /// Accounts in memory (expanded or compact).
     public var accountsInMemory = 0
-    /// Accounts the state holds as last committed or saved (0 without a state).
+    /// Accounts the state holds as of its last finished commit or save (0 without a state).
     public var accountsStored = 0
-    /// The seq the state last committed (SQLite: the last checkpoint; 0 without one).
+    /// The seq of the state's last finished commit (SQLite or RocksDB: the last checkpoint
+    /// whose commit was waited for; 0 without one).
     public var committedSeq = 0
 
     /// All zero.

@@ -1,11 +1,3 @@
-import Dispatch
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The filter's line loop over several threads, with results in strict input order.
 ///
 /// Reading a line into an `Event` (parse, validate, route) depends only on the line and the
@@ -39,6 +31,10 @@ public final class ParallelFilter {
     private var inFlight: [Batch] = []
     private var current: Batch
     private var workersStarted = false
+    /// The analysing threads, started with the second batch and joined in `deinit` (after
+    /// the queue lets them end). Empty after they started: the system gave none, and every
+    /// batch is analysed on this thread.
+    private var analysers: [OwnedThread] = []
     /// Applied batches, kept with their buffers for reuse (this thread only). At most as
     /// many as were ever in flight, so memory reaches its steady state within the first few
     /// batches and no batch-sized buffer goes back to the allocator from another thread.
@@ -91,7 +87,10 @@ public final class ParallelFilter {
         inline = LineAnalyzer(rules: stream.rules, stamp: stamp)
     }
 
-    deinit { queue.finish() }
+    deinit {
+        queue.finish()
+        for thread in analysers { thread.join() }
+    }
 
     /// With `numbered`: the largest N of a line applied so far (or skipped by
     /// ``skip(numbersThrough:)``); 0 before any. What a checkpoint records as its seq.
@@ -177,16 +176,11 @@ public final class ParallelFilter {
     private func submit(output: (inout JSONWriter) -> Void) {
         let batch = current
         current = spare.popLast() ?? Batch(capacity: linesPerBatch)
-        if jobs == 1 {
-            batch.analyze(with: inline, maxLineBytes: maxLineBytes)
-            apply(batch, output: output)
-            return
-        }
-        if !workersStarted {
+        if !workersStarted && jobs > 1 {
             workersStarted = true
             let rules = stream.rules, q = queue, limit = maxLineBytes, stamp = inline.stamp
-            for _ in 0..<jobs {
-                DispatchQueue.global().async {
+            analysers = (0..<jobs).compactMap { _ in
+                OwnedThread.start {
                     JSONThread.useCLocale()
                     let analyzer = LineAnalyzer(rules: rules.independentCopy(), stamp: stamp)
                     while let b = q.take() {
@@ -195,6 +189,11 @@ public final class ParallelFilter {
                     }
                 }
             }
+        }
+        if analysers.isEmpty {
+            batch.analyze(with: inline, maxLineBytes: maxLineBytes)
+            apply(batch, output: output)
+            return
         }
         batch.collectsAccountIDs = prefetcher != nil
         inFlight.append(batch)
@@ -300,6 +299,9 @@ extension ParallelFilter {
 /// the applying thread reads its results. Each hand-over goes through `BatchQueue`'s mutex,
 /// which orders the accesses, so the per-access exclusivity checks Swift would make on
 /// these arrays (about 400 instructions a line, measured) are turned off.
+///
+/// Unchecked Sendable: the hand-over of a batch between threads goes through `BatchQueue`'s
+/// lock (put/take, markDone/waitDone), and only the thread that holds it touches it.
 final class Batch: @unchecked Sendable {
     @exclusivity(unchecked) private var data: [UInt8] = []
     @exclusivity(unchecked) private var ends: [Int] = []
@@ -409,77 +411,51 @@ final class Batch: @unchecked Sendable {
     }
 }
 
-/// The work queue between the applying thread and the workers: a mutex, two conditions.
+/// The work queue between the applying thread and the workers: a ``Locked`` list of
+/// batches to analyse, with two conditions (work available, work done).
 ///
-/// Unchecked Sendable: `pending`, `finished` and each batch's `done` are read and written
-/// only with `mutex` held. It stays on raw pthread objects rather than the `Locked` of
-/// BadgeTree: a worker must wait on a condition with the mutex, which `Locked` does not
-/// offer, and `Synchronization.Mutex` needs macOS 15, above the package's floor.
-final class BatchQueue: @unchecked Sendable {
-    // Heap-allocated: pthread objects must not move, and `&property` gives no stable address.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let workAvailable = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private let workDone = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var pending: [Batch] = []
-    private var finished = false
-
-    init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(workAvailable, nil)
-        pthread_cond_init(workDone, nil)
+/// `pending`, `finished` and each batch's `done` are read and written only under the lock,
+/// which orders the hand-overs of a batch (reader → worker → applier).
+final class BatchQueue: Sendable {
+    private struct State {
+        var pending: [Batch] = []
+        var finished = false
     }
-
-    deinit {
-        pthread_cond_destroy(workAvailable)
-        pthread_cond_destroy(workDone)
-        pthread_mutex_destroy(mutex)
-        workAvailable.deallocate()
-        workDone.deallocate()
-        mutex.deallocate()
-    }
+    private let state = Locked(State(), conditions: 2)
+    private static let workAvailable = Locked<State>.Condition(0)
+    private static let workDone = Locked<State>.Condition(1)
 
     func put(_ b: Batch) {
-        pthread_mutex_lock(mutex)
-        pending.append(b)
-        pthread_cond_signal(workAvailable)
-        pthread_mutex_unlock(mutex)
+        state.withLock { $0.pending.append(b) }
+        state.signal(Self.workAvailable)
     }
 
     /// The next batch to analyse, or nil once finished.
     func take() -> Batch? {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while pending.isEmpty && !finished { pthread_cond_wait(workAvailable, mutex) }
-        if pending.isEmpty { return nil }
-        // At most 2 × jobs + 2 batches wait here, so removing the first is cheap; holding no
-        // reference to a taken batch keeps memory flat.
-        return pending.removeFirst()
+        state.withLock(waitingOn: Self.workAvailable, until: { !$0.pending.isEmpty || $0.finished }) { state in
+            if state.pending.isEmpty { return nil }
+            // At most 2 × jobs + 2 batches wait here, so removing the first is cheap; holding
+            // no reference to a taken batch keeps memory flat.
+            return state.pending.removeFirst()
+        }
     }
 
     func markDone(_ b: Batch) {
-        pthread_mutex_lock(mutex)
-        b.done = true
-        pthread_cond_broadcast(workDone)
-        pthread_mutex_unlock(mutex)
+        state.withLock { _ in b.done = true }
+        state.broadcast(Self.workDone)
     }
 
     func isDone(_ b: Batch) -> Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return b.done
+        state.withLock { _ in b.done }
     }
 
     func waitDone(_ b: Batch) {
-        pthread_mutex_lock(mutex)
-        while !b.done { pthread_cond_wait(workDone, mutex) }
-        pthread_mutex_unlock(mutex)
+        state.withLock(waitingOn: Self.workDone, until: { _ in b.done }) { _ in }
     }
 
     /// Lets the workers exit once the queue is empty.
     func finish() {
-        pthread_mutex_lock(mutex)
-        finished = true
-        pthread_cond_broadcast(workAvailable)
-        pthread_mutex_unlock(mutex)
+        state.withLock { $0.finished = true }
+        state.broadcast(Self.workAvailable)
     }
 }

@@ -14,8 +14,9 @@ import Darwin
 ///   `maxResident` and dropping committed accounts is not enough;
 /// - evictions keep 15/16 of `maxResident`, so the next ones wait a while; only committed
 ///   accounts leave memory (finish the commit under way, evict, then begin the next);
-/// - while no input comes (``idle()``), a checkpoint is committed once it is due and
-///   results went out since the last one;
+/// - while no input comes (``idle()``), the commit under way is waited for, and a
+///   checkpoint is committed (and waited for) once it is due and results went out since
+///   the last one: an idle filter's ``currentStats`` show what a reader of the state sees;
 /// - `--resume` goes on after the last checkpoint's seq (by count for a file, which must be
 ///   the same one; by N with ``Options/numbered``, from any input), and without
 ///   `--resume`/`--no-resume` the input the last checkpoint read is refused.
@@ -71,10 +72,17 @@ package final class StateSession {
         package var residentAccounts = 0
         /// Accounts in the state after its last commit (nil: no state).
         package var storedAccounts: Int?
-        /// The seq the last checkpoint recorded.
+        /// The seq of the last checkpoint committed (one whose commit is still under way
+        /// counts once it is waited for: after the next batch's checkpoint, while idle, at
+        /// the end), as a reader of the state sees it then.
         package var committedSeq = 0
         /// Accounts read ahead, and loaded on the applying thread.
         package var loadsAhead = 0, loadsInline = 0
+
+        /// What `--checkpoint-stats` prints after `badgeflow: `.
+        package var summary: String {
+            "\(checkpoints) checkpoint\(checkpoints == 1 ? "" : "s"), the longest pause \(Int((longestPause * 1000).rounded())) ms, \(Int((pauseTime * 1000).rounded())) ms in all; accounts loaded: \(loadsAhead) read ahead, \(loadsInline) on the applying thread"
+        }
     }
 
     /// Why a session cannot go on: the message after `badgeflow: error: `, and the exit.
@@ -139,11 +147,14 @@ package final class StateSession {
     /// Lines to pass over unread at the start (`--resume` by count).
     package private(set) var skipLines = 0
 
-    private let options: Options
+    /// How the session runs.
+    package let options: Options
     private let now: () -> Double
     private var lock: StateLock?
     private var stats = Stats()
     private var lastCheckpoint: Double
+    /// The seq of the last checkpoint begun (``Stats/committedSeq`` once it is finished).
+    private var begunSeq = 0
     /// The first state error; nothing is committed after it.
     private var stateError: String?
     /// A checkpoint is committed while results are written (SQLite, to stdout).
@@ -189,6 +200,7 @@ package final class StateSession {
         checkpointsOnTheWay = store.map { type(of: $0).checkpoints } == true && !options.resultsAtEnd
         if let store, let point = store.resumePoint {
             stats.committedSeq = point.seq
+            begunSeq = point.seq
             if point.seq > 0, options.resume == .refuseSameInput, input != "stdin", point.input == input {
                 // Resume is never silent: the same file again would be applied twice.
                 throw Failure(
@@ -331,10 +343,18 @@ package final class StateSession {
     private func settleCheckpoint() {
         guard let store, store.isCommitPending else { return }
         filter.withStream { stream in
-            do throws(StateFile.Failure) { try store.finishCheckpoint(&stream) } catch {
+            do throws(StateFile.Failure) { try finishCommit(store, &stream) } catch {
                 if stateError == nil { stateError = Self.checkpointFailure(error) }
             }
         }
+    }
+
+    /// Waits for the commit under way (none: returns at once); once it succeeded, the stats
+    /// show its seq (and the store its accounts).
+    private func finishCommit(_ store: any StateStore, _ stream: inout BadgeStream) throws(StateFile.Failure) {
+        guard store.isCommitPending else { return }
+        try store.finishCheckpoint(&stream)
+        stats.committedSeq = begunSeq
     }
 
     /// Commits what the results written so far reflect: called only after they were
@@ -353,11 +373,11 @@ package final class StateSession {
         filter.withStream { stream in
             do throws(StateFile.Failure) {
                 // Only committed accounts may leave memory: finish, evict, then begin.
-                try store.finishCheckpoint(&stream)
+                try finishCommit(store, &stream)
                 if let keepAfterEviction { stream.evict(keeping: keepAfterEviction) }
                 store.beginCheckpoint(&stream, seq: seq, input: input)
-                stats.committedSeq = seq
-                if wait { try store.finishCheckpoint(&stream) }
+                begunSeq = seq
+                if wait { try finishCommit(store, &stream) }
             } catch {
                 stateError = Self.checkpointFailure(error)
             }
@@ -378,7 +398,7 @@ package final class StateSession {
             let excess = stream.residentCount - keepAfterEviction
             let free = stream.residentCount - stream.changedCount - stream.inFlightCount
             if store.isCommitPending && free < excess {
-                do throws(StateFile.Failure) { try store.finishCheckpoint(&stream) } catch {
+                do throws(StateFile.Failure) { try finishCommit(store, &stream) } catch {
                     stateError = Self.checkpointFailure(error)
                     return true
                 }
@@ -421,14 +441,21 @@ package final class StateSession {
         filter.stop()
     }
 
-    /// No input is ready, and the results held back went out: commits a checkpoint when one
-    /// is due and results went out since the last. Returns how long to wait for input, in
-    /// ms, before asking again (-1: until input comes).
+    /// No input is ready, and the results held back went out: waits for the commit under
+    /// way, and commits a checkpoint when one is due and results went out since the last,
+    /// waiting for it too, so that the stats (``currentStats``, `--metrics`) are then what
+    /// `state info` shows. Returns how long to wait for input, in ms, before asking again
+    /// (-1: until input comes).
     package func idle() -> Int32 {
-        guard checkpointsOnTheWay, stateError == nil, filter.resumeSeq != stats.committedSeq else { return -1 }
+        guard checkpointsOnTheWay, stateError == nil else { return -1 }
+        // A commit begun while lines came has had its time: waiting costs little now.
+        settleCheckpoint()
+        guard stateError == nil, filter.resumeSeq != begunSeq else { return -1 }
         let wait = options.checkpointInterval - (now() - lastCheckpoint)
         if wait <= 0 {
+            // Its pause is that of a checkpoint under load; the wait for its commit is idle time.
             commitCheckpoint()
+            settleCheckpoint()
             return -1
         }
         return Int32(min(wait * 1000 + 1, 60_000))

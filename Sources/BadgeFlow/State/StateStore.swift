@@ -82,11 +82,13 @@ package protocol StateStore: AnyObject {
 }
 
 /// What commits a checkpointing format's checkpoints on a thread of its own
-/// (`SQLiteCheckpointer`, `RocksDBCheckpointer`): one commit under way at a time, begun and
+/// (``StoreCheckpointer``): one commit under way at a time, begun and
 /// finished by the applying thread.
 package protocol Checkpointer: AnyObject {
     /// Whether a commit was begun and not yet finished.
     var isPending: Bool { get }
+    /// The accounts the state holds after the last commit that finished (nil: none yet).
+    var storedAccounts: Int? { get }
     /// Takes the changed accounts of `stream` and starts committing them with `seq`, read
     /// from `input`; returns at once.
     func begin(_ stream: inout BadgeStream, seq: Int, input: String)

@@ -84,15 +84,17 @@ import Darwin
         #expect(try Self.committed(state)?.seq == 0)
         clock.now = 1.0
         Self.feed(session, Self.push("c"))
-        #expect(session.currentStats.checkpoints == 1 && session.currentStats.committedSeq == 3)
+        // Begun; its seq counts as committed once the commit is waited for.
+        #expect(session.currentStats.checkpoints == 1 && session.currentStats.committedSeq == 0)
         // The next one is due a full interval after this one, not after the start.
         clock.now = 1.5
         Self.feed(session, Self.push("d"))
         #expect(session.currentStats.checkpoints == 1)
         clock.now = 2.0
         Self.feed(session, Self.push("e"))
-        #expect(session.currentStats.checkpoints == 2 && session.currentStats.committedSeq == 5)
+        #expect(session.currentStats.checkpoints == 2 && session.currentStats.committedSeq == 3)
         try Self.close(session)
+        #expect(session.currentStats.committedSeq == 5)
         #expect(try Self.committed(state) == ResumePoint(seq: 5, input: "in.ndjson"))
         #expect(session.currentStats.storedAccounts == 5 && session.currentStats.residentAccounts == 5)
     }
@@ -112,12 +114,36 @@ import Darwin
         #expect(session.currentStats.checkpoints == 0)
         clock.now = 1.0
         #expect(session.idle() == -1)
+        // Committed and waited for: the stats are what a reader of the state sees.
         #expect(session.currentStats.checkpoints == 1 && session.currentStats.committedSeq == 1)
+        #expect(try Self.committed(state)?.seq == 1)
+        #expect(session.currentStats.storedAccounts == 1)
         // Nothing new since: no second commit, however long it stays idle.
         clock.now = 60
         #expect(session.idle() == -1 && session.currentStats.checkpoints == 1)
         try Self.close(session)
         #expect(try Self.committed(state)?.seq == 1)
+    }
+
+    /// A commit begun under load (after a batch) counts once waited for; going idle waits for
+    /// it, so an idle filter's stats are what `state info` shows.
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func goingIdleWaitsForTheCommitUnderWaySoTheStatsAreFresh(_ format: String) throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s." + format)
+        let clock = Clock()
+        let session = try Self.session(state, clock: clock) { $0.checkpointInterval = 1 }
+        Self.feed(session, Self.push("a"))
+        clock.now = 1
+        Self.feed(session, Self.push("b"))
+        #expect(session.currentStats.checkpoints == 1 && session.currentStats.committedSeq == 0)
+        // Nothing written since it began: no new checkpoint, and the one under way is finished.
+        clock.now = 1.5
+        #expect(session.idle() == -1)
+        let stats = session.currentStats
+        #expect(stats.checkpoints == 1 && stats.committedSeq == 2 && stats.storedAccounts == 2)
+        #expect(try Self.committed(state)?.seq == 2)
+        try Self.close(session)
     }
 
     @Test(arguments: ["sqlite", "rocksdb"])
@@ -344,7 +370,7 @@ import Darwin
         Self.feed(session, Self.push("a"))
         clock.now = 1
         Self.feed(session, Self.push("b"))
-        #expect(session.currentStats.committedSeq == 2)
+        #expect(session.currentStats.checkpoints == 1)
         Self.feed(session, Self.push("c"))
         // The reader went away while line 4 was written.
         var line = Self.push("d")
@@ -353,6 +379,7 @@ import Darwin
         let results = StateSession.Results(name: "stdout", isFile: false, replacesAtomically: false, commit: { nil }, discard: {})
         #expect(try session.close(results, writeError: nil, outputClosed: true) == false)
         #expect(try Self.committed(state)?.seq == 2)
+        #expect(session.currentStats.committedSeq == 2)
     }
 
     @Test func aStateSavedAtTheEndHoldsNoLineOfABatchWhoseResultsWereNotWritten() throws {
@@ -386,7 +413,7 @@ import Darwin
         for id in ["a", "b", "c", "d"] { Self.feed(session, Self.push(id)) }
         let stats = session.currentStats
         // Each batch reads the clock once; the checkpoint (due at the fourth) twice more.
-        #expect(stats.checkpoints == 1 && stats.committedSeq == 4)
+        #expect(stats.checkpoints == 1 && stats.committedSeq == 0)
         #expect(stats.longestPause == 0.25 && stats.pauseTime == 0.25)
         #expect(stats.residentAccounts == 4)
         try Self.close(session)

@@ -1,18 +1,16 @@
 /// A state in a RocksDB database (`FILE.rocksdb`, a folder) behind the ``StateStore`` seam:
 /// one handle shared by the filter's threads (RocksDB lets a process open a database once),
 /// which loads accounts on first use, reads the next batch's accounts ahead with `MultiGet`
-/// (`RocksDBPrefetcher`) and commits each checkpoint as one `WriteBatch` on its own thread
-/// (`RocksDBCheckpointer`).
-package final class RocksDBStateStore: CheckpointingStateStore {
+/// on two ``Worker`` threads (``StorePrefetcher``) and commits each checkpoint as one
+/// `WriteBatch` on another (``StoreCheckpointer``).
+package final class RocksDBStateStore: DatabaseStateStore {
     package static func handles(_ path: String) -> Bool { RocksDBStore.isRocksDBPath(path) }
     package static var name: String { "rocksdb" }
 
     package let path: String
-    private let store: RocksDBStore
-    private var committer: RocksDBCheckpointer?
-    package var checkpointer: (any Checkpointer)? { committer }
-    private var reader: RocksDBPrefetcher?
-    private var closed = false
+    package let store: RocksDBStore
+    package private(set) var committer: RocksDBCheckpointer?
+    package private(set) var reader: RocksDBPrefetcher?
     /// The rules the filter runs under (``attach(rules:)``).
     private var rules = RuleSet.builtIn
 
@@ -21,14 +19,6 @@ package final class RocksDBStateStore: CheckpointingStateStore {
         store = try RocksDBStore(path: path, readOnly: readOnly)
     }
 
-    package func recordedRules() throws(StateFile.Failure) -> RuleSet? { try store.recordedRules() }
-
-    package func checkFits(_ rules: RuleSet) throws(StateFile.Failure) {
-        if store.accountCount > 0 { try store.checkFits(rules) }
-    }
-
-    package var resumePoint: ResumePoint? { ResumePoint(seq: store.seq, input: store.input) }
-
     package func info() throws(StateFile.Failure) -> StateInfo {
         StateInfo(
             format: Self.name, version: "\(StateFile.version) (layout \(store.meta["layout"] ?? "?"))",
@@ -36,23 +26,9 @@ package final class RocksDBStateStore: CheckpointingStateStore {
             size: store.size)
     }
 
-    package func account(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
-        try store.loadAccount(id, rules: rules)
-    }
-
-    package func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream {
-        try store.stream(rules: rules, accounts: ids, compact: compact)
-    }
-
-    package func write(_ stream: BadgeStream) throws(StateFile.Failure) { try store.store(stream) }
-
     package func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {
-        // A new state records its rules now; other rules that fit, with the first checkpoint
-        // (the values it writes are checked under them).
-        if try store.recordedRules() == nil { try store.recordRules(rules) }
+        let stream = try attachedStream(rules: rules)
         self.rules = rules
-        var stream = BadgeStream(rules: rules)
-        stream.source = store
         committer = RocksDBCheckpointer(store: store)
         return stream
     }
@@ -62,17 +38,35 @@ package final class RocksDBStateStore: CheckpointingStateStore {
         return reader
     }
 
-    /// Accounts the state holds after the last checkpoint committed.
-    package var storedAccounts: Int? { store.accountCount }
-
-    package func close() {
-        guard !closed else { return }
-        closed = true
-        // The threads first: they use the handle the store closes.
-        reader?.close()
-        committer?.close()
-        store.close()
-    }
-
     deinit { close() }
+}
+
+/// The read-ahead of a RocksDB state: threads that share the writer's handle (RocksDB's
+/// reads are thread-safe and see every committed batch, so an account read here is never
+/// older than its last checkpoint).
+package typealias RocksDBPrefetcher = StorePrefetcher<RocksDBStore>
+
+extension StorePrefetcher where Store == RocksDBStore {
+    /// Reads from `store` with `readers` threads (two by default); the store stays open at
+    /// ``close()``: its owner closes it.
+    package convenience init(store: RocksDBStore, rules: RuleSet, readers: Int = 2) {
+        self.init(readers: Array(repeating: store, count: max(readers, 1)), rules: rules, ownsReaders: false)
+    }
+}
+
+/// The commits of a RocksDB state: the writer's handle, on a thread of its own.
+package typealias RocksDBCheckpointer = StoreCheckpointer<RocksDBStore>
+
+extension StoreCheckpointer where Store == RocksDBStore {
+    /// Commits to `store`, which the caller closes after ``close()``.
+    package convenience init(store: RocksDBStore) { self.init(store: store, ownsStore: false) }
+}
+
+extension RocksDBStore: AccountStore {
+    /// Commits a checkpoint as one `WriteBatch` (``AccountStore``).
+    package func commitCheckpoint(
+        _ changed: [(id: String, account: Account)], seq: Int, input: String, rules: RuleSet
+    ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
+        try commit(changed, seq: seq, input: input, rules: rules)
+    }
 }

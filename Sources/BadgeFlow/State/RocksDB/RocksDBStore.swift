@@ -36,6 +36,10 @@ import Darwin
 /// `RocksDBPrefetcher` and `RocksDBCheckpointer` take the store, not a path. Other
 /// processes read through a read-only open, which sees the last checkpoint committed when
 /// it opened and never blocks the writer.
+///
+/// Unchecked Sendable: the handle and options are set in `init` and freed by ``close()``,
+/// which the owner calls after the threads sharing the store are joined; RocksDB's calls on
+/// them are thread-safe, and the meta the threads share is behind a `Locked`.
 public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// The database folder's path.
     public let path: String

@@ -4,24 +4,22 @@
 /// The SQLite path: four connections (`SQLiteConnection`, each with its statements), each
 /// used by one thread at a time. The applying thread holds a read-write one that loads an
 /// account on first use (what the read-ahead did not bring). Two read-only ones
-/// (``SQLitePrefetcher``) read and decode the next batch's accounts, half each, while the
-/// batch before is applied; one read-write one (``SQLiteCheckpointer``) encodes and commits
-/// each checkpoint's changed accounts in key order. Each of those three runs on the thread
-/// of its own serial queue (`StoreWorker`), one job at a time; the hand-off is the job: the
-/// applying thread starts it with what it needs (ids, or copy-on-write copies of the changed
-/// accounts) and later waits on the job's semaphore for its output, which orders the two, so
-/// no lock is shared. ``close()`` closes the read-only connections first (the last
-/// connection to close removes the WAL files, which a read-only one cannot).
-package final class SQLiteStateStore: CheckpointingStateStore {
+/// (``StorePrefetcher``) read and decode the next batch's accounts, half each, while the
+/// batch before is applied; one read-write one (``StoreCheckpointer``) encodes and commits
+/// each checkpoint's changed accounts in key order. Each of those three is used only on the
+/// thread of its own ``Worker``, one job at a time; the hand-off is the job: the applying
+/// thread starts it with what it needs (ids, or copy-on-write copies of the changed
+/// accounts) and later waits for its output under the worker's lock, which orders the two.
+/// ``close()`` closes the read-only connections first (the last connection to close
+/// removes the WAL files, which a read-only one cannot).
+package final class SQLiteStateStore: DatabaseStateStore {
     package static func handles(_ path: String) -> Bool { path.hasSuffix(".sqlite") || path.hasSuffix(".db") }
     package static var name: String { "sqlite" }
 
     package let path: String
-    private let store: SQLiteStore
-    private var committer: SQLiteCheckpointer?
-    package var checkpointer: (any Checkpointer)? { committer }
-    private var reader: SQLitePrefetcher?
-    private var closed = false
+    package let store: SQLiteStore
+    package private(set) var committer: StoreCheckpointer<SQLiteStore>?
+    package private(set) var reader: StorePrefetcher<SQLiteStore>?
     /// The rules the filter runs under (``attach(rules:)``).
     private var rules = RuleSet.builtIn
 
@@ -32,14 +30,6 @@ package final class SQLiteStateStore: CheckpointingStateStore {
         store = try SQLiteStore(path: path, readOnly: readOnly)
     }
 
-    package func recordedRules() throws(StateFile.Failure) -> RuleSet? { try store.recordedRules() }
-
-    package func checkFits(_ rules: RuleSet) throws(StateFile.Failure) {
-        if store.accountCount > 0 { try store.checkFits(rules) }
-    }
-
-    package var resumePoint: ResumePoint? { ResumePoint(seq: store.seq, input: store.input) }
-
     package func info() throws(StateFile.Failure) -> StateInfo {
         StateInfo(
             format: Self.name, version: "\(StateFile.version) (schema \(store.meta["schema"] ?? "?"))",
@@ -47,29 +37,13 @@ package final class SQLiteStateStore: CheckpointingStateStore {
             size: StateFormat.size(path) + StateFormat.size(path + "-wal"))
     }
 
-    package func account(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
-        try store.loadAccount(id, rules: rules)
-    }
-
-    package func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream {
-        try store.stream(rules: rules, accounts: ids, compact: compact)
-    }
-
-    package func write(_ stream: BadgeStream) throws(StateFile.Failure) { try store.store(stream) }
-
     package func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {
-        // A new state records its rules now; other rules that fit, at the first checkpoint
-        // (with its accounts and seq).
-        if try store.recordedRules() == nil { try store.recordRules(rules) }
+        let stream = try attachedStream(rules: rules)
         self.rules = rules
-        var stream = BadgeStream(rules: rules)
-        stream.source = store
         // Checkpoints commit on their own thread and connection, which gets the large page
         // cache; this one only loads an account now and then (what the read-ahead did not).
         store.setCacheSize(kib: 8 << 10)
-        let committer = try SQLiteCheckpointer(path: path)
-        committer.recordRules(rules)
-        self.committer = committer
+        committer = try SQLiteCheckpointer(path: path)
         return stream
     }
 
@@ -79,16 +53,62 @@ package final class SQLiteStateStore: CheckpointingStateStore {
         return reader
     }
 
-    package var storedAccounts: Int? { committer?.storedAccounts ?? store.accountCount }
+    deinit { close() }
+}
 
-    package func close() {
-        guard !closed else { return }
-        closed = true
-        // The read-only connections first: the last one to close removes the WAL files.
-        reader?.close()
-        committer?.close()
-        store.close()
+/// The read-ahead of an SQLite state: read-only connections of its own.
+package typealias SQLitePrefetcher = StorePrefetcher<SQLiteStore>
+
+extension StorePrefetcher where Store == SQLiteStore {
+    /// Opens `readers` read-only connections (two by default) to the state at `path`, closed
+    /// with the prefetcher.
+    ///
+    /// Decoding accounts is most of a load and needs a core: with two readers a batch's
+    /// accounts are read in about half the time when a core is free.
+    ///
+    /// - Throws: `StateFile.Failure` when the database cannot be opened.
+    package convenience init(path: String, rules: RuleSet, readers: Int = 2) throws(StateFile.Failure) {
+        var stores: [SQLiteStore] = []
+        for _ in 0..<max(readers, 1) {
+            let store = try SQLiteStore(path: path, readOnly: true)
+            // 16 MiB of page cache in all, as one reader had.
+            store.setCacheSize(kib: (16 << 10) / max(readers, 1))
+            stores.append(store)
+        }
+        self.init(readers: stores, rules: rules, ownsReaders: true)
+    }
+}
+
+/// The commits of an SQLite state: a read-write connection of its own.
+package typealias SQLiteCheckpointer = StoreCheckpointer<SQLiteStore>
+
+extension StoreCheckpointer where Store == SQLiteStore {
+    /// Opens its own read-write connection to the state at `path`, closed with the
+    /// checkpointer.
+    ///
+    /// - Throws: `StateFile.Failure` when the database cannot be opened.
+    package convenience init(path: String) throws(StateFile.Failure) {
+        self.init(store: try SQLiteStore(path: path), ownsStore: true)
+    }
+}
+
+extension SQLiteStore: AccountStore {
+    /// Reads the accounts `ids` in one read transaction (``AccountStore``).
+    package func loadAccounts(_ ids: [String], rules: RuleSet) -> [String: Account?] {
+        var found: [String: Account?] = [:]
+        found.reserveCapacity(ids.count)
+        read {
+            for id in ids {
+                do throws(StateFile.Failure) { found[id] = .some(try loadAccount(id, rules: rules)) } catch {}
+            }
+        }
+        return found
     }
 
-    deinit { close() }
+    /// Commits a checkpoint in key order, each row with its cache (``AccountStore``).
+    package func commitCheckpoint(
+        _ changed: [(id: String, account: Account)], seq: Int, input: String, rules: RuleSet
+    ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
+        try commit(changed, seq: seq, input: input, cacheSeed: rules.rowCacheSeed, rules: rules.sourceValue?.serialized(pretty: true))
+    }
 }

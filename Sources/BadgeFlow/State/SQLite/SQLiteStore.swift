@@ -36,8 +36,9 @@ import Darwin
 /// <doc:StateFileFormat>), used only while it matches `data`.
 ///
 /// Use from one thread at a time: that is why it is an unchecked Sendable (a connection
-/// moves to a worker's thread once, in `SQLitePrefetcher` or `SQLiteCheckpointer`, and is
-/// used there alone; its connection is opened without SQLite's own mutex).
+/// moves to a `Worker`'s thread once, in `SQLitePrefetcher` or `SQLiteCheckpointer`, and is
+/// used there alone, each job handed over and its output back under the worker's lock; its
+/// connection is opened without SQLite's own mutex).
 public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// The database's path.
     public let path: String

@@ -5,21 +5,21 @@ import Darwin
 #endif
 
 /// Recognises a compressed INPUT by the magic bytes at its start, so `filter` can say so
-/// instead of answering every line of it with an error line.
-enum CompressedInput {
+/// instead of answering every line of it with an error line (``FilterRun``).
+package enum CompressedInput {
     /// A compression format `filter` recognises, and the command that decompresses it.
-    struct Format: Equatable {
+    package struct Format: Equatable, Sendable {
         /// The format's name: `gzip`, `zstd`, `bzip2`, `xz`.
-        let name: String
+        package let name: String
         /// The command that writes the decompressed bytes to stdout: `zcat`, `zstdcat`, ….
-        let tool: String
+        package let tool: String
     }
 
     /// The format whose magic `prefix` (the first bytes of a file, up to 6) starts with; nil
     /// when it is none of gzip, zstd, bzip2 and xz. NDJSON text never starts with any of these:
     /// each holds a byte that is not valid at the start of a UTF-8 JSON text, or (bzip2's
     /// `BZh` and a digit) is not JSON.
-    static func format(ofPrefix prefix: some Collection<UInt8>) -> Format? {
+    package static func format(ofPrefix prefix: some Collection<UInt8>) -> Format? {
         let b = Array(prefix.prefix(6))
         func starts(_ magic: [UInt8]) -> Bool { b.count >= magic.count && Array(b[0..<magic.count]) == magic }
         if starts([0x1F, 0x8B]) { return Format(name: "gzip", tool: "zcat") }
@@ -34,7 +34,7 @@ enum CompressedInput {
     /// The format of the file open at `fd`, read with `pread` at offset 0 (the file offset
     /// does not move); nil when it is not compressed or cannot be read that way (a pipe: its
     /// bytes could not be read twice).
-    static func format(ofFileAt fd: Int32) -> Format? {
+    package static func format(ofFileAt fd: Int32) -> Format? {
         var prefix = [UInt8](repeating: 0, count: 6)
         let n = prefix.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0 else { return nil }
@@ -42,7 +42,7 @@ enum CompressedInput {
     }
 
     /// What `filter` prints for `name` (an INPUT, or `<stdin>`) in `format`.
-    static func message(_ name: String, _ format: Format) -> String {
+    package static func message(_ name: String, _ format: Format) -> String {
         "badgeflow: \(name): compressed input; pipe it through \(format.tool)"
     }
 }

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A thread started with a body and joined by its owner (``join()``, or `deinit`): no thread
+/// outlives the object that started it. The owner makes the body end before it joins.
+final class OwnedThread {
+    #if canImport(Darwin)
+    private var handle: pthread_t?
+    #else
+    private var handle = pthread_t()
+    #endif
+    private var joined = false
+
+    /// What the new thread runs; handed to it retained, released by it.
+    private final class Body {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+
+    /// Starts a thread that runs `body`; nil when the system gives no thread (the caller
+    /// then does the work itself).
+    static func start(_ body: @escaping @Sendable () -> Void) -> OwnedThread? {
+        let thread = OwnedThread()
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        let started = pthread_create(
+            &thread.handle, nil,
+            { raw in
+                let context: UnsafeMutableRawPointer? = raw
+                if let context { Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run() }
+                return nil
+            }, context)
+        guard started == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            return nil
+        }
+        return thread
+    }
+
+    /// Waits for the thread to end (once; later calls return at once).
+    func join() {
+        guard !joined else { return }
+        joined = true
+        #if canImport(Darwin)
+        if let handle { pthread_join(handle, nil) }
+        #else
+        pthread_join(handle, nil)
+        #endif
+    }
+
+    deinit { join() }
+}

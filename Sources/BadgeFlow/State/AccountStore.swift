@@ -1,0 +1,250 @@
+/// What the database of a checkpointing format offers (``SQLiteStore``, ``RocksDBStore``):
+/// one protocol over both, so that the read-ahead (``StorePrefetcher``), the commits
+/// (``StoreCheckpointer``) and the forwarding half of ``StateStore``
+/// (``DatabaseStateStore``) are written once.
+package protocol AccountStore: AccountSource {
+    /// The database's path.
+    var path: String { get }
+    /// The number of input lines whose results were written when the last checkpoint committed.
+    var seq: Int { get }
+    /// What those lines were read from; empty when unknown.
+    var input: String { get }
+    /// The number of accounts stored.
+    var accountCount: Int { get }
+    /// The number of devices of all stored accounts.
+    var deviceCount: Int { get }
+    /// The number of marks of all stored accounts.
+    var markCount: Int { get }
+
+    /// The rules the state was written with; nil when none were recorded.
+    func recordedRules() throws(StateFile.Failure) -> RuleSet?
+    /// Records `rules` as the state's rules.
+    func recordRules(_ rules: RuleSet) throws(StateFile.Failure)
+    /// Checks that every stored account fits `rules`.
+    func checkFits(_ rules: RuleSet) throws(StateFile.Failure)
+    /// Reads the accounts `ids`: each id with its account, or with nil when the state has
+    /// none. An id that could not be read is left out (the stream loads it itself and reports
+    /// the error with the line that needed it).
+    func loadAccounts(_ ids: [String], rules: RuleSet) -> [String: Account?]
+    /// The stored accounts (`ids`: only these) in a new stream; `compact`: held compactly.
+    func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream
+    /// Writes every account of `stream` (`state convert`).
+    func store(_ stream: BadgeStream) throws(StateFile.Failure)
+    /// Commits a checkpoint: `changed` and `seq` read from `input`, and `rules` when they
+    /// are not the recorded ones, in one transaction; returns each account's stored device
+    /// and mark counts.
+    func commitCheckpoint(
+        _ changed: [(id: String, account: Account)], seq: Int, input: String, rules: RuleSet
+    ) throws(StateFile.Failure) -> [(String, (Int, Int))]
+    /// Closes the database (or this connection to it).
+    func close()
+}
+
+/// Reads the accounts of the next batch from a state's database on threads of its own (two
+/// readers by default, each with part of a large request), while the filter applies the
+/// batch before (``AccountPrefetcher``). Decoding an account is the larger part of loading
+/// it, and it happens on the readers' threads too.
+///
+/// Each reader is a ``Worker`` with a store to read from: SQLite gives each its own
+/// read-only connection (in WAL mode a reader sees the last commit and never blocks the
+/// writer); RocksDB gives each the writer's handle (its reads are thread-safe). Each reader
+/// has its own copy of the rules, so decoding touches no reference count another thread uses.
+/// `request`/`collect` are called by the applying thread alone.
+package final class StorePrefetcher<Store: AccountStore>: AccountPrefetcher {
+    private let readers: [Store]
+    private let workers: [Worker<[String: Account?]>]
+    private let rules: [RuleSet]
+    /// Whether ``close()`` closes the readers (connections of their own) or leaves them to
+    /// their owner (a shared handle).
+    private let ownsReaders: Bool
+    private var closed = false
+
+    /// Requests of fewer accounts than this go to one reader: splitting them would cost
+    /// more hand-overs than it saves.
+    static var splitAbove: Int { 256 }
+
+    /// Reads with one thread per store of `readers` (at least one); `ownsReaders`: they are
+    /// closed with the prefetcher.
+    package init(readers: [Store], rules: RuleSet, ownsReaders: Bool) {
+        precondition(!readers.isEmpty, "StorePrefetcher: no reader")
+        self.readers = readers
+        self.ownsReaders = ownsReaders
+        workers = readers.map { _ in Worker() }
+        self.rules = readers.map { _ in rules.independentCopy() }
+    }
+
+    /// Starts reading `ids`; at most one request is outstanding (call ``collect()`` first).
+    package func request(_ ids: [String]) {
+        let parts = ids.count < Self.splitAbove ? 1 : workers.count
+        let size = (ids.count + parts - 1) / parts
+        for n in 0..<parts {
+            let part = Array(ids[min(n * size, ids.count)..<min((n + 1) * size, ids.count)])
+            let store = readers[n], rules = rules[n]
+            workers[n].start { store.loadAccounts(part, rules: rules) }
+        }
+    }
+
+    /// Waits for the last request's accounts (empty when there was none).
+    package func collect() -> [String: Account?] {
+        var all: [String: Account?] = [:]
+        for worker in workers {
+            guard let found = worker.wait() else { continue }
+            if all.isEmpty { all = found } else { all.merge(found) { a, _ in a } }
+        }
+        return all
+    }
+
+    /// Waits for the request under way, ends the threads and closes the readers it owns.
+    /// Close an SQLite state's readers before its writing connections: the last connection
+    /// to close removes the WAL files, and a read-only one cannot.
+    package func close() {
+        guard !closed else { return }
+        closed = true
+        for worker in workers { worker.close() }
+        if ownsReaders { for store in readers { store.close() } }
+    }
+
+    deinit { close() }
+}
+
+/// Commits checkpoints of a state's database on a thread of its own (a ``Worker``), so that
+/// encoding the changed accounts, writing them and waiting for the disk overlap the filter.
+///
+/// ``begin(_:seq:input:)`` takes the changed accounts from the stream (copies that share
+/// storage with the stream's until it changes them) and returns at once; ``finish(_:)``
+/// waits for that commit. An account may leave memory only once its last change is
+/// committed, or loading it again would read an older row: the accounts of the commit under
+/// way are marked in the stream, and ``BadgeStream/evict(keeping:)`` passes them over until
+/// `finish` records the commit, so evicting others need not wait for it. Each checkpoint
+/// finishes the previous commit before it begins the next.
+///
+/// What a commit records (`seq`) is never ahead of the results written: the caller begins
+/// a commit only after writing the results up to `seq`. The stream's rules are recorded
+/// with a commit when they differ from the recorded ones (rules built in code have no JSON
+/// and are not recorded).
+package final class StoreCheckpointer<Store: AccountStore>: Checkpointer {
+    private let store: Store
+    private let worker = Worker<Result<(stored: [(String, (Int, Int))], accounts: Int), StateFile.Failure>>()
+    /// Whether ``close()`` closes the store (a connection of its own).
+    private let ownsStore: Bool
+    private var closed = false
+    /// The ids of the accounts of the commit under way.
+    private var pendingIDs: [String] = []
+
+    /// Commits to `store`; `ownsStore`: it is closed with the checkpointer, else its owner
+    /// closes it after ``close()``.
+    package init(store: Store, ownsStore: Bool) {
+        self.store = store
+        self.ownsStore = ownsStore
+    }
+
+    /// The accounts the state holds after the last commit that finished (nil: none yet).
+    package private(set) var storedAccounts: Int?
+
+    /// Whether a commit was begun and not yet finished.
+    package var isPending: Bool { worker.isPending }
+
+    /// Takes the accounts of `stream` changed since the last checkpoint (they then count
+    /// as unchanged) and starts committing them with `seq`, read from `input`.
+    ///
+    /// Call ``finish(_:)`` for the previous commit first.
+    package func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
+        precondition(!isPending, "StoreCheckpointer: finish() the previous commit first")
+        let changed = stream.beginCommit()
+        pendingIDs = changed.map(\.id)
+        let rules = stream.rules, store = store
+        worker.start {
+            do throws(StateFile.Failure) {
+                return .success((try store.commitCheckpoint(changed, seq: seq, input: input, rules: rules), store.accountCount))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// Waits for the commit begun last (nothing when none is pending) and records in
+    /// `stream` what is now stored.
+    ///
+    /// - Throws: `StateFile.Failure` when the commit failed; the database then holds the
+    ///   previous checkpoint, and the commit's accounts count as changed again in `stream`
+    ///   (a later commit writes them).
+    package func finish(_ stream: inout BadgeStream) throws(StateFile.Failure) {
+        guard let outcome = worker.wait() else { return }
+        defer { pendingIDs = [] }
+        switch outcome {
+        case .success(let done):
+            storedAccounts = done.accounts
+            stream.endCommit(done.stored)
+        case .failure(let failure):
+            stream.abortCommit(pendingIDs)
+            throw failure
+        }
+    }
+
+    /// Waits for a pending commit (whose outcome is dropped), ends the thread and closes the
+    /// store if it owns it.
+    package func close() {
+        guard !closed else { return }
+        closed = true
+        worker.close()
+        if ownsStore { store.close() }
+    }
+
+    deinit { close() }
+}
+
+/// A checkpointing state over an ``AccountStore``: the calls that only forward to the
+/// database are written here once; a format keeps what differs (opening, ``StateStore/attach(rules:)``,
+/// ``StateStore/info()``, closing).
+package protocol DatabaseStateStore: CheckpointingStateStore {
+    associatedtype Store: AccountStore
+    /// The database the applying thread (or `tree`, `state`) reads and loads from.
+    var store: Store { get }
+    /// The commits of the attached filter (nil before ``StateStore/attach(rules:)``).
+    var committer: StoreCheckpointer<Store>? { get }
+    /// The read-ahead of the attached filter (nil before ``StateStore/readAhead()``).
+    var reader: StorePrefetcher<Store>? { get }
+}
+
+extension DatabaseStateStore {
+    package var checkpointer: (any Checkpointer)? { committer }
+
+    package var storedAccounts: Int? { committer?.storedAccounts ?? store.accountCount }
+
+    /// Closes the read-ahead first (an SQLite state's read-only connections: the last
+    /// connection to close removes the WAL files, which a read-only one cannot), then the
+    /// commits, then the store; the threads are joined before the handle they use closes.
+    /// Later calls do nothing.
+    package func close() {
+        reader?.close()
+        committer?.close()
+        store.close()
+    }
+
+    package func recordedRules() throws(StateFile.Failure) -> RuleSet? { try store.recordedRules() }
+
+    package func checkFits(_ rules: RuleSet) throws(StateFile.Failure) {
+        if store.accountCount > 0 { try store.checkFits(rules) }
+    }
+
+    package var resumePoint: ResumePoint? { ResumePoint(seq: store.seq, input: store.input) }
+
+    package func account(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {
+        try store.loadAccount(id, rules: rules)
+    }
+
+    package func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream {
+        try store.stream(rules: rules, accounts: ids, compact: compact)
+    }
+
+    package func write(_ stream: BadgeStream) throws(StateFile.Failure) { try store.store(stream) }
+
+    /// The stream a filter runs on: one that loads accounts from ``store`` on first use. A
+    /// new state records `rules` now; other rules that fit, with the first checkpoint.
+    func attachedStream(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {
+        if try store.recordedRules() == nil { try store.recordRules(rules) }
+        var stream = BadgeStream(rules: rules)
+        stream.source = store
+        return stream
+    }
+}

@@ -1,0 +1,72 @@
+import Testing
+
+@testable import BadgeFlow
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one worker type of the state stores: one job at a time on a thread it owns, and no
+/// thread left behind by `close()` or `deinit`.
+@Suite struct WorkerTests {
+    @Test func jobsRunInTurnOnTheWorkersOwnThread() {
+        let worker = Worker<Int>()
+        let caller = pthread_self()
+        let ranElsewhere = Locked(0)
+        for n in 1...5 {
+            worker.start {
+                if pthread_equal(pthread_self(), caller) == 0 { ranElsewhere.withLock { $0 += 1 } }
+                return n * n
+            }
+            #expect(worker.isPending)
+            #expect(worker.wait() == n * n)
+            #expect(!worker.isPending)
+        }
+        #expect(ranElsewhere.withLock { $0 } == 5)
+        // Nothing pending: nothing to wait for.
+        #expect(worker.wait() == nil)
+        worker.close()
+    }
+
+    @Test func closingWithAJobPendingLetsItFinishAndEndsTheThread() {
+        let worker = Worker<Int>()
+        let ended = worker.threadEnded
+        let finished = Locked(false)
+        worker.start {
+            usleep(100_000)
+            finished.withLock { $0 = true }
+            return 1
+        }
+        worker.close()
+        // close() returned after the job and the thread both ended.
+        #expect(finished.withLock { $0 })
+        #expect(ended())
+        #expect(worker.wait() == nil)
+        worker.close()
+    }
+
+    @Test func anIdleWorkerReleasedEndsItsThread() {
+        var worker: Worker<Int>? = Worker()
+        let ended = worker?.threadEnded ?? { false }
+        worker?.start { 7 }
+        #expect(worker?.wait() == 7)
+        #expect(!ended())
+        worker = nil
+        #expect(ended())
+    }
+
+    @Test func aWorkerReleasedWithAJobPendingEndsItsThread() {
+        let finished = Locked(false)
+        var worker: Worker<Int>? = Worker()
+        let ended = worker?.threadEnded ?? { false }
+        worker?.start {
+            usleep(50_000)
+            finished.withLock { $0 = true }
+            return 1
+        }
+        worker = nil
+        #expect(finished.withLock { $0 } && ended())
+    }
+}
