@@ -164,7 +164,7 @@ check: deps
 	# One test at a time under TSan: its slow, blocking process tests (kill -9 rounds) would
 	# otherwise hold both threads of a 2-core machine's Swift concurrency pool, and the async
 	# BadgeCenter tests beside them ran out of their time limit waiting (seen under load).
-	BADGEFLOW_SANITIZER=thread $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --disable-default-traits --no-parallel
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --disable-default-traits --no-parallel
 	$(MAKE) leaks
 
 # valgrind over `filter` on every fixture stream: nothing definitely lost. The executable links

@@ -17,19 +17,6 @@ struct StateCommand: ParsableCommand {
     /// The rules a state is read with: the recorded ones, else the built-in ones.
     static func rules(_ recorded: RuleSet?) -> RuleSet { recorded ?? RuleSet.builtIn }
 
-    /// Loads a whole state of any format (a missing JSON file is an empty state);
-    /// `compact`: its accounts held compactly (a conversion's ~100 bytes an account).
-    static func load(_ path: String, compact: Bool = false) throws -> BadgeStream {
-        do throws(StateFile.Failure) {
-            let store = try StateFormat.open(path: path, readOnly: true)
-            defer { store.close() }
-            return try store.stream(rules: rules(try store.recordedRules()), accounts: nil, compact: compact)
-        } catch {
-            Console.error("badgeflow: error: state file \(error.description)")
-            throw Exit.state
-        }
-    }
-
     static func size(_ path: String) -> Int64 {
         var st = stat()
         return stat(path, &st) == 0 ? Int64(st.st_size) : 0
@@ -107,12 +94,20 @@ struct StateCommand: ParsableCommand {
 
     struct Info: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print a state's format, version, accounts, devices, marks, last committed seq and size.",
+            abstract:
+                "Print a state's format, version, accounts, devices, marks, last committed seq, size and, for a part of a split state, its partition record.",
             discussion: "An SQLite or RocksDB state is read from its meta only, however many accounts it holds."
         )
 
         @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db) or folder (.rocksdb).", valueName: "FILE"))
         var file: String
+
+        @Flag(
+            name: .long,
+            help:
+                "One JSON object: {\"format\",\"version\",\"accounts\",\"devices\",\"marks\",\"seq\",\"input\",\"size\",\"partition\"} (seq and input null for JSON; partition {\"parts\",\"index\",\"hash\"}, or null for a whole state)."
+        )
+        var json = false
 
         func run() throws {
             let info: StateInfo
@@ -124,6 +119,37 @@ struct StateCommand: ParsableCommand {
                 Console.error("badgeflow: error: state file \(error.description)")
                 throw Exit.state
             }
+            if json {
+                var w = JSONWriter()
+                w.beginObject()
+                w.key("format"); w.string(info.format)
+                w.key("version"); w.string(info.version)
+                w.key("accounts"); w.int(info.accounts)
+                w.key("devices"); w.int(info.devices)
+                w.key("marks"); w.int(info.marks)
+                if let resume = info.resume {
+                    w.key("seq"); w.int(resume.seq)
+                    w.key("input"); w.string(resume.input)
+                } else {
+                    w.key("seq"); w.null()
+                    w.key("input"); w.null()
+                }
+                w.key("size"); w.int(Int(info.size))
+                w.key("partition")
+                if let p = info.partition {
+                    w.beginObject()
+                    w.key("parts"); w.int(p.parts)
+                    w.key("index"); w.int(p.index)
+                    w.key("hash"); w.string(StatePartition.hashName)
+                    w.endObject()
+                } else {
+                    w.null()
+                }
+                w.endObject()
+                w.newline()
+                Console.write(w.bytes)
+                return
+            }
             var out = "format: \(info.format)\nversion: \(info.version)\n"
             out += "accounts: \(info.accounts)\ndevices: \(info.devices)\nmarks: \(info.marks)\n"
             if let resume = info.resume {
@@ -132,6 +158,8 @@ struct StateCommand: ParsableCommand {
                 out += "last seq: - (\(info.format.uppercased()) states keep no seq)\n"
             }
             out += "size: \(info.size) bytes\n"
+            // Only a part of a split state has the line (a whole state's output is as before).
+            if let p = info.partition { out += "partition: \(p)\n" }
             Console.out(out)
         }
     }
@@ -139,7 +167,11 @@ struct StateCommand: ParsableCommand {
     struct Convert: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Convert a state between JSON, SQLite and RocksDB (by extension: .json, .sqlite or .db, .rocksdb).",
-            discussion: "TO must not hold a state yet; it is locked like a filter's state while written."
+            discussion: """
+                TO must not hold a state yet; it is locked like a filter's state while written, and removed \
+                when the conversion fails. A part of a split state stays a part (its partition record is \
+                kept). JSON to SQLite or RocksDB is streamed, in batches of 20,000 accounts.
+                """
         )
 
         @Argument(help: ArgumentHelp("The state to read.", valueName: "FROM"))
@@ -163,14 +195,9 @@ struct StateCommand: ParsableCommand {
                 throw Exit.state
             }
             defer { lock.release() }
-            // Accounts held compactly and written one at a time: memory stays near the
-            // compact form's size, not the expanded accounts'.
-            let stream = try StateCommand.load(from, compact: true)
-            do throws(StateFile.Failure) {
-                let store = try StateFormat.open(path: to, readOnly: false)
-                defer { store.close() }
-                try store.write(stream)
-            } catch {
+            // JSON to SQLite or RocksDB streams in batches; other pairs hold the accounts
+            // compactly. A part of a split state keeps its record.
+            do throws(StateFile.Failure) { try StateConversion.convert(from: from, to: to) } catch {
                 Console.error("badgeflow: error: state file \(error.description)")
                 throw Exit.state
             }

@@ -88,4 +88,74 @@ import Testing
         let full = try CLI.run(["state", "split", one, "--parts", "2", dir + "/state"])
         #expect(full.status == 2 && full.stderr.contains("is not empty"), "\(full.stderr)")
     }
+
+    /// `state info` of a part shows its record (text and `--json`) in every format, and a
+    /// whole state shows none; `state convert` of a part keeps the record, so that parts
+    /// converted to another format still merge into the whole state.
+    @Test(arguments: ["json", "sqlite", "rocksdb"])
+    func infoShowsAndConvertKeepsAPartsRecord(format: String) throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let parts = 3
+        let one = dir + "/one." + format, day = dir + "/day1.ndjson"
+        try (Self.day(1).joined(separator: "\n") + "\n").write(toFile: day, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["filter", "--max-line-bytes", "1024", "--state", one, day])
+        #expect(run.status == 0, "\(run.stderr)")
+
+        func info(_ state: String) throws -> (text: String, partition: [String: Any]?) {
+            let text = try CLI.run(["state", "info", state])
+            #expect(text.status == 0, "\(text.stderr)")
+            let json = try CLI.run(["state", "info", "--json", state])
+            #expect(json.status == 0, "\(json.stderr)")
+            let object = (try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8))) as? [String: Any]
+            let accounts = text.stdout.split(separator: "\n").first { $0.hasPrefix("accounts: ") }?.dropFirst(10)
+            #expect(accounts != nil && object?["accounts"] as? Int == Int(accounts ?? ""), "\(json.stdout)")
+            #expect(object?.keys.contains("partition") == true, "\(json.stdout)")
+            return (text.stdout, object?["partition"] as? [String: Any])
+        }
+        let whole = try info(one)
+        #expect(!whole.text.contains("partition"), "\(whole.text)")
+        #expect(whole.partition == nil)
+
+        #expect(try CLI.run(["state", "split", one, "--parts", "\(parts)", dir + "/state"]).status == 0)
+        for other in ["json", "sqlite", "rocksdb"] {
+            var converted: [String] = []
+            for i in 0..<parts {
+                let part = dir + "/state/part-0000\(i)." + format
+                var path = part
+                if other != format {
+                    path = dir + "/\(other)-part\(i)." + other
+                    let convert = try CLI.run(["state", "convert", part, path])
+                    #expect(convert.status == 0, "\(convert.stderr)")
+                }
+                converted.append(path)
+                let shown = try info(path)
+                #expect(shown.text.contains("\npartition: part \(i) of \(parts) (crc32)\n"), "\(other): \(shown.text)")
+                #expect(shown.partition?["parts"] as? Int == parts, "\(other)")
+                #expect(shown.partition?["index"] as? Int == i, "\(other)")
+                #expect(shown.partition?["hash"] as? String == "crc32", "\(other)")
+            }
+            // The converted parts are still a split state: they merge back into the whole.
+            let merged = dir + "/merged-from-\(format)." + other
+            let merge = try CLI.run(["state", "merge", merged] + converted)
+            #expect(merge.status == 0, "\(other): \(merge.stderr)")
+            #expect(try info(merged).partition == nil)
+            let a = dir + "/a-\(other).json", b = dir + "/b-\(other).json"
+            for (from, to) in [(one, a), (merged, b)] {
+                if StateFormatName.of(from) == "json" {
+                    try FileManager.default.copyItem(atPath: from, toPath: to)
+                } else {
+                    #expect(try CLI.run(["state", "convert", from, to]).status == 0)
+                }
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: a)) == Data(contentsOf: URL(fileURLWithPath: b)), "\(other)")
+        }
+    }
+}
+
+/// A state path's format by its extension, as the CLI tells them apart.
+private enum StateFormatName {
+    static func of(_ path: String) -> String {
+        path.hasSuffix(".sqlite") || path.hasSuffix(".db") ? "sqlite" : path.hasSuffix(".rocksdb") ? "rocksdb" : "json"
+    }
 }

@@ -131,7 +131,7 @@ public struct FilterMetrics: Sendable, Equatable {
             "badgeflow_accounts_stored", help: "Accounts the state holds as last committed or saved (0 without a state).",
             type: .gauge, samples: [.init(value: accountsStored)])
         t.family(
-            "badgeflow_committed_seq", help: "The seq of the last committed checkpoint (0 without an SQLite state).",
+            "badgeflow_committed_seq", help: "The seq of the last committed checkpoint (0 without an SQLite or RocksDB state).",
             type: .gauge, samples: [.init(value: committedSeq)])
         return t
     }

@@ -30,6 +30,11 @@ package protocol AccountStore: AccountSource {
     func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream
     /// Writes every account of `stream` (`state convert`).
     func store(_ stream: BadgeStream) throws(StateFile.Failure)
+    /// The meta entries (`schema` or `layout`, `seq`, `rules`, `partition.*` …).
+    var meta: [String: String] { get }
+    /// Records `partition` (a part of a split state) as its meta entries
+    /// (``StatePartition/metaRows``).
+    func recordPartition(_ partition: StatePartition) throws(StateFile.Failure)
     /// Commits a checkpoint: `changed` and `seq` read from `input`, and `rules` when they
     /// are not the recorded ones, in one transaction; returns each account's stored device
     /// and mark counts.
@@ -223,6 +228,12 @@ extension DatabaseStateStore {
 
     package func recordedRules() throws(StateFile.Failure) -> RuleSet? { try store.recordedRules() }
 
+    /// Records `point` as the state's committed seq and input, with no account (`state
+    /// convert` keeps a converted state's resume point).
+    package func recordResume(_ point: ResumePoint, rules: RuleSet) throws(StateFile.Failure) {
+        _ = try store.commitCheckpoint([], seq: point.seq, input: point.input, rules: rules)
+    }
+
     package func checkFits(_ rules: RuleSet) throws(StateFile.Failure) {
         if store.accountCount > 0 { try store.checkFits(rules) }
     }
@@ -234,10 +245,15 @@ extension DatabaseStateStore {
     }
 
     package func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream {
-        try store.stream(rules: rules, accounts: ids, compact: compact)
+        var stream = try store.stream(rules: rules, accounts: ids, compact: compact)
+        stream.partition = try StatePartition(meta: store.meta, file: path)
+        return stream
     }
 
-    package func write(_ stream: BadgeStream) throws(StateFile.Failure) { try store.store(stream) }
+    package func write(_ stream: BadgeStream) throws(StateFile.Failure) {
+        try store.store(stream)
+        if let partition = stream.partition { try store.recordPartition(partition) }
+    }
 
     /// The stream a filter runs on: one that loads accounts from ``store`` on first use. A
     /// new state records `rules` now; other rules that fit, with the first checkpoint.

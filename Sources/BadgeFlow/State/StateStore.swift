@@ -44,9 +44,12 @@ package protocol StateStore: AnyObject {
     /// The stored account `id` read with `rules` (`state get`, `tree --account`); nil when the
     /// state holds none.
     func account(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account?
-    /// The stored accounts (`ids`: only these) in a new stream; `compact`: held compactly.
+    /// The stored accounts (`ids`: only these) in a new stream, with the state's
+    /// ``BadgeStream/partition`` record; `compact`: held compactly.
     func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream
-    /// Writes every account of `stream` into this (new) state (`state convert`).
+    /// Writes every account of `stream` into this (new) state (`state convert`), and its
+    /// ``BadgeStream/partition`` record when it has one; may be called again with more
+    /// accounts (a conversion in batches).
     func write(_ stream: BadgeStream) throws(StateFile.Failure)
 
     /// The stream a filter runs on, under `rules`: the whole state (JSON), or a stream that
@@ -153,6 +156,8 @@ package struct StateInfo: Sendable, Equatable {
     package var resume: ResumePoint?
     /// Bytes on disk.
     package var size: Int64
+    /// The record of a part of a split state (``StatePartition``); nil for a whole state.
+    package var partition: StatePartition? = nil
 }
 
 /// The state formats, and the one place that tells them apart by path.

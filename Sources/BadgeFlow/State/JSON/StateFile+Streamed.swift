@@ -48,11 +48,19 @@ extension StateFile {
     /// plus a window of the file. Nil when the whole-document path must decide (another
     /// version, a syntax error, `accounts` before `format` and `version`, a malformed
     /// account's JSON). With `only`, other accounts are skipped after a scan of their bytes.
+    ///
+    /// With `batches`, the accounts are handed off `size` at a time: each time `size`
+    /// accounts are loaded, `flush` gets a stream of them (without the partition record) and
+    /// they are dropped, and the stream returned holds the rest, with the record. A flush
+    /// that throws ends the load with its error. The accounts handed off before nil is
+    /// returned or an error thrown are then not the whole state.
     static func streamedLoad(
-        _ file: MappedFile, path: String, rules: RuleSet, compact: Bool, only: Set<String>? = nil
+        _ file: MappedFile, path: String, rules: RuleSet, compact: Bool, only: Set<String>? = nil,
+        batches: (size: Int, flush: (BadgeStream) throws(Failure) -> Void)? = nil
     ) throws(Failure) -> BadgeStream? {
         var stream = BadgeStream(rules: rules)
         var failure: Failure? = nil
+        var flushFailure: Failure? = nil
         let b = file.bytes
         let scan = JSONScanner(b)
         var others: [(String, JSONValue)] = []
@@ -106,11 +114,19 @@ extension StateFile {
                     failure = error
                 case .success(let a)?:
                     stream.addLoaded(a, as: id, compact: compact)
+                    if let batches, stream.accountCount >= batches.size {
+                        do throws(Failure) { try batches.flush(stream) } catch {
+                            flushFailure = error
+                            return nil
+                        }
+                        stream = BadgeStream(rules: rules)
+                    }
                 }
                 file.release(through: end)
                 return end
             }
         }
+        if let flushFailure { throw flushFailure }
         guard let end, sawAccounts else { return nil }
         // A member after `accounts` counts too: the last `format` and `version` decide, as
         // in the whole document.

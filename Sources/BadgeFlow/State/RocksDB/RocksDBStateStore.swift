@@ -20,10 +20,11 @@ package final class RocksDBStateStore: DatabaseStateStore {
     }
 
     package func info() throws(StateFile.Failure) -> StateInfo {
-        StateInfo(
+        try StateInfo(
             format: Self.name, version: "\(StateFile.version) (layout \(store.meta["layout"] ?? "?"))",
             accounts: store.accountCount, devices: store.deviceCount, marks: store.markCount, resume: resumePoint,
-            size: store.size)
+            size: store.size,
+            partition: StatePartition(meta: store.meta, file: path))
     }
 
     package func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {

@@ -339,6 +339,14 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         return (a.devices.count, a.tree.markCount)
     }
 
+    /// Records `partition` (a part of a split state) as its meta entries
+    /// (``StatePartition/metaRows``).
+    ///
+    /// - Throws: `StateFile.Failure` when the write fails.
+    package func recordPartition(_ partition: StatePartition) throws(StateFile.Failure) {
+        try writeMeta(Dictionary(uniqueKeysWithValues: partition.metaRows))
+    }
+
     /// Writes the meta entries `entries` in one batch, as they are.
     ///
     /// - Throws: `StateFile.Failure` when the write fails.

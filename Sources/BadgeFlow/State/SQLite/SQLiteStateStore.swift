@@ -31,10 +31,11 @@ package final class SQLiteStateStore: DatabaseStateStore {
     }
 
     package func info() throws(StateFile.Failure) -> StateInfo {
-        StateInfo(
+        try StateInfo(
             format: Self.name, version: "\(StateFile.version) (schema \(store.meta["schema"] ?? "?"))",
             accounts: store.accountCount, devices: store.deviceCount, marks: store.markCount, resume: resumePoint,
-            size: StateFormat.size(path) + StateFormat.size(path + "-wal"))
+            size: StateFormat.size(path) + StateFormat.size(path + "-wal"),
+            partition: StatePartition(meta: store.meta, file: path))
     }
 
     package func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {

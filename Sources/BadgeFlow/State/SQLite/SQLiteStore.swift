@@ -456,6 +456,15 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         _ = try commit(all, seq: seq, input: input, cacheSeed: stream.rules.rowCacheSeed, returningCounts: false, thenCompact: stream)
     }
 
+    /// Records `partition` (a part of a split state) as its meta rows (``StatePartition/metaRows``).
+    ///
+    /// - Throws: `StateFile.Failure` when the write fails.
+    package func recordPartition(_ partition: StatePartition) throws(StateFile.Failure) {
+        try connection().transaction { () throws(StateFile.Failure) in
+            for (key, value) in partition.metaRows { try setMeta(key, value) }
+        }
+    }
+
     /// This process, as `meta.writer` names the last process that committed.
     static let processToken: String = {
         var t = timespec()
