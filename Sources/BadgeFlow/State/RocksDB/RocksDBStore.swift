@@ -763,6 +763,17 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         stream.endCommit(stored)
     }
 
+    /// Each account's id with its device and mark counts, read in place (a closure over the
+    /// elements would copy each account).
+    static func storedCounts(of changed: [ChangedAccount]) -> [(String, (Int, Int))] {
+        var out: [(String, (Int, Int))] = []
+        out.reserveCapacity(changed.count)
+        for i in changed.indices {
+            out.append((changed[i].id, (changed[i].account.devices.count, changed[i].account.tree.markCount)))
+        }
+        return out
+    }
+
     /// Writes `changed` and `seq` read from `input` in one `WriteBatch` with the meta, and
     /// `rules` (under whose seed the values are checked) when they are not the recorded
     /// ones; returns each account's stored device and mark counts.
@@ -774,7 +785,9 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         var accounts = accountCount, devices = deviceCount, marks = markCount
         // Accounts whose stored counts are unknown (not loaded from here): read, if stored.
-        let unknown = changed.filter { $0.storedCounts == nil }.map(\.id)
+        // Ids only: filtering the accounts would copy each one kept.
+        var unknown: [String] = []
+        for i in changed.indices where changed[i].storedCounts == nil { unknown.append(changed[i].id) }
         var previous: [String: (Int, Int)] = [:]
         if !unknown.isEmpty {
             for (id, found) in loadAccounts(unknown, rules: rules) {
@@ -818,6 +831,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         try write(batch, what: "cannot write a checkpoint")
         shared.withLock { $0.meta.merge(entries) { _, new in new } }
         guard returningCounts else { return [] }
-        return changed.map { ($0.id, ($0.account.devices.count, $0.account.tree.markCount)) }
+        return Self.storedCounts(of: changed)
     }
 }
