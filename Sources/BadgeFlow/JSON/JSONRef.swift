@@ -70,7 +70,7 @@ struct JSONRef {
     /// The string value, copied into a Swift `String`, when this is a JSON string.
     var string: String? {
         guard kind == .string else { return nil }
-        return withStringBytes { String(decoding: $0, as: UTF8.self) }
+        return withStringBytes { UTF8Check.string($0) }
     }
 
     /// Calls `body` with the string's UTF-8 bytes without copying them.
@@ -158,6 +158,45 @@ struct JSONRef {
             }
             entry = lh_entry_next(e)
         }
+    }
+
+    /// One step of a pointer: the member named `key` (its NUL-terminated bytes and json-c
+    /// hash, prepared once) when this is an object that has it, else the element `index` (when
+    /// it is 0 or more) when this is an array that long, else nil.
+    @inline(__always)
+    func step(key: UnsafePointer<CChar>, hash: UInt, index: Int) -> JSONRef? {
+        var out: OpaquePointer? = nil
+        // The type test is in the C call: one call for the usual step, an object's member.
+        if badgeflow_member_hashed(raw, key, hash, &out) != 0 { return JSONRef(out) }
+        if index >= 0, kind == .array, let next = self[index] { return next }
+        return nil
+    }
+
+    /// The value as the address of its json-c object (0 for JSON `null`), for a cache of
+    /// values that holds no optionals; ``init(bits:)`` turns it back.
+    var bits: UInt { UInt(bitPattern: raw) }
+
+    /// The value whose ``bits`` are `bits`; valid while the document it came from is.
+    init(bits: UInt) { raw = OpaquePointer(bitPattern: bits) }
+
+    /// True when this is a string whose bytes are exactly `bytes`, without allocating: the
+    /// length is compared first, so most literals cost no byte comparison.
+    @inline(__always)
+    func stringEquals(bytes: UnsafeRawBufferPointer) -> Bool {
+        guard json_object_is_type(raw, json_type_string) != 0,
+            Int(json_object_get_string_len(raw)) == bytes.count
+        else { return false }
+        guard let other = bytes.baseAddress, let p = json_object_get_string(raw) else { return true }
+        return memcmp(p, other, bytes.count) == 0
+    }
+
+    /// True when this is a JSON integer that fits in 64 bits and equals `other` (the
+    /// type-strict equality of a rules literal: 1 is not 1.0 nor true).
+    @inline(__always)
+    func intEquals(_ other: Int64) -> Bool {
+        guard json_object_is_type(raw, json_type_int) != 0 else { return false }
+        let v = json_object_get_int64(raw)
+        return v == other && v != Int64.max && v != Int64.min
     }
 
     /// Resolves a compiled RFC 6901 pointer against this value.

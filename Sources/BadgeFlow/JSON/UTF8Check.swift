@@ -83,4 +83,19 @@ enum UTF8Check {
         }
         return nil
     }
+
+    /// `bytes` as a `String`, the same as `String(decoding: bytes, as: UTF8.self)` makes it
+    /// (an ill-formed sequence replaced by U+FFFD), but cheaper for the short texts of a
+    /// line (paths, ids, devices): up to 15 bytes of ASCII become a small string with no
+    /// validation pass, where `String(decoding:)` validates them first (about 200
+    /// instructions for a 15-byte path).
+    @inline(__always)
+    static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return "" }
+        return String(unsafeUninitializedCapacity: bytes.count) { target in
+            guard let base = target.baseAddress else { return 0 }
+            base.update(from: source, count: bytes.count)
+            return bytes.count
+        }
+    }
 }

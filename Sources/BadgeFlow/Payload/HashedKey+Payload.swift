@@ -7,4 +7,19 @@ extension HashedKey {
     static let event = HashedKey("event")
     /// `op`, an envelope's operation.
     static let op = HashedKey("op")
+    /// `device`, `account`, `id`, `at`, `payload`, `push-type`, `path`, `count`, `ttl`,
+    /// `once`, `force`, `page` and `badge`: the envelope members the line analyzer reads.
+    static let device = HashedKey("device")
+    static let account = HashedKey("account")
+    static let id = HashedKey("id")
+    static let at = HashedKey("at")
+    static let payload = HashedKey("payload")
+    static let pushType = HashedKey("push-type")
+    static let path = HashedKey("path")
+    static let count = HashedKey("count")
+    static let ttl = HashedKey("ttl")
+    static let once = HashedKey("once")
+    static let force = HashedKey("force")
+    static let page = HashedKey("page")
+    static let badge = HashedKey("badge")
 }

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Where a known name sits in `KnownKeys`' byte array. Not nested in the generic type: a
 /// nested type would be generic too, and its metadata made at run time.
 private struct KnownName: Sendable {
@@ -14,43 +8,93 @@ private struct KnownName: Sendable {
 
 /// Recognises member names by their bytes, so a clean payload allocates no key strings.
 ///
-/// The names sit back to back in one byte array; a lookup compares the length and first
-/// byte of each candidate before any bytes, so most keys are told apart by two integers.
+/// The names sit back to back in one byte array, grouped by length: a lookup visits only the
+/// names as long as the key, compares their first byte, and on a match the rest a word at a
+/// time, inline (no `memcmp` call).
 struct KnownKeys<Key: Sendable>: Sendable {
     private let bytes: [UInt8]
     private let names: [KnownName]
     private let keys: [Key]
+    /// `names[byLength[n]..<byLength[n + 1]]` are the names of `n` bytes.
+    private let byLength: [Int]
 
     init(_ pairs: [(String, Key)]) {
+        // Stable by length, so names of one length keep their order.
+        let sorted = pairs.enumerated().sorted { a, b in
+            (a.element.0.utf8.count, a.offset) < (b.element.0.utf8.count, b.offset)
+        }.map(\.element)
         var bytes: [UInt8] = []
         var names: [KnownName] = []
-        for (name, _) in pairs {
+        for (name, _) in sorted {
             let utf8 = Array(name.utf8)
             names.append(KnownName(start: bytes.count, count: utf8.count, first: utf8.first ?? 0))
             bytes.append(contentsOf: utf8)
         }
+        let longest = names.last?.count ?? 0
+        var byLength = [Int](repeating: names.count, count: longest + 2)
+        for (i, name) in names.enumerated().reversed() { byLength[name.count] = i }
+        for n in stride(from: longest, through: 0, by: -1) where byLength[n] > byLength[n + 1] {
+            byLength[n] = byLength[n + 1]
+        }
         self.bytes = bytes
         self.names = names
-        keys = pairs.map(\.1)
+        self.byLength = byLength
+        keys = sorted.map(\.1)
     }
 
     /// The key whose name is exactly `name`, if any.
     ///
-    /// - Complexity: O(number of known names), comparing bytes only on a length and first-byte match.
+    /// - Complexity: O(number of known names of `name`'s length), comparing bytes only on a
+    ///   first-byte match.
     @inline(__always)
     func identify(_ name: UnsafeBufferPointer<UInt8>) -> Key? {
         guard let first = name.first, let nameBase = name.baseAddress else { return nil }
         let n = name.count
-        let found: Int? = bytes.withUnsafeBufferPointer { bytes -> Int? in
-            guard let bytesBase = bytes.baseAddress else { return nil }
-            return names.withUnsafeBufferPointer { names -> Int? in
-                for i in names.indices where names[i].count == n && names[i].first == first {
-                    if memcmp(bytesBase + names[i].start, nameBase, n) == 0 { return i }
+        let found: Int? = byLength.withUnsafeBufferPointer { byLength -> Int? in
+            guard n + 1 < byLength.count else { return nil }
+            let range = byLength[n]..<byLength[n + 1]
+            if range.isEmpty { return nil }
+            return bytes.withUnsafeBufferPointer { bytes -> Int? in
+                guard let bytesBase = bytes.baseAddress else { return nil }
+                return names.withUnsafeBufferPointer { names -> Int? in
+                    for i in range where names[i].first == first {
+                        if Self.same(UnsafeRawPointer(bytesBase + names[i].start), UnsafeRawPointer(nameBase), n) {
+                            return i
+                        }
+                    }
+                    return nil
                 }
-                return nil
             }
         }
         return found.map { keys[$0] }
+    }
+
+    /// Whether the `n` bytes at `a` and `b` are equal; reads no byte outside them.
+    @inline(__always)
+    private static func same(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
+        if n >= 8 {
+            var i = 0
+            while i + 8 <= n {
+                if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+                    return false
+                }
+                i += 8
+            }
+            // The last few bytes as one word ending at the last byte (it overlaps bytes
+            // already compared, which are equal).
+            return i == n
+                || a.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+                    == b.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        }
+        if n >= 4 {
+            return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+                && a.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+                    == b.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+        }
+        for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) {
+            return false
+        }
+        return true
     }
 }
 

@@ -21,11 +21,21 @@ struct PayloadChecker {
     static func check(
         _ root: JSONRef, byteCount: Int, measured: Bool = true, pushType: String?, base: String
     ) -> PayloadReport {
-        var checker = PayloadChecker(base: base)
-        return checker.run(root, byteCount: byteCount, measured: measured, pushType: pushType)
+        check(root, aps: root[HashedKey.aps], byteCount: byteCount, measured: measured, pushType: pushType, base: base)
     }
 
-    private mutating func run(_ root: JSONRef, byteCount: Int, measured: Bool, pushType: String?) -> PayloadReport {
+    /// Checks `root`, whose `aps` member the caller has already looked up (`root[HashedKey.aps]`:
+    /// nil when it has none, or when `root` is not an object), and returns the report.
+    static func check(
+        _ root: JSONRef, aps: JSONRef?, byteCount: Int, measured: Bool = true, pushType: String?, base: String
+    ) -> PayloadReport {
+        var checker = PayloadChecker(base: base)
+        return checker.run(root, aps: aps, byteCount: byteCount, measured: measured, pushType: pushType)
+    }
+
+    private mutating func run(
+        _ root: JSONRef, aps: JSONRef?, byteCount: Int, measured: Bool, pushType: String?
+    ) -> PayloadReport {
         let limit = PayloadLimits.maxBytes(pushType: pushType)
         if byteCount > limit {
             // Size is the payload as sent: its compact form (a pretty-printed template is
@@ -51,7 +61,7 @@ struct PayloadChecker {
             error(.notAnObject, "a payload must be a JSON object, got \(Self.describe(root))", base)
             return report(kind: nil, badge: nil)
         }
-        guard let aps = root[HashedKey.aps] else {
+        guard let aps else {
             error(.missingAps, "a payload must have an \"aps\" dictionary", base + "/aps")
             return report(kind: nil, badge: nil)
         }

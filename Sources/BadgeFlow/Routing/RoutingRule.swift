@@ -18,15 +18,49 @@ public final class RoutingRule: Sendable {
     ///
     /// A class, read through `Unmanaged` when routing: a struct read from an array is copied,
     /// which retains and releases the literal its test holds (twice a line, typically).
-    final class Matcher: Sendable {
+    ///
+    /// Unchecked Sendable: a string literal's bytes (``fast``) are written in `init` and only
+    /// read after it; `deinit` frees them.
+    final class Matcher: @unchecked Sendable {
         /// Index of the pointer in the rule set's pointer table.
         let slot: Int
         let test: Test
+        /// The test in a form read without retaining anything: a string literal's bytes are
+        /// owned by the matcher (immutable, freed with it).
+        let fast: FastTest
+        private let literalBytes: UnsafeMutableRawBufferPointer?
 
         init(slot: Int, test: Test) {
             self.slot = slot
             self.test = test
+            switch test {
+            case .exists(let want):
+                literalBytes = nil
+                fast = .exists(want)
+            case .equals(.int(let n)):
+                literalBytes = nil
+                fast = .int(n)
+            case .equals(.string(let s)):
+                let utf8 = Array(s.utf8)
+                let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(utf8.count, 1), alignment: 1)
+                bytes.copyBytes(from: utf8)
+                literalBytes = bytes
+                fast = .string(UnsafeRawBufferPointer(rebasing: bytes[0..<utf8.count]))
+            default:
+                literalBytes = nil
+                fast = .general
+            }
         }
+
+        deinit { literalBytes?.deallocate() }
+    }
+
+    /// The common tests, with nothing to retain when read; `general` reads ``Matcher/test``.
+    enum FastTest {
+        case exists(Bool)
+        case string(UnsafeRawBufferPointer)
+        case int(Int64)
+        case general
     }
 
     /// A number given literally or selected from the payload.
@@ -92,6 +126,12 @@ public final class RoutingRule: Sendable {
     /// Whether one matcher holds for `payload`.
     private static func holds(_ m: Matcher, _ payload: Selected) -> Bool {
         let value = payload.value(m.slot)
+        switch m.fast {
+        case .exists(let want): return (value != nil) == want
+        case .string(let bytes): return value?.stringEquals(bytes: bytes) ?? false
+        case .int(let n): return value?.intEquals(n) ?? false
+        case .general: break
+        }
         switch m.test {
         case .exists(let want):
             return (value != nil) == want

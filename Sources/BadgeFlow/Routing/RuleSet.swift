@@ -46,7 +46,11 @@ public struct RuleSet: Sendable {
     /// The JSON text the rules were compiled from (empty when built in code).
     var source = ""
     /// The distinct pointers the rules select; matchers and templates refer to them by index.
-    var pointers: [JSONPointer] = []
+    var pointers: [JSONPointer] = [] {
+        didSet { plan = PointerPlan(pointers) }
+    }
+    /// How routing reads `pointers` (and their prefixes) from a payload.
+    private var plan = PointerPlan([])
     /// The name the text came from, for errors.
     var sourceName = "<string>"
     /// The seed of the SQLite row cache's check for these rules (``RowCache/seed(_:)``); nil
@@ -127,36 +131,39 @@ public struct RuleSet: Sendable {
 
     /// Tries the rules in order on `payload`; the first that matches and renders wins.
     ///
-    /// - Parameter base: the payload's pointer in the line (`""` or `/payload`), for errors.
-    func route(_ payload: JSONRef, base: String) -> Routing {
-        let n = max(pointers.count, 1)
-        return pointers.withUnsafeBufferPointer { table in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { state in
-                state.initialize(repeating: 0)
-                return withUnsafeTemporaryAllocation(of: JSONRef.self, capacity: n) { values in
-                    let selected = Selected(root: payload, table: table, state: state, values: values)
-                    return borrowedRules.withUnsafeBufferPointer { rules in
-                        for i in rules.indices {
-                            let routing = rules[i]._withUnsafeGuaranteedRef { rule -> Routing? in
-                                guard rule.matches(selected) else { return nil }
-                                switch rule.template.render(selected, base: base) {
+    /// - Parameters:
+    ///   - aps: the payload's `aps` member as the caller looked it up (nil when it has none):
+    ///     pointers under `/aps` start from it instead of looking it up again.
+    ///   - base: the payload's pointer in the line (`""` or `/payload`), for errors.
+    func route(_ payload: JSONRef, aps: JSONRef?, base: String) -> Routing {
+        // The plan is borrowed, not retained: `self` keeps it alive for the whole call.
+        Unmanaged.passUnretained(plan)._withUnsafeGuaranteedRef { plan in
+            let steps = plan.steps
+            return withUnsafeTemporaryAllocation(of: UInt.self, capacity: max(steps.count, 1)) { cache in
+                cache.initialize(repeating: Selected.unresolved)
+                if plan.apsSlot >= 0 { cache[plan.apsSlot] = Selected.entry(aps) }
+                let selected = Selected(root: payload, steps: steps, cache: cache)
+                return borrowedRules.withUnsafeBufferPointer { rules in
+                    for i in rules.indices {
+                        let routing = rules[i]._withUnsafeGuaranteedRef { rule -> Routing? in
+                            guard rule.matches(selected) else { return nil }
+                            switch rule.template.render(selected, base: base) {
+                            case .missing: return nil
+                            case .invalid(let d): return .failed(d)
+                            case .path(let path):
+                                guard let template = rule.once else {
+                                    return .matched(rule: i, path: path, action: rule.action, once: nil)
+                                }
+                                switch template.renderToken(selected, base: base) {
                                 case .missing: return nil
                                 case .invalid(let d): return .failed(d)
-                                case .path(let path):
-                                    guard let template = rule.once else {
-                                        return .matched(rule: i, path: path, action: rule.action, once: nil)
-                                    }
-                                    switch template.renderToken(selected, base: base) {
-                                    case .missing: return nil
-                                    case .invalid(let d): return .failed(d)
-                                    case .path(let token): return .matched(rule: i, path: path, action: rule.action, once: token)
-                                    }
+                                case .path(let token): return .matched(rule: i, path: path, action: rule.action, once: token)
                                 }
                             }
-                            if let routing { return routing }
                         }
-                        return .none
+                        if let routing { return routing }
                     }
+                    return .none
                 }
             }
         }
@@ -166,27 +173,46 @@ public struct RuleSet: Sendable {
 /// The values a payload holds at the rules' pointers, each resolved on first use.
 ///
 /// Several rules test the same pointer (`/type`, `/aps/thread-id`), and a template reads the
-/// value its rule just tested: resolving each pointer once per payload saves the repeats.
+/// value its rule just tested: resolving each pointer once per payload saves the repeats,
+/// and a pointer's value is one step from its parent pointer's, itself resolved once.
 struct Selected {
     let root: JSONRef
-    let table: UnsafeBufferPointer<JSONPointer>
-    /// Per pointer: 0 not resolved yet, 1 absent, 2 in `values`.
-    let state: UnsafeMutableBufferPointer<UInt8>
-    let values: UnsafeMutableBufferPointer<JSONRef>
+    let steps: UnsafeBufferPointer<PointerPlan.Step>
+    /// Per slot: `unresolved`, `absent`, `null` (present, JSON null), or the json-c object's
+    /// address (``JSONRef/bits``).
+    let cache: UnsafeMutableBufferPointer<UInt>
+
+    static let unresolved: UInt = 0
+    static let absent: UInt = 1
+    static let null: UInt = 2
+
+    /// The cache entry for a looked-up value.
+    @inline(__always)
+    static func entry(_ value: JSONRef?) -> UInt {
+        guard let value else { return absent }
+        return value.isNull ? null : value.bits
+    }
 
     /// The value at pointer `slot`, or nil when the payload has none there.
     func value(_ slot: Int) -> JSONRef? {
-        switch state[slot] {
-        case 1: return nil
-        case 2: return values[slot]
-        default:
-            guard let found = root.resolve(table[slot]) else {
-                state[slot] = 1
-                return nil
+        switch cache[slot] {
+        case Self.absent: return nil
+        case Self.null: return JSONRef(bits: 0)
+        case Self.unresolved:
+            let step = steps[slot]
+            let from: JSONRef?
+            if step.parent < 0 { from = root } else { from = value(step.parent) }
+            var found: JSONRef? = nil
+            if let from {
+                if let key = step.key {
+                    found = from.step(key: key, hash: step.hash, index: step.index)
+                } else {
+                    found = from  // the whole-document pointer
+                }
             }
-            values.initializeElement(at: slot, to: found)
-            state[slot] = 2
+            cache[slot] = Self.entry(found)
             return found
+        case let bits: return JSONRef(bits: bits)
         }
     }
 }

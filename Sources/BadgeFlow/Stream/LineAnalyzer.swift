@@ -33,8 +33,9 @@ public final class LineAnalyzer {
                 guard root.kind == .object else {
                     return .rejected(.error(.notAnObject, "an event must be a JSON object, got \(PayloadChecker.describe(root))", at: ""))
                 }
-                if root[HashedKey.aps] != nil {
-                    return push(root, size: size, measured: true, base: "", pushType: nil, line: line, Event(op: .push))
+                if let aps = root[HashedKey.aps] {
+                    return push(
+                        root, aps: aps, size: size, measured: true, base: "", pushType: nil, line: line, Event(op: .push))
                 }
                 return envelope(root, line: line)
             }
@@ -58,19 +59,19 @@ public final class LineAnalyzer {
             return .rejected(.error(.unknownOp, "unknown op \(PayloadChecker.describe(opValue)); expected one of \(ops)", at: "/op"))
         }
         var event = Event(op: op)
-        if let d = root["device"] {
+        if let d = root[HashedKey.device] {
             guard d.kind == .string, let s = d.string else {
                 return .rejected(.error(.wrongType, "device must be a string, got \(PayloadChecker.describe(d))", at: "/device"))
             }
             event.device = s
         }
-        if let a = root["account"] {
+        if let a = root[HashedKey.account] {
             guard a.kind == .string, let s = a.string else {
                 return .rejected(.error(.wrongType, "account must be a string, got \(PayloadChecker.describe(a))", at: "/account"))
             }
             event.account = s
         }
-        if let i = root["id"] {
+        if let i = root[HashedKey.id] {
             guard i.kind == .string, let s = i.string else {
                 return .rejected(.error(.wrongType, "id must be a string, got \(PayloadChecker.describe(i))", at: "/id"))
             }
@@ -80,7 +81,7 @@ public final class LineAnalyzer {
             }
             event.id = s
         }
-        if let t = root["at"], !t.isNull {
+        if let t = root[HashedKey.at], !t.isNull {
             switch t.kind {
             case .int, .double:
                 guard let v = t.number, v.isFinite, !t.intOverflowed else {
@@ -103,11 +104,11 @@ public final class LineAnalyzer {
         }
         switch op {
         case .push:
-            guard let payload = root["payload"] else {
+            guard let payload = root[HashedKey.payload] else {
                 return .rejected(.error(.missingField, "a push needs a \"payload\"", at: "/payload"))
             }
             var pushType: String? = nil
-            if let p = root["push-type"] {
+            if let p = root[HashedKey.pushType] {
                 guard p.kind == .string else {
                     return .rejected(.error(.wrongType, "push-type must be a string, got \(PayloadChecker.describe(p))", at: "/push-type"))
                 }
@@ -116,10 +117,12 @@ public final class LineAnalyzer {
             // The line's length bounds the payload's compact size: the checker measures the
             // payload (json-c writes it) only when the line is over the limit.
             let size = payload.kind == .object ? line.count : 0
-            return push(payload, size: size, measured: false, base: "/payload", pushType: pushType, line: line, event)
+            return push(
+                payload, aps: payload[HashedKey.aps], size: size, measured: false, base: "/payload", pushType: pushType,
+                line: line, event)
         case .set:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
-            if let c = root["count"], !c.isNull {
+            if let c = root[HashedKey.count], !c.isNull {
                 guard c.kind == .int, let n = c.int, n >= 0, n <= Int64(Int32.max) else {
                     return .rejected(
                         .error(.wrongType, "count must be an integer from 0 to 2147483647, got \(PayloadChecker.describe(c))", at: "/count")
@@ -129,14 +132,14 @@ public final class LineAnalyzer {
             } else {
                 event.action = .dot
             }
-            if let t = root["ttl"], !t.isNull {
+            if let t = root[HashedKey.ttl], !t.isNull {
                 guard t.kind == .int || t.kind == .double, let v = t.number, v.isFinite, v >= 0, !t.intOverflowed else {
                     return .rejected(
                         .error(.wrongType, "ttl must be a number of seconds, 0 or more, got \(PayloadChecker.describe(t))", at: "/ttl"))
                 }
                 event.ttl = v
             }
-            if let o = root["once"], !o.isNull {
+            if let o = root[HashedKey.once], !o.isNull {
                 guard o.kind == .string, let token = o.string, !token.isEmpty else {
                     return .rejected(.error(.wrongType, "once must be a non-empty string, got \(PayloadChecker.describe(o))", at: "/once"))
                 }
@@ -146,7 +149,7 @@ public final class LineAnalyzer {
         case .clear:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
             var force = false
-            if let f = root["force"], !f.isNull {
+            if let f = root[HashedKey.force], !f.isNull {
                 guard let b = f.bool else {
                     return .rejected(.error(.wrongType, "force must be a boolean, got \(PayloadChecker.describe(f))", at: "/force"))
                 }
@@ -167,15 +170,15 @@ public final class LineAnalyzer {
             }
             event.path = path
         case .appear, .disappear:
-            guard let p = root["page"], p.kind == .string, let page = p.string else {
+            guard let p = root[HashedKey.page], p.kind == .string, let page = p.string else {
                 return .rejected(
                     .error(
-                        root["page"] == nil ? .missingField : .wrongType,
+                        root[HashedKey.page] == nil ? .missingField : .wrongType,
                         "\(op.rawValue) needs a \"page\" string", at: "/page"))
             }
             event.page = page
         case .reconcile:
-            if let b = root["badge"] {
+            if let b = root[HashedKey.badge] {
                 guard b.kind == .int, let n = b.int, !b.intOverflowed else {
                     return .rejected(
                         .error(.wrongType, "badge must be an integer, 0 or more, got \(PayloadChecker.describe(b))", at: "/badge"))
@@ -195,7 +198,7 @@ public final class LineAnalyzer {
                 return .rejected(
                     .error(.invalidValue, "expire acts on every account: it must not name \"\(field)\"", at: "/" + field))
             }
-            guard event.at != nil, let t = root["at"] else {
+            guard event.at != nil, let t = root[HashedKey.at] else {
                 return .rejected(.error(.missingField, "expire needs \"at\", the time marks due by then expire", at: "/at"))
             }
             event.atText = t.serialized(pretty: false)
@@ -210,24 +213,26 @@ public final class LineAnalyzer {
     }
 
     private func pathField(_ root: JSONRef, into event: inout Event) -> String? {
-        guard let p = root["path"], p.kind == .string else { return nil }
+        guard let p = root[HashedKey.path], p.kind == .string else { return nil }
         return p.string
     }
 
     private func rejectedPath(_ root: JSONRef) -> LineResult {
-        guard let p = root["path"] else {
+        guard let p = root[HashedKey.path] else {
             return .rejected(.error(.missingField, "this op needs a \"path\" such as \"root.chat.alice\"", at: "/path"))
         }
         return .rejected(.error(.wrongType, "path must be a string, got \(PayloadChecker.describe(p))", at: "/path"))
     }
 
     /// Validates and routes a payload, completing `event` (taken, not copied: the result
-    /// moves it into the `LineResult`).
+    /// moves it into the `LineResult`). `aps` is the payload's `aps` member, looked up once
+    /// for the checker and the routing.
     private func push(
-        _ payload: JSONRef, size: Int, measured: Bool, base: String, pushType: String?, line: UnsafeRawBufferPointer,
-        _ event: consuming Event
+        _ payload: JSONRef, aps: JSONRef?, size: Int, measured: Bool, base: String, pushType: String?,
+        line: UnsafeRawBufferPointer, _ event: consuming Event
     ) -> LineResult {
-        let report = PayloadChecker.check(payload, byteCount: size, measured: measured, pushType: pushType, base: base)
+        let report = PayloadChecker.check(
+            payload, aps: aps, byteCount: size, measured: measured, pushType: pushType, base: base)
         if let error = report.firstError { return .rejected(error) }
         event.kind = report.kind
         event.badge = report.badge
@@ -236,7 +241,7 @@ public final class LineAnalyzer {
             // The input's own bytes when the text can be cut; json-c's parse otherwise.
             event.stamp = PayloadStamp.cut(line, envelope: !base.isEmpty) ?? PayloadStamp.rewritten(payload)
         }
-        switch rules.route(payload, base: base) {
+        switch rules.route(payload, aps: aps, base: base) {
         case .none:
             event.rule = nil
         case .failed(let d):

@@ -77,4 +77,19 @@ private func firstInvalid(_ bytes: [UInt8]) -> Int? {
             }
         }
     }
+
+    @Test(
+        arguments: [
+            // Empty; ASCII of 1, 15 (the most a small string holds) and 16 bytes; non-ASCII short
+            // and long; ill-formed bytes short and long (repaired as String(decoding:) repairs).
+            [], Array("a".utf8), Array("root.chat.t2109".utf8), Array("root.chat.t21090".utf8),
+            Array("é日".utf8), Array("mixed é 日本 😀 text, longer than a small string".utf8),
+            [0x61, 0x80, 0x62], [0xE6, 0x97] + Array("a text longer than fifteen bytes".utf8), [0xF4, 0x90, 0x80, 0x80],
+        ] as [[UInt8]])
+    func stringIsWhatDecodingMakes(_ bytes: [UInt8]) {
+        let made = bytes.withUnsafeBufferPointer { UTF8Check.string($0) }
+        let decoded = String(decoding: bytes, as: UTF8.self)
+        #expect(made == decoded)
+        #expect(Array(made.utf8) == Array(decoded.utf8))
+    }
 }
