@@ -77,7 +77,7 @@ struct TreeCommand: ParsableCommand {
             // lists the ids). A state with checkpoints may hold millions: only the one.
             let wanted = account ?? device ?? ""
             stream = try store.stream(rules: ruleSet, accounts: [wanted], compact: false)
-            let found = stream.accounts[wanted].map { account != nil || $0.devices[wanted] != nil } ?? false
+            let found = stream.table[wanted].map { account != nil || $0.devices[wanted] != nil } ?? false
             if !found && !type(of: store).checkpoints { stream = try store.stream(rules: ruleSet, accounts: nil, compact: false) }
         } catch {
             Console.error("badgeflow: error: state file \(error.description)")
@@ -91,23 +91,24 @@ struct TreeCommand: ParsableCommand {
             ids.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { "\"\($0)\"" }.joined(separator: ", ")
         }
         // Which account, and which device of it (nil: the account alone).
+        let accounts = stream.accounts
         let accountID: String
         if let account {
-            guard stream.accounts[account] != nil else {
-                let known = quotedList(stream.accounts.keys)
+            guard accounts[account] != nil else {
+                let known = quotedList(accounts.keys)
                 Console.error("badgeflow: error: no account \"\(account)\" in \(state)\(known.isEmpty ? "" : "; accounts: \(known)")")
                 throw Exit.usage
             }
             accountID = account
         } else {
             let id = device ?? ""
-            if stream.accounts[id]?.devices[id] != nil {
+            if accounts[id]?.devices[id] != nil {
                 accountID = id
             } else {
-                let holding = stream.accounts.filter { $0.value.devices[id] != nil }.map(\.key)
+                let holding = accounts.filter { $0.value.devices[id] != nil }.map(\.key)
                 guard holding.count == 1, let only = holding.first else {
                     if holding.isEmpty {
-                        let known = quotedList(Set(stream.accounts.values.flatMap(\.devices.keys)))
+                        let known = quotedList(Set(accounts.values.flatMap(\.devices.keys)))
                         Console.error("badgeflow: error: no device \"\(id)\" in \(state)\(known.isEmpty ? "" : "; devices: \(known)")")
                     } else {
                         Console.error("badgeflow: error: device \"\(id)\" is in accounts \(quotedList(holding)); pick one with --account")
@@ -117,7 +118,7 @@ struct TreeCommand: ParsableCommand {
                 accountID = only
             }
         }
-        guard let acc = stream.accounts[accountID] else { throw Exit.usage }
+        guard let acc = accounts[accountID] else { throw Exit.usage }
         let deviceID = device ?? (account == nil ? "" : nil)
         var icon = ruleSet.icon == .tree ? acc.tree.total : 0
         // Under icon policy `tree`: the number the device was last delivered (what the

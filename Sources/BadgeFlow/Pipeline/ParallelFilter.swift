@@ -45,7 +45,7 @@ public final class ParallelFilter {
     /// Reads the stored accounts a batch needs while the batch before it is applied (an
     /// SQLite state's reader thread); only with worker threads, which analyse batches ahead.
     public var prefetcher: (any AccountPrefetcher)? {
-        didSet { stream.recordsEvictions = prefetcher != nil }
+        didSet { stream.table.recordsEvictions = prefetcher != nil }
     }
     /// The batch whose accounts the prefetcher is reading.
     private var requested: Batch?
@@ -273,15 +273,19 @@ extension ParallelFilter {
             stream.installPrefetched([:])
         }
         // No request is outstanding now: evictions before the next one cannot matter.
-        stream.evictedSinceRequest.removeAll(keepingCapacity: true)
+        stream.table.evictedSinceRequest.removeAll(keepingCapacity: true)
         // Waiting for the next batch's analysis (a few ms of the workers) costs less than
         // loading its accounts here, one by one, after this batch.
         guard let next = inFlight.first else { return }
         queue.waitDone(next)
         var ids: [String] = []
         var seen: Set<String> = []
-        for id in next.accountIDs where stream.accounts[id] == nil && seen.insert(id).inserted {
-            ids.append(id)
+        // Inside `withStream`: reading `stream.table` off the class copies the table's value
+        // (a retain and release of each of its parts) once per id.
+        withStream { stream in
+            for id in next.accountIDs where stream.table.slot(of: id) == nil && seen.insert(id).inserted {
+                ids.append(id)
+            }
         }
         guard !ids.isEmpty else { return }
         requested = next

@@ -248,7 +248,7 @@ public struct ReplayReport {
                 if let time, time > endTime { endTime = time }
             }
         }
-        if session.stream.accounts.count > Self.expanded + Self.expanded / 4 {
+        if session.stream.residentCount > Self.expanded + Self.expanded / 4 {
             session.stream.compact(keeping: Self.expanded)
         }
     }
@@ -393,7 +393,7 @@ public struct ReplayReport {
                 if let i = shownIndex[id] { record(a, seq: result.seq, account: id, at: i) }
             }
         }
-        if session.stream.accounts.count > Self.expanded + Self.expanded / 4 {
+        if session.stream.residentCount > Self.expanded + Self.expanded / 4 {
             session.stream.compact(keeping: Self.expanded)
         }
     }
@@ -485,7 +485,7 @@ public struct ReplayReport {
     private mutating func delivered(account id: String, at i: Int) -> [BadgeUpdate] {
         // Each device's number as the engine now holds it (whatever the rules for delivering are).
         var delivered: [BadgeUpdate] = []
-        let devices = session.stream.accounts[id]?.devices ?? [:]
+        let devices = session.stream.table[id]?.devices ?? [:]
         for (device, state) in devices {
             let n = rules.icon == .tree ? state.delivered : state.payloadIcon
             if shown[i].lastDelivered[device] != n {

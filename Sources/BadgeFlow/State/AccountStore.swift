@@ -39,7 +39,7 @@ package protocol AccountStore: AccountSource {
     /// are not the recorded ones, in one transaction; returns each account's stored device
     /// and mark counts.
     func commitCheckpoint(
-        _ changed: [(id: String, account: Account)], seq: Int, input: String, rules: RuleSet
+        _ changed: [ChangedAccount], seq: Int, input: String, rules: RuleSet
     ) throws(StateFile.Failure) -> [(String, (Int, Int))]
     /// Closes the database (or this connection to it).
     func close()

@@ -395,8 +395,8 @@ package final class StateSession {
         let start = now()
         defer { _ = notePause(since: start) }
         return filter.withStream { stream in
-            let excess = stream.accounts.count - keepAfterEviction
-            let free = stream.accounts.count - stream.changedCount - stream.inFlightCount
+            let excess = stream.residentCount - keepAfterEviction
+            let free = stream.residentCount - stream.changedCount - stream.inFlightCount
             if store.isCommitPending && free < excess {
                 do throws(StateFile.Failure) { try finishCommit(store, &stream) } catch {
                     stateError = Self.checkpointFailure(error)
@@ -420,11 +420,11 @@ package final class StateSession {
             // the expanded accounts' use counts every few thousand lines.
             let keep = options.expandedAccounts
             let over = keep > Int.max - keep / 4 ? Int.max : keep + keep / 4
-            filter.withStream { stream in if stream.accounts.count > over { stream.compact(keeping: keep) } }
+            filter.withStream { stream in if stream.residentCount > over { stream.compact(keeping: keep) } }
             return
         }
         guard checkpointsOnTheWay else { return }
-        let crowded = options.maxResident.map { n in filter.withStream { $0.accounts.count > n } } ?? false
+        let crowded = options.maxResident.map { n in filter.withStream { $0.residentCount > n } } ?? false
         // Changed accounts past half of --max-resident are committed early, while the
         // committed half still gives evictions room: a commit runs beside the batches that
         // follow instead of holding them up.

@@ -15,21 +15,9 @@ public struct Account: Sendable {
     /// The ids of the last events the account applied (an event's `id`), for telling a
     /// duplicate: see ``RecentIDs``.
     public var ids = RecentIDs()
-    /// When a tracking stream last used the account (its use counter); for eviction.
-    var lastUse: UInt64 = 0
-    /// The time of the stream's ``DueIndex`` entry for the account, when it has one that
-    /// the account knows of.
-    var indexedDue: Double?
-    /// An `expire` found nothing due where a state's due index said there might be: the
-    /// next commit drops the entry.
-    var dueStale = false
-    /// Changed since the stream's last ``BadgeStream/takeChanged()``.
-    var dirty = false
-    /// Taken by a commit that has not finished (``BadgeStream/beginCommit()``): the account
-    /// stays in memory until it has, or a reload could read the row before it.
-    var inFlight = false
-    /// Devices and marks as last stored in an SQLite state (its totals), when loaded from one.
-    var storedCounts: (Int, Int)?
+    // What a stream keeps about an account in memory (last use, changes, commits, what a
+    // store last stored, its due index entry) is the stream's AccountTable's, not the
+    // account's: an account is only what it describes.
 
     /// An account with an empty tree and no devices.
     public init(rules: RuleSet) {

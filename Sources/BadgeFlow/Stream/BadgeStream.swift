@@ -58,16 +58,11 @@ public protocol AccountPrefetcher: AnyObject {
 public struct BadgeStream: Sendable {
     /// The compiled rules.
     public let rules: RuleSet
-    /// Accounts by id, created on first use. An event without `account` uses the account
-    /// whose id is its device id.
-    ///
-    /// These are the accounts in memory in expanded form: with compaction on
-    /// (``compact(keeping:)``) idle accounts are held compactly instead, and with a
-    /// ``source`` some are not in memory at all. ``account(_:)``, ``accountCount`` and
-    /// ``accountIDs`` see the compact ones too.
-    public internal(set) var accounts: [String: Account] = [:]
+    /// The accounts in memory and their residency (use, changes, commits, eviction,
+    /// compaction, read-ahead).
+    package internal(set) var table = AccountTable()
     /// Idle accounts in compact form (``compact(keeping:)``).
-    var compacted = CompactAccounts()
+    var compacted: CompactAccounts { table.compacted }
     /// The accounts with expiring marks, by when the first may be due (for `expire`).
     var due = DueIndex()
     /// Lines rejected so far.
@@ -75,43 +70,49 @@ public struct BadgeStream: Sendable {
     /// The `seq` of the first line rejected, if any.
     public private(set) var firstRejectedSeq: Int?
 
-    /// Where an account not in ``accounts`` is looked up before it is created empty (a
+    /// Accounts by id, created on first use. An event without `account` uses the account
+    /// whose id is its device id.
+    ///
+    /// A copy of the accounts in memory in expanded form (made on each call): with
+    /// compaction on (``compact(keeping:)``) idle accounts are held compactly instead, and
+    /// with a ``source`` some are not in memory at all. ``account(_:)``, ``accountCount``
+    /// and ``accountIDs`` see the compact ones too, without the copy.
+    public var accounts: [String: Account] {
+        Dictionary(table.resident.map { ($0.id, $0.account) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// The number of accounts in memory in expanded form.
+    public var residentCount: Int { table.count }
+
+    /// Where an account not in memory is looked up before it is created empty (a
     /// database); nil: accounts start empty. Setting it turns change tracking on.
     public var source: (any AccountSource)? {
         didSet { if source != nil { tracksChanges = true } }
     }
-    /// Whether the stream records which accounts changed (``takeChanged()``) and when each
+    /// Whether the stream records which accounts changed (``changedCount``) and when each
     /// was last used (``evict(keeping:)``).
-    public var tracksChanges = false
+    public var tracksChanges: Bool {
+        get { table.tracksChanges }
+        set { table.tracksChanges = newValue }
+    }
     /// Whether the stream records when each account was last used, for
     /// ``compact(keeping:)`` (on with ``tracksChanges``).
-    public var tracksUse = false
-    /// Ids of accounts changed since the last ``takeChanged()``.
-    private var changed: [String] = []
-    private var useCounter: UInt64 = 0
-    /// Accounts an ``AccountPrefetcher`` read ahead for the batch being applied (nil: the
-    /// store has none); used instead of asking ``source``.
-    var prefetched: [String: Account?] = [:]
-    /// With a prefetcher: the ids ``evict(keeping:)`` dropped since the last request.
-    var evictedSinceRequest: Set<String> = []
-    var recordsEvictions = false
-    /// With `keepsUndo`: each account as it was before the batch being applied first touched
-    /// it (nil: the batch created it), so that ``undoBatch()`` can take the batch back.
-    private var undo: [String: Account?] = [:]
+    public var tracksUse: Bool {
+        get { table.tracksUse }
+        set { table.tracksUse = newValue }
+    }
     /// Whether ``beginBatch()`` and ``undoBatch()`` work (a JSON state: what is saved after a
     /// failed write must not hold the batch whose results were not written).
-    package var keepsUndo = false {
-        didSet { undo.removeAll() }
+    package var keepsUndo: Bool {
+        get { table.keepsUndo }
+        set { table.keepsUndo = newValue }
     }
 
     /// Starts a batch: ``undoBatch()`` takes back what is applied from now on.
-    package mutating func beginBatch() { undo.removeAll(keepingCapacity: true) }
+    package mutating func beginBatch() { table.beginBatch() }
 
     /// Puts back every account the batch since ``beginBatch()`` touched, as it was before.
-    package mutating func undoBatch() {
-        for (id, before) in undo { accounts[id] = before }
-        undo.removeAll()
-    }
+    package mutating func undoBatch() { table.undoBatch() }
 
     /// Accounts taken from ``source`` so far: read ahead by a prefetcher, or loaded on the
     /// applying thread when the line needed them (`--checkpoint-stats`).
@@ -126,100 +127,33 @@ public struct BadgeStream: Sendable {
     /// Creates a stream with no accounts.
     public init(rules: RuleSet) { self.rules = rules }
 
-    /// The ids of the accounts changed since the last call, with the accounts, which then
-    /// count as unchanged (e.g. committed by a checkpoint).
-    public mutating func takeChanged() -> [(id: String, account: Account)] {
-        var out: [(id: String, account: Account)] = []
-        out.reserveCapacity(changed.count)
-        for id in changed {
-            guard let i = accounts.index(forKey: id) else { continue }
-            accounts.values[i].dirty = false
-            out.append((id, accounts.values[i]))
-        }
-        changed.removeAll(keepingCapacity: true)
-        return out
-    }
+    /// The accounts changed since the last call, which then count as unchanged (e.g.
+    /// committed by a checkpoint).
+    package mutating func takeChanged() -> [ChangedAccount] { table.takeChanged() }
 
     /// ``takeChanged()`` for a commit that runs while the stream goes on: the accounts taken
     /// stay in memory (``evict(keeping:)`` passes them over) until ``endCommit(_:)``.
-    package mutating func beginCommit() -> [(id: String, account: Account)] {
-        let taken = takeChanged()
-        for (id, _) in taken {
-            guard let i = accounts.index(forKey: id), !accounts.values[i].inFlight else { continue }
-            accounts.values[i].inFlight = true
-            inFlightCount += 1
-        }
-        return taken
-    }
+    package mutating func beginCommit() -> [ChangedAccount] { table.beginCommit() }
 
-    /// Records what the commit begun by ``beginCommit()`` stored (each account's devices and
-    /// marks); its accounts may leave memory again.
-    package mutating func endCommit(_ stored: [(String, (Int, Int))]) {
-        for (id, counts) in stored {
-            guard let i = accounts.index(forKey: id) else { continue }
-            accounts.values[i].storedCounts = counts
-            if accounts.values[i].inFlight {
-                accounts.values[i].inFlight = false
-                inFlightCount -= 1
-            }
-        }
-    }
+    /// Records what a commit stored (each account's devices and marks, in the order it was
+    /// handed them); the accounts of the commit begun by ``beginCommit()`` may leave memory
+    /// again.
+    package mutating func endCommit(_ stored: [(String, (Int, Int))]) { table.endCommit(stored) }
 
     /// Takes back a commit that failed: its accounts (`ids`) count as changed again, so the
     /// next commit writes them, and may leave memory once that one ends.
-    package mutating func abortCommit(_ ids: some Sequence<String>) {
-        for id in ids {
-            guard let i = accounts.index(forKey: id) else { continue }
-            if accounts.values[i].inFlight {
-                accounts.values[i].inFlight = false
-                inFlightCount -= 1
-            }
-            if tracksChanges && !accounts.values[i].dirty {
-                accounts.values[i].dirty = true
-                changed.append(id)
-            }
-        }
-    }
+    package mutating func abortCommit(_ ids: some Sequence<String>) { table.abortCommit(ids) }
 
     /// The number of accounts of a commit under way (``beginCommit()``).
-    package private(set) var inFlightCount = 0
+    package var inFlightCount: Int { table.inFlightCount }
 
-    /// The number of accounts changed since the last ``takeChanged()``.
-    public var changedCount: Int { changed.count }
+    /// The number of accounts changed since the last checkpoint took them.
+    public var changedCount: Int { table.changedCount }
 
     /// Drops the least recently used unchanged accounts until at most `n` are in memory
-    /// (changed ones stay until ``takeChanged()``, and those of a commit under way until it
-    /// ends); ``source`` loads them again when needed.
-    public mutating func evict(keeping n: Int) {
-        guard accounts.count > n else { return }
-        // Removed one by one: the accounts kept are neither copied nor rehashed.
-        let gone = leastRecentlyUsed(accounts.count - n, onlyClean: true)
-        for id in gone { accounts.removeValue(forKey: id) }
-        if recordsEvictions { evictedSinceRequest.formUnion(gone) }
-    }
-
-    /// The ids of the `count` least recently used accounts in memory (`onlyClean`: of those
-    /// neither changed nor in a commit under way; fewer when fewer are). Accounts that share
-    /// the cut-off's use count (loaded and never used: 0) all come with it.
-    private func leastRecentlyUsed(_ count: Int, onlyClean: Bool) -> [String] {
-        // Flags read in place: passing the account to a predicate would copy it.
-        func eligible(_ i: Dictionary<String, Account>.Index) -> Bool {
-            !onlyClean || (!accounts.values[i].dirty && !accounts.values[i].inFlight)
-        }
-        var uses: [UInt64] = []
-        uses.reserveCapacity(accounts.count)
-        for i in accounts.indices where eligible(i) { uses.append(accounts.values[i].lastUse) }
-        let excess = min(count, uses.count)
-        guard excess > 0 else { return [] }
-        // Selected, not sorted.
-        let cutoff = Self.select(excess - 1, in: &uses)
-        var ids: [String] = []
-        ids.reserveCapacity(excess)
-        for i in accounts.indices where accounts.values[i].lastUse <= cutoff && eligible(i) {
-            ids.append(accounts.keys[i])
-        }
-        return ids
-    }
+    /// (changed ones stay until a checkpoint takes them, and those of a commit under way
+    /// until it ends); ``source`` loads them again when needed.
+    public mutating func evict(keeping n: Int) { table.evict(keeping: n) }
 
     /// Holds all but the `n` most recently used expanded accounts in compact form (about
     /// 100 bytes for an account with one device and three marks instead of ~1.5 KB); each
@@ -229,93 +163,39 @@ public struct BadgeStream: Sendable {
     /// ``evict(keeping:)``); turns ``tracksUse`` on. An account too large for the compact
     /// form (over 1 MiB of it) stays expanded.
     public mutating func compact(keeping n: Int) {
-        let n = max(n, 0)
-        tracksUse = true
-        guard source == nil, accounts.count > n else { return }
-        let gone = leastRecentlyUsed(accounts.count - n, onlyClean: false)
-        for id in gone {
-            // Moved out, not copied (a copy retains every part of the account once more).
-            guard let i = accounts.index(forKey: id) else { continue }
-            var account = accounts.remove(at: i).value
-            if !compacted.insert(account, as: id) {
-                // Too large for the compact form: it stays, counted as just used so that the
-                // next compaction does not encode it again at once.
-                useCounter &+= 1
-                account.lastUse = useCounter
-                accounts[id] = account
-            }
+        guard source == nil else {
+            tracksUse = true
+            return
         }
+        table.compact(keeping: max(n, 0))
     }
 
-    /// The `k`-th smallest of `values` (0-based), moving them around: quickselect, O(n) on
-    /// average. `k` must be an index of `values`.
-    static func select(_ k: Int, in values: inout [UInt64]) -> UInt64 {
-        var low = 0, high = values.count - 1
-        while low < high {
-            // Median of three as the pivot: use counts often come in runs.
-            let mid = low + (high - low) / 2
-            let a = values[low], b = values[mid], c = values[high]
-            let pivot = max(min(a, b), min(max(a, b), c))
-            var i = low, j = high
-            while i <= j {
-                while values[i] < pivot { i += 1 }
-                while values[j] > pivot { j -= 1 }
-                if i <= j {
-                    values.swapAt(i, j)
-                    i += 1
-                    j -= 1
-                }
-            }
-            if k <= j {
-                high = j
-            } else if k >= i {
-                low = i
-            } else {
-                return values[k]
-            }
-        }
-        return values[k]
-    }
-
-    /// Adds a loaded account: compact when `compact`, else expanded.
-    mutating func addLoaded(_ account: Account, as id: String, compact: Bool) {
+    /// Adds a loaded account: compact when `compact`, else expanded; `stored`: read from the
+    /// store the stream commits to (its stored counts are its own).
+    mutating func addLoaded(_ account: Account, as id: String, compact: Bool, stored: Bool = false) {
         // Indexed for `expire` when it holds expiring marks.
         if let time = account.tree.earliestPendingExpiry { due.insert(id, at: time) }
-        // An id met twice (a file that repeats a key) keeps its last value, in one form only.
-        if compact {
-            tracksUse = true
-            if compacted.insert(account, as: id) {
-                accounts.removeValue(forKey: id)
-                return
-            }
-        }
-        compacted.remove(id)
-        accounts[id] = account
+        table.addLoaded(account, as: id, compact: compact, stored: stored)
     }
 
     /// The number of accounts, expanded and compact (not those only in ``source``).
-    public var accountCount: Int { accounts.count + compacted.count }
+    public var accountCount: Int { table.count + table.compacted.count }
 
     /// The ids of the accounts, expanded and compact, in no particular order.
-    public var accountIDs: [String] { Array(accounts.keys) + Array(compacted.ids) }
+    public var accountIDs: [String] { table.resident.map(\.id) + Array(table.compacted.ids) }
 
     /// Account `id`, expanded or a copy of its compact form; nil when the stream holds none
     /// (a ``source`` is not asked).
     ///
     /// - Throws: `StateFile.Failure` when a compact account does not decode (an internal error).
     public func account(_ id: String) throws(StateFile.Failure) -> Account? {
-        if let a = accounts[id] { return a }
-        return try compacted.account(id, rules: rules)
+        if let a = table[id] { return a }
+        return try table.compacted.account(id, rules: rules)
     }
 
     /// Takes accounts read ahead for the next batch (``AccountPrefetcher/collect()``),
     /// without those that came into memory or were evicted since they were requested.
-    mutating func installPrefetched(_ ahead: [String: Account?]) {
-        prefetched = ahead
-        for id in ahead.keys where accounts[id] != nil || evictedSinceRequest.contains(id) {
-            prefetched.removeValue(forKey: id)
-        }
-    }
+    mutating func installPrefetched(_ ahead: [String: Account?]) { table.installPrefetched(ahead) }
 
     /// The state of `device` in `account` (by default the device's own account), if it has
     /// joined it.
@@ -335,14 +215,14 @@ public struct BadgeStream: Sendable {
             noteRejected(seq)
             ResultLine.error(diagnostic, seq: seq, into: &out)
         case .event(let event):
-            var index: Dictionary<String, Account>.Index? = nil
+            var index: Int? = nil
             switch apply(event, seq: seq, at: &index) {
             case .rejected(let d):
                 noteRejected(seq)
                 ResultLine.error(d, seq: seq, into: &out)
             case .applied(let effects):
                 if !effects.change.isEmpty, let index {
-                    ResultLine.event(event, effects, tree: &accounts.values[index].tree, seq: seq, into: &out)
+                    ResultLine.event(event, effects, tree: &table.slots[index].account.tree, seq: seq, into: &out)
                 } else {
                     ResultLine.event(event, effects, seq: seq, into: &out)
                 }
@@ -366,7 +246,7 @@ public struct BadgeStream: Sendable {
             noteRejected(seq)
             return StreamResult(seq: seq, body: .rejected(diagnostic))
         case .event(let event):
-            var index: Dictionary<String, Account>.Index? = nil
+            var index: Int? = nil
             switch apply(event, seq: seq, at: &index) {
             case .rejected(let d):
                 noteRejected(seq)
@@ -375,7 +255,7 @@ public struct BadgeStream: Sendable {
                 if !effects.change.isEmpty, let index {
                     // A result leaving the stream holds its states.
                     let decrement = effects.outcome.decrement
-                    effects.outcome = accounts.values[index].tree.outcome(of: effects.change)
+                    effects.outcome = table.slots[index].account.tree.outcome(of: effects.change)
                     effects.outcome.decrement = decrement
                     effects.change = BadgeTree.Change()
                 }
@@ -384,40 +264,40 @@ public struct BadgeStream: Sendable {
         }
     }
 
-    /// Applies `event`; `at`: the index of its account when it was applied (for its
+    /// Applies `event`; `at`: the slot of its account when it was applied (for its
     /// ``StreamResult/Effects/change``, read from the account's tree).
     private mutating func apply(
-        _ event: borrowing Event, seq: Int, at applied: inout Dictionary<String, Account>.Index?
+        _ event: borrowing Event, seq: Int, at applied: inout Int?
     ) -> StreamResult.Applying {
         if let refused = Self.refusedForNUL(event) { return .rejected(refused) }
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
         let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay)
         if event.op == .expire { return expireFleet(event, settings: settings) }
-        // Mutate the account in place in the dictionary: one hash, no copy of its tree.
+        // Mutate the account in place in its slot: one hash, no copy of its tree.
         let id = event.accountID
-        let index: Dictionary<String, Account>.Index
+        let index: Int
         let created: Bool
-        switch lookUp(id, pointer: event.account == nil ? "/device" : "/account") {
+        switch lookUp(id) {
         case .success(let found): (index, created) = found
         case .failure(let d): return .rejected(d)
         }
         let eventID = event.id
-        if let eventID, accounts.values[index].ids.contains(eventID) {
-            return Self.duplicate(event, account: accounts.values[index], settings: settings)
+        if let eventID, table.slots[index].account.ids.contains(eventID) {
+            return Self.duplicate(event, account: table.slots[index].account, settings: settings)
         }
         let own = event.account.map { $0 == event.device } ?? true
         // Read in the static apply, which holds the account in place: reading it here through
-        // `accounts.values[index]` copies the account (a retain and release of each part).
+        // `table.slots[index].account` copies the account (a retain and release of each part).
         var expiring = false
         let body = Self.apply(
-            event, seq: seq, settings: settings, rules: rules, own: own, to: &accounts.values[index], expiring: &expiring)
+            event, seq: seq, settings: settings, rules: rules, own: own, to: &table.slots[index].account, expiring: &expiring)
         if case .rejected = body {
             // A rejected line creates no account (one found in the state stays as it was).
-            if created { accounts.remove(at: index) }
+            if created { table.remove(index) }
             return body
         }
-        if let eventID { accounts.values[index].ids.insert(eventID) }
+        if let eventID { table.slots[index].account.ids.insert(eventID) }
         // One branch for an account without expiring marks.
         if expiring { indexDue(index) }
         noteUse(index)
@@ -425,53 +305,45 @@ public struct BadgeStream: Sendable {
         return body
     }
 
-    /// Puts the account at `index` in ``due`` when its first mark may be due earlier than
+    /// Puts the account in slot `index` in ``due`` when its first mark may be due earlier than
     /// the entry it knows of.
-    private mutating func indexDue(_ index: Dictionary<String, Account>.Index) {
-        guard let time = accounts.values[index].tree.earliestPendingExpiry else { return }
-        if let known = accounts.values[index].indexedDue, known <= time { return }
-        accounts.values[index].indexedDue = time
-        due.insert(accounts.keys[index], at: time)
+    private mutating func indexDue(_ index: Int) {
+        guard let time = table.slots[index].account.tree.earliestPendingExpiry else { return }
+        if let known = table.slots[index].indexedDue, known <= time { return }
+        table.slots[index].indexedDue = time
+        due.insert(table.slots[index].id, at: time)
     }
 
-    /// Records that the account at `index` was used and changed (for eviction, compaction
+    /// Records that the account in slot `index` was used and changed (for eviction, compaction
     /// and checkpoints).
-    private mutating func noteUse(_ index: Dictionary<String, Account>.Index) {
-        if tracksChanges || tracksUse {
-            useCounter &+= 1
-            accounts.values[index].lastUse = useCounter
-        }
-        if tracksChanges {
-            if !accounts.values[index].dirty {
-                accounts.values[index].dirty = true
-                changed.append(accounts.keys[index])
-            }
-        }
-    }
+    private mutating func noteUse(_ index: Int) { table.noteUse(index) }
 
-    /// The account `id` in memory: expanded from its compact form, read ahead, loaded from
-    /// ``source``, or made empty (`created`).
+    /// The slot of account `id` in memory: expanded from its compact form, read ahead,
+    /// loaded from ``source``, or made empty (`created`).
     private mutating func lookUp(
-        _ id: String, pointer: String
-    ) -> Result<(Dictionary<String, Account>.Index, created: Bool), Diagnostic> {
-        if let found = accounts.index(forKey: id) {
-            if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(accounts.values[found], forKey: id) }
+        _ id: String
+    ) -> Result<(Int, created: Bool), Diagnostic> {
+        if let found = table.slot(of: id) {
+            table.keepForUndo(id, slot: found)
             return .success((found, false))
         }
         var thawed: Account? = nil
-        if !compacted.isEmpty {
-            do { thawed = try compacted.take(id, rules: rules) } catch {
+        if !table.compacted.isEmpty {
+            do { thawed = try table.compacted.take(id, rules: rules) } catch {
                 sourceFailure = error
                 return .failure(.error(.invalidPath, "account \"\(id)\" could not be expanded: \(error.description)", at: ""))
             }
         }
         // Undoing the batch puts an expanded account back as it was (nil: it is dropped).
-        if keepsUndo, undo.index(forKey: id) == nil { undo.updateValue(thawed, forKey: id) }
+        table.keepForUndo(id, slot: nil, before: thawed)
         // An empty account is made only when none is found (making one builds a tree).
         var found = thawed
-        if found == nil, let ahead = prefetched.removeValue(forKey: id) {
+        // Read from the store: its stored counts are its own.
+        var loaded = false
+        if found == nil, let ahead = table.takePrefetched(id) {
             loads.ahead += 1
             found = ahead
+            loaded = ahead != nil
         } else if found == nil, let source {
             loads.inline += 1
             do { found = try source.loadAccount(id, rules: rules) } catch {
@@ -479,13 +351,11 @@ public struct BadgeStream: Sendable {
                 return .failure(
                     .error(.invalidPath, "account \"\(id)\" could not be loaded from the state: \(error.description)", at: ""))
             }
+            loaded = found != nil
         }
         let created = found == nil
-        accounts[id] = found ?? Account(rules: rules)
-        guard let made = accounts.index(forKey: id) else {
-            return .failure(.error(.invalidPath, "account \"\(id)\" could not be created", at: pointer))
-        }
-        return .success((made, created))
+        // Moved into its slot (`take()`), not copied.
+        return .success((table.insert(found.take() ?? Account(rules: rules), as: id, loaded: loaded), created))
     }
 
     /// A fleet-wide `expire`: every account with a mark due at or before the event's time
@@ -507,37 +377,37 @@ public struct BadgeStream: Sendable {
         while let top = due.first, top.time <= time {
             due.removeFirst()
             guard seen.insert(top.account).inserted else { continue }
-            guard case .success(let (index, created)) = lookUp(top.account, pointer: "") else { continue }
+            guard case .success(let (index, created)) = lookUp(top.account) else { continue }
             if created {
                 // Indexed, then gone (not in the state): nothing to expire.
-                accounts.remove(at: index)
+                table.remove(index)
                 continue
             }
-            accounts.values[index].indexedDue = nil
-            let expiry = accounts.values[index].tree.expire(through: time)
-            if source != nil && !accounts.values[index].tree.hasPendingExpiries {
+            table.slots[index].indexedDue = nil
+            let expiry = table.slots[index].account.tree.expire(through: time)
+            if source != nil && !table.slots[index].account.tree.hasPendingExpiries {
                 // No mark left to expire: the stored due entry goes at the next commit.
-                accounts.values[index].dueStale = true
+                table.slots[index].dueStale = true
                 if expiry.paths.isEmpty { noteUse(index) }
             }
             if !expiry.paths.isEmpty {
-                accounts.values[index].clock = max(accounts.values[index].clock, time)
-                let total = accounts.values[index].tree.total
+                table.slots[index].account.clock = max(table.slots[index].account.clock, time)
+                let total = table.slots[index].account.tree.total
                 if settings.icon == .payload, let d = expiry.outcome.decrement {
-                    for i in accounts.values[index].devices.indices {
-                        accounts.values[index].devices.values[i].payloadIcon = max(
-                            0, accounts.values[index].devices.values[i].payloadIcon - d.by)
+                    for i in table.slots[index].account.devices.indices {
+                        table.slots[index].account.devices.values[i].payloadIcon = max(
+                            0, table.slots[index].account.devices.values[i].payloadIcon - d.by)
                     }
                 }
                 let updates =
                     settings.icon == .tree
-                    ? Self.deliver(event, index: nil, total: total, to: &accounts.values[index].devices, own: false) : []
+                    ? Self.deliver(event, index: nil, total: total, to: &table.slots[index].account.devices, own: false) : []
                 entries.append(
                     ExpiredAccount(
                         account: top.account, expired: expiry.paths, outcome: expiry.outcome, icon: total, badgeUpdates: updates))
                 noteUse(index)
             }
-            if accounts.values[index].tree.hasPendingExpiries { indexDue(index) }
+            if table.slots[index].account.tree.hasPendingExpiries { indexDue(index) }
         }
         entries.sort { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
         return .applied(

@@ -14,6 +14,6 @@ extension SQLiteStore {
             stream.abortCommit(changed.lazy.map(\.id))
             throw error
         }
-        for (id, counts) in stored { stream.accounts[id]?.storedCounts = counts }
+        stream.endCommit(stored)
     }
 }

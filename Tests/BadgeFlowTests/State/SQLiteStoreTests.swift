@@ -168,7 +168,7 @@ private func pushLine(_ account: String) -> String {
         let store = try SQLiteStore(path: folder.file("s.sqlite"))
         var a = try #require(Self.stream(accounts: ["a"]).accounts["a"])
         a.devices["d\u{0}"] = a.devices["d0"]
-        _ = try store.commit([(id: "a", account: a)], seq: 1, input: "stdin", cacheSeed: RuleSet.builtIn.rowCacheSeed)
+        _ = try store.commit([ChangedAccount(id: "a", account: a)], seq: 1, input: "stdin", cacheSeed: RuleSet.builtIn.rowCacheSeed)
         let failure = #expect(throws: StateFile.Failure.self) { _ = try store.loadAccount("a", rules: .builtIn) }
         #expect(failure?.description.contains("U+0000") == true, "\(String(describing: failure))")
     }
@@ -230,7 +230,7 @@ private func pushLine(_ account: String) -> String {
 
         var stream = BadgeStream(rules: .builtIn)
         stream.source = store
-        stream.recordsEvictions = true
+        stream.table.recordsEvictions = true
         let prefetcher = try SQLitePrefetcher(path: path, rules: .builtIn)
         prefetcher.request(["x"])
         let ahead = prefetcher.collect()

@@ -190,7 +190,7 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
     @Test func recordedRulesScanTheAccountsAndRefuseACutFile() throws {
         let rules = try RuleSet.parse(#"{"root":"app"}"#)
         var stream = BadgeStream(rules: rules)
-        for i in 0..<300 { stream.accounts["acc\(i)"] = Account(rules: rules) }
+        for i in 0..<300 { stream.table["acc\(i)"] = Account(rules: rules) }
         let folder = try TemporaryFolder()
         let file = folder.file("s.json")
         try StateFile.save(stream, to: file)

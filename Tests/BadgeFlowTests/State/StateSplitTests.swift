@@ -320,7 +320,7 @@ import Testing
         let again = try StateSplit.split(whole, parts: 4, into: folder.file("again"))
         var wrong = try StateFile.load(again[1], rules: .builtIn)
         let stranger = try #require(Self.ids.first { StatePartition.index(of: $0, parts: 4) == 2 })
-        wrong.accounts[stranger] = try StateFile.load(again[2], rules: .builtIn).account(stranger)
+        wrong.table[stranger] = try StateFile.load(again[2], rules: .builtIn).account(stranger)
         try StateFile.save(wrong, to: again[1])
         let overlap = refusal(again)
         #expect(overlap?.contains("belongs in part 2 of 4") == true || overlap?.contains("overlap") == true, "\(overlap ?? "none")")
@@ -357,7 +357,7 @@ extension BadgeStream {
     fileprivate func withAccounts(of other: BadgeStream) -> BadgeStream {
         var s = self
         s.partition = other.partition
-        for id in other.accountIDs { s.accounts[id] = (try? other.account(id)) ?? nil }
+        for id in other.accountIDs { s.table[id] = (try? other.account(id)) ?? nil }
         return s
     }
 }

@@ -278,7 +278,7 @@ private func run(_ lines: [String], on stream: inout BadgeStream, compactingTo k
                 let sorted = values.sorted()
                 for k in Set([0, n / 2, n - 1, Int(next() % UInt64(n))]) {
                     var work = values
-                    #expect(BadgeStream.select(k, in: &work) == sorted[k], "n \(n) spread \(spread) k \(k)")
+                    #expect(AccountTable.select(k, in: &work) == sorted[k], "n \(n) spread \(spread) k \(k)")
                 }
             }
         }

@@ -66,7 +66,7 @@ extension StoreCheckpointer where Store == RocksDBStore {
 extension RocksDBStore: AccountStore {
     /// Commits a checkpoint as one `WriteBatch` (``AccountStore``).
     package func commitCheckpoint(
-        _ changed: [(id: String, account: Account)], seq: Int, input: String, rules: RuleSet
+        _ changed: [ChangedAccount], seq: Int, input: String, rules: RuleSet
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         try commit(changed, seq: seq, input: input, rules: rules)
     }

@@ -563,7 +563,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                 file: path, at: "accounts[\"\(id)\"]",
                 message: "the stored value is damaged, or was written under rules this state did not record")
         }
-        account.storedCounts = (account.devices.count, account.tree.markCount)
         return account
     }
 
@@ -703,11 +702,11 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         var stream = BadgeStream(rules: rules)
         if let ids {
             for id in ids {
-                if let a = try loadAccount(id, rules: rules) { stream.addLoaded(a, as: id, compact: compact) }
+                if let a = try loadAccount(id, rules: rules) { stream.addLoaded(a, as: id, compact: compact, stored: true) }
             }
             return stream
         }
-        try forEachAccount(rules: rules) { id, a in stream.addLoaded(a, as: id, compact: compact) }
+        try forEachAccount(rules: rules) { id, a in stream.addLoaded(a, as: id, compact: compact, stored: true) }
         return stream
     }
 
@@ -730,18 +729,18 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// - Throws: `StateFile.Failure` when a write fails.
     public func store(_ stream: BadgeStream) throws(StateFile.Failure) {
         try recordRules(stream.rules)
-        var part: [(id: String, account: Account)] = []
+        var part: [ChangedAccount] = []
         func flush() throws(StateFile.Failure) {
             _ = try commit(part, seq: seq, input: input, rules: stream.rules, returningCounts: false)
             part.removeAll(keepingCapacity: true)
         }
-        for (id, a) in stream.accounts {
-            part.append((id, a))
+        for c in stream.table.residentForStore {
+            part.append(c)
             if part.count == 50_000 { try flush() }
         }
         for id in stream.compacted.ids {
             guard let a = try stream.compacted.account(id, rules: stream.rules) else { continue }
-            part.append((id, a))
+            part.append(ChangedAccount(id: id, account: a))
             if part.count == 50_000 { try flush() }
         }
         if !part.isEmpty { try flush() }
@@ -761,7 +760,18 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
             stream.abortCommit(changed.lazy.map(\.id))
             throw error
         }
-        for (id, counts) in stored { stream.accounts[id]?.storedCounts = counts }
+        stream.endCommit(stored)
+    }
+
+    /// Each account's id with its device and mark counts, read in place (a closure over the
+    /// elements would copy each account).
+    static func storedCounts(of changed: [ChangedAccount]) -> [(String, (Int, Int))] {
+        var out: [(String, (Int, Int))] = []
+        out.reserveCapacity(changed.count)
+        for i in changed.indices {
+            out.append((changed[i].id, (changed[i].account.devices.count, changed[i].account.tree.markCount)))
+        }
+        return out
     }
 
     /// Writes `changed` and `seq` read from `input` in one `WriteBatch` with the meta, and
@@ -770,12 +780,14 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     ///
     /// - Throws: `StateFile.Failure` when the write fails; nothing of it is then kept.
     func commit(
-        _ changed: [(id: String, account: Account)], seq: Int, input: String, rules: RuleSet,
+        _ changed: [ChangedAccount], seq: Int, input: String, rules: RuleSet,
         returningCounts: Bool = true
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         var accounts = accountCount, devices = deviceCount, marks = markCount
         // Accounts whose stored counts are unknown (not loaded from here): read, if stored.
-        let unknown = changed.filter { $0.account.storedCounts == nil }.map(\.id)
+        // Ids only: filtering the accounts would copy each one kept.
+        var unknown: [String] = []
+        for i in changed.indices where changed[i].storedCounts == nil { unknown.append(changed[i].id) }
         var previous: [String: (Int, Int)] = [:]
         if !unknown.isEmpty {
             for (id, found) in loadAccounts(unknown, rules: rules) {
@@ -786,9 +798,11 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         defer { rocksdb_writebatch_destroy(batch) }
         var value: [UInt8] = []
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
-        for (id, a) in changed {
-            let d = a.devices.count, m = a.tree.markCount
-            if let (od, om) = a.storedCounts ?? previous[id] {
+        // By index, each account read in place: binding an element (or its account) copies
+        // it, a retain and release of each of its parts.
+        for i in changed.indices {
+            let d = changed[i].account.devices.count, m = changed[i].account.tree.markCount
+            if let (od, om) = changed[i].storedCounts.map({ ($0.devices, $0.marks) }) ?? previous[changed[i].id] {
                 devices += d - od
                 marks += m - om
             } else {
@@ -796,14 +810,14 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                 devices += d
                 marks += m
             }
-            RowCache.encode(a, json: none, seed: rules.storeSeed, into: &value)
-            put(batch, Self.key(1, id), value)
-            if let due = a.tree.earliestPendingExpiry {
+            RowCache.encode(changed[i].account, json: none, seed: rules.storeSeed, into: &value)
+            put(batch, Self.key(1, changed[i].id), value)
+            if let due = changed[i].account.tree.earliestPendingExpiry {
                 var bits = due.bitPattern
                 let bytes = withUnsafeBytes(of: &bits) { Array($0) }
-                put(batch, Self.key(2, id), UInt64(1).littleEndian == 1 ? bytes : bytes.reversed())
-            } else if a.dueStale {
-                delete(batch, Self.key(2, id))
+                put(batch, Self.key(2, changed[i].id), UInt64(1).littleEndian == 1 ? bytes : bytes.reversed())
+            } else if changed[i].dueStale {
+                delete(batch, Self.key(2, changed[i].id))
             }
         }
         var entries = rulesMeta(rules.sourceValue?.serialized(pretty: true), seed: rules.storeSeed)
@@ -817,6 +831,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         try write(batch, what: "cannot write a checkpoint")
         shared.withLock { $0.meta.merge(entries) { _, new in new } }
         guard returningCounts else { return [] }
-        return changed.map { ($0.id, ($0.account.devices.count, $0.account.tree.markCount)) }
+        return Self.storedCounts(of: changed)
     }
 }

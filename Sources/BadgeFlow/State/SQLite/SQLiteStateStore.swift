@@ -108,7 +108,7 @@ extension SQLiteStore: AccountStore {
 
     /// Commits a checkpoint in key order, each row with its cache (``AccountStore``).
     package func commitCheckpoint(
-        _ changed: [(id: String, account: Account)], seq: Int, input: String, rules: RuleSet
+        _ changed: [ChangedAccount], seq: Int, input: String, rules: RuleSet
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         try commit(changed, seq: seq, input: input, cacheSeed: rules.rowCacheSeed, rules: rules.sourceValue?.serialized(pretty: true))
     }

@@ -365,8 +365,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         return try body(selectAccount.bytes(0), selectAccount.blob(1))
     }
 
-    /// The account stored as `text` (with the cache `cache`) under `id`, with its stored
-    /// counts: from the cache when it matches the text, else from the text.
+    /// The account stored as `text` (with the cache `cache`) under `id`: from the cache when
+    /// it matches the text, else from the text.
     private func decodeRow(
         _ id: String, _ text: UnsafeRawBufferPointer, _ cache: UnsafeRawBufferPointer, rules: RuleSet
     ) throws(StateFile.Failure) -> Account {
@@ -376,7 +376,6 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         } else {
             account = try StateFile.decodeAccount(text: text, with: parser, at: "accounts[\"\(id)\"]", file: path, rules: rules)
         }
-        account.storedCounts = (account.devices.count, account.tree.markCount)
         return account
     }
 
@@ -435,12 +434,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         var stream = BadgeStream(rules: rules)
         if let ids {
             for id in ids {
-                if let a = try loadAccount(id, rules: rules) { stream.addLoaded(a, as: id, compact: compact) }
+                if let a = try loadAccount(id, rules: rules) { stream.addLoaded(a, as: id, compact: compact, stored: true) }
             }
             return stream
         }
         try forEachRow { (id, bytes, cache) throws(StateFile.Failure) in
-            stream.addLoaded(try decodeRow(id, bytes, cache, rules: rules), as: id, compact: compact)
+            stream.addLoaded(try decodeRow(id, bytes, cache, rules: rules), as: id, compact: compact, stored: true)
         }
         return stream
     }
@@ -453,7 +452,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         try recordRules(stream.rules)
         // Straight from the stream's table: no copy of it (marking every account changed
         // would make one) and no list of a million accounts on the side.
-        let all = stream.accounts.lazy.map { (id: $0.key, account: $0.value) }
+        let all = stream.table.residentForStore
         _ = try commit(all, seq: seq, input: input, cacheSeed: stream.rules.rowCacheSeed, returningCounts: false, thenCompact: stream)
     }
 
@@ -534,10 +533,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// json-c objects in between, and with `seed` its cache) and writes its row and its
     /// entry of the due index, adding its counts to `totals`. The one per-row writer of
     /// ``commit(_:seq:input:cacheSeed:rules:returningCounts:thenCompact:)``'s two orders.
-    private func writeRow(_ id: String, _ a: Account, cacheSeed seed: UInt64?, totals: inout Totals) throws(StateFile.Failure) {
+    private func writeRow(_ changed: ChangedAccount, cacheSeed seed: UInt64?, totals: inout Totals) throws(StateFile.Failure) {
+        // The account read in place: binding it copies it (a retain and release of each part).
+        let id = changed.id
         guard let upsertAccount, let upsertDue, let deleteDue else { throw failure("cannot write account \"\(id)\"") }
-        let d = a.devices.count, m = a.tree.markCount
-        var old = a.storedCounts
+        let d = changed.account.devices.count, m = changed.account.tree.markCount
+        var old = changed.storedCounts.map { ($0.devices, $0.marks) }
         if old == nil { old = try storedCounts(id) }
         if let (od, om) = old {
             totals.devices += d - od
@@ -548,12 +549,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             totals.marks += m
         }
         writer.removeAll()
-        StateFile.writeAccount(a, compact: true, into: &writer)
+        StateFile.writeAccount(changed.account, compact: true, into: &writer)
         upsertAccount.reset()
         upsertAccount.bind(1, id)
         writer.withUnsafeBytes { json in
             upsertAccount.bind(2, text: json)
-            if let seed { RowCache.encode(a, json: json, seed: seed, into: &cache) }
+            if let seed { RowCache.encode(changed.account, json: json, seed: seed, into: &cache) }
         }
         if seed != nil {
             cache.withUnsafeBytes { upsertAccount.bind(5, blob: $0) }
@@ -566,13 +567,13 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         _ = try upsertAccount.step(or: "cannot write account \"\(id)\"")
         // The due index: kept for accounts with expiring marks; an entry that outlived its
         // marks goes once an `expire` found nothing due there (`dueStale`).
-        if let due = a.tree.earliestPendingExpiry {
+        if let due = changed.account.tree.earliestPendingExpiry {
             upsertDue.reset()
             upsertDue.bind(1, id)
             upsertDue.bind(2, due)
             defer { upsertDue.reset() }
             _ = try upsertDue.step(or: "cannot write the due index of account \"\(id)\"")
-        } else if a.dueStale {
+        } else if changed.dueStale {
             deleteDue.reset()
             deleteDue.bind(1, id)
             defer { deleteDue.reset() }
@@ -590,7 +591,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// ``store(_:)`` (a whole stream, with `holder`'s compact accounts expanded one by one).
     ///
     /// - Throws: `StateFile.Failure` when the transaction fails; nothing of it is then kept.
-    func commit<Changed: Collection<(id: String, account: Account)>>(
+    func commit<Changed: Collection<ChangedAccount>>(
         _ changed: Changed, seq: Int, input: String, cacheSeed seed: UInt64?, rules: String? = nil,
         returningCounts: Bool = true,
         thenCompact holder: BadgeStream? = nil
@@ -600,7 +601,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         do throws(StateFile.Failure) {
             try connection().transaction { () throws(StateFile.Failure) in
                 try claimWriter()
-                if holder == nil, let unsorted = changed as? [(id: String, account: Account)] {
+                if holder == nil, let unsorted = changed as? [ChangedAccount] {
                     // A checkpoint's accounts are written in key order. The changed accounts of
                     // a fleet are spread over the whole table; in key order each leaf page is
                     // read and changed once and done with, where in arrival order a page could
@@ -610,17 +611,17 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     // indices instead, or comparing UTF-8 views, measured 10-20% slower over
                     // the whole run. String's `<` is SQLite's byte order for ASCII and NFC
                     // ids; other ids only lose locality.
-                    for (id, a) in unsorted.sorted(by: { $0.id < $1.id }) { try writeRow(id, a, cacheSeed: seed, totals: &totals) }
+                    for c in unsorted.sorted(by: { $0.id < $1.id }) { try writeRow(c, cacheSeed: seed, totals: &totals) }
                 } else {
                     // `changed`, then the compact accounts of `holder`, each expanded in turn.
                     var compactIDs = holder?.compacted.ids ?? []
                     var rest = changed.makeIterator()
                     while true {
-                        if let (id, a) = rest.next() {
-                            try writeRow(id, a, cacheSeed: seed, totals: &totals)
+                        if let c = rest.next() {
+                            try writeRow(c, cacheSeed: seed, totals: &totals)
                         } else if let holder, let last = compactIDs.popLast() {
                             guard let found = try holder.compacted.account(last, rules: holder.rules) else { continue }
-                            try writeRow(last, found, cacheSeed: seed, totals: &totals)
+                            try writeRow(ChangedAccount(id: last, account: found), cacheSeed: seed, totals: &totals)
                         } else {
                             break
                         }

@@ -1,0 +1,429 @@
+import BadgeTree
+
+/// An account a commit takes from the stream (``AccountTable/takeChanged()``), with what
+/// the store needs to know of it besides its state.
+package struct ChangedAccount: Sendable {
+    /// The account's id.
+    package var id: String
+    /// The account as it was when taken (a copy: the stream goes on changing its own).
+    package var account: Account
+    /// Its devices and marks as last stored in the state it was loaded from or committed
+    /// to; nil when not known (the store then reads them, if it holds the account).
+    package var storedCounts: (devices: Int, marks: Int)?
+    /// An `expire` found nothing due where the state's due index said there might be: the
+    /// commit drops the entry.
+    package var dueStale: Bool
+
+    /// An account with no stored counts known and no stale due entry (e.g. one of a whole
+    /// stream written to a new state).
+    package init(id: String, account: Account, storedCounts: (devices: Int, marks: Int)? = nil, dueStale: Bool = false) {
+        self.id = id
+        self.account = account
+        self.storedCounts = storedCounts
+        self.dueStale = dueStale
+    }
+}
+
+/// The accounts a ``BadgeStream`` holds in memory, and their residency: when each was last
+/// used, which changed since the last commit, which a commit under way holds, what a store
+/// last stored of each, which were read ahead, which left memory; and the idle accounts
+/// held compactly.
+///
+/// Each account lives in a slot of one contiguous array, found by an id → slot table: the
+/// stream finds an account with one hash and changes it in place in its slot (no copy of
+/// it), and the bookkeeping (changes, commits, eviction) goes by slot, without hashing an
+/// id again or touching the accounts it passes over. A slot freed by an eviction goes on
+/// a free list for the next account that comes in.
+///
+/// The rules it keeps: an account changed since the last ``takeChanged()`` or
+/// ``beginCommit()``, or taken by a commit that has not ended (``endCommit(_:)``,
+/// ``abortCommit(_:)``), never leaves memory through ``evict(keeping:)``; eviction takes
+/// the least recently used of the others.
+package struct AccountTable: Sendable {
+    /// One account in memory and what the table keeps about it.
+    struct Slot: Sendable {
+        /// The account's id ("" in a free slot).
+        var id: String
+        /// The account (``AccountTable/vacant`` in a free slot).
+        var account: Account
+        /// Whether the slot holds an account (false: it is on the free list).
+        var live = true
+        /// When the account was last used (the table's use counter), for eviction and
+        /// compaction.
+        var lastUse: UInt64 = 0
+        /// Changed since the last ``AccountTable/takeChanged()``.
+        var changed = false
+        /// Taken by a commit that has not ended (``AccountTable/beginCommit()``): the account
+        /// stays in memory until it has, or a reload could read the row before it.
+        var inFlight = false
+        /// Devices and marks as last stored in the state the account was loaded from or
+        /// committed to (nil: not known).
+        var storedCounts: (devices: Int, marks: Int)?
+        /// The time of the stream's ``DueIndex`` entry for the account, when it has one
+        /// that the account knows of.
+        var indexedDue: Double?
+        /// An `expire` found nothing due where a state's due index said there might be: the
+        /// next commit drops the entry.
+        var dueStale = false
+    }
+
+    /// What a free slot holds: one shared empty account, so that freeing a slot releases
+    /// the account it held and allocates nothing.
+    private static let vacant = Account(tree: BadgeTree())
+
+    /// The slot of each account in memory.
+    private var slotOf: [String: Int] = [:]
+    /// The slots, live and free; ``BadgeStream`` changes accounts in place here.
+    var slots: [Slot] = []
+    /// Free slots, reused last freed first.
+    private var free: [Int] = []
+    /// Slots changed since the last ``takeChanged()``, in the order they changed (a slot
+    /// freed and reused may be listed twice; only a live, changed slot is taken).
+    private var changedSlots: [Int] = []
+    /// The slots of the commit under way, in the order ``beginCommit()`` handed them out.
+    private var commitSlots: [Int] = []
+    private var useCounter: UInt64 = 0
+    /// With `keepsUndo`: each account as it was before the batch being applied first
+    /// touched it (nil: the batch created it).
+    private var undo: [String: Account?] = [:]
+
+    /// Idle accounts in compact form (``compact(keeping:rules:)``).
+    var compacted = CompactAccounts()
+    /// Whether the table records which accounts changed (``takeChanged()``) and when each
+    /// was last used (``evict(keeping:)``).
+    var tracksChanges = false
+    /// Whether the table records when each account was last used, for
+    /// ``compact(keeping:rules:)`` (on with ``tracksChanges``).
+    var tracksUse = false
+    /// Accounts an ``AccountPrefetcher`` read ahead for the batch being applied (nil: the
+    /// store has none).
+    private var prefetched: [String: Account?] = [:]
+    /// With ``recordsEvictions``: the ids ``evict(keeping:)`` dropped since they were last
+    /// cleared (the prefetcher's last request).
+    var evictedSinceRequest: Set<String> = []
+    /// Whether ``evict(keeping:)`` records the ids it drops (a prefetcher reads ahead).
+    var recordsEvictions = false
+    /// Whether ``beginBatch()`` and ``undoBatch()`` work.
+    var keepsUndo = false {
+        didSet { undo.removeAll() }
+    }
+
+    /// The number of accounts of a commit under way (``beginCommit()``).
+    private(set) var inFlightCount = 0
+
+    /// An empty table.
+    init() {}
+
+    /// The number of accounts in memory in expanded form.
+    var count: Int { slotOf.count }
+
+    /// The number of accounts changed since the last ``takeChanged()``.
+    var changedCount: Int { changedSlots.count }
+
+    /// The slot of account `id`, if it is in memory expanded.
+    func slot(of id: String) -> Int? { slotOf[id] }
+
+    /// The ids and accounts in memory in expanded form, in slot order.
+    var resident: some Sequence<(id: String, account: Account)> {
+        slots.lazy.filter(\.live).map { (id: $0.id, account: $0.account) }
+    }
+
+    /// The accounts in memory in expanded form as changed accounts (with what the table
+    /// knows of their stored counts), for writing them all to a store.
+    var residentForStore: some Collection<ChangedAccount> {
+        slots.lazy.filter(\.live).map {
+            ChangedAccount(id: $0.id, account: $0.account, storedCounts: $0.storedCounts, dueStale: $0.dueStale)
+        }
+    }
+
+    /// Account `id` in memory expanded. Setting an account keeps its slot's bookkeeping
+    /// (or makes a new slot); setting nil drops it from memory.
+    package subscript(id: String) -> Account? {
+        get { slotOf[id].map { slots[$0].account } }
+        set {
+            if let newValue {
+                if let s = slotOf[id] {
+                    slots[s].account = newValue
+                } else {
+                    insert(newValue, as: id)
+                }
+            } else if let s = slotOf[id] {
+                remove(s)
+            }
+        }
+    }
+
+    /// Puts `account` in memory as `id`, which must not be there yet, in a new slot (unused
+    /// and unchanged); `loaded`: the account was read from the store it commits to, so its
+    /// stored counts are its own. Returns the slot.
+    @discardableResult
+    mutating func insert(_ account: consuming Account, as id: String, loaded: Bool = false) -> Int {
+        let s: Int
+        if let reused = free.popLast() {
+            s = reused
+            slots[s] = Slot(id: id, account: account)
+        } else {
+            s = slots.count
+            slots.append(Slot(id: id, account: account))
+        }
+        slotOf[id] = s
+        if loaded { slots[s].storedCounts = (slots[s].account.devices.count, slots[s].account.tree.markCount) }
+        return s
+    }
+
+    /// Drops the account in slot `s` from memory (its slot goes on the free list).
+    mutating func remove(_ s: Int) { _ = vacate(s) }
+
+    /// Takes the account in slot `s` out of memory and returns its slot as it was (its slot
+    /// goes on the free list).
+    private mutating func vacate(_ s: Int) -> Slot {
+        var gone = Slot(id: "", account: Self.vacant, live: false)
+        guard slots[s].live else { return gone }
+        swap(&gone, &slots[s])
+        slotOf.removeValue(forKey: gone.id)
+        if gone.inFlight { inFlightCount -= 1 }
+        free.append(s)
+        return gone
+    }
+
+    /// Puts back `slot`, which ``vacate(_:)`` took out of slot `s` last.
+    private mutating func restore(_ slot: consuming Slot, in s: Int) {
+        if free.last == s { free.removeLast() }
+        if slot.inFlight { inFlightCount += 1 }
+        slotOf[slot.id] = s
+        slots[s] = slot
+    }
+
+    /// Records that the account in slot `s` was used and changed (for eviction, compaction
+    /// and commits).
+    mutating func noteUse(_ s: Int) {
+        if tracksChanges || tracksUse {
+            useCounter &+= 1
+            slots[s].lastUse = useCounter
+        }
+        if tracksChanges && !slots[s].changed {
+            slots[s].changed = true
+            changedSlots.append(s)
+        }
+    }
+
+    // MARK: Commits
+
+    /// The accounts changed since the last call, which then count as unchanged (e.g.
+    /// committed by a checkpoint).
+    mutating func takeChanged() -> [ChangedAccount] { take(forCommit: false) }
+
+    /// ``takeChanged()`` for a commit that runs while the stream goes on: the accounts taken
+    /// stay in memory (``evict(keeping:)`` passes them over) until ``endCommit(_:)``.
+    mutating func beginCommit() -> [ChangedAccount] {
+        commitSlots.removeAll(keepingCapacity: true)
+        return take(forCommit: true)
+    }
+
+    /// The changed accounts, copied out of their slots (the commit reads the copies on its
+    /// own thread while the stream goes on changing its own); `forCommit`: marked as in a
+    /// commit under way, their slots kept in ``commitSlots``.
+    private mutating func take(forCommit: Bool) -> [ChangedAccount] {
+        var out: [ChangedAccount] = []
+        out.reserveCapacity(changedSlots.count)
+        for s in changedSlots where slots[s].live && slots[s].changed {
+            slots[s].changed = false
+            if forCommit {
+                commitSlots.append(s)
+                if !slots[s].inFlight {
+                    slots[s].inFlight = true
+                    inFlightCount += 1
+                }
+            }
+            out.append(
+                ChangedAccount(
+                    id: slots[s].id, account: slots[s].account, storedCounts: slots[s].storedCounts,
+                    dueStale: slots[s].dueStale))
+        }
+        changedSlots.removeAll(keepingCapacity: true)
+        return out
+    }
+
+    /// Records what a commit stored (each account's devices and marks, in the order the
+    /// commit was handed its accounts); the accounts of the commit begun by
+    /// ``beginCommit()`` may leave memory again.
+    mutating func endCommit(_ stored: [(String, (Int, Int))]) {
+        for (k, (id, counts)) in stored.enumerated() {
+            // The commit's own slot when it still holds the account (no hash), else by id.
+            let s: Int
+            if k < commitSlots.count, slots[commitSlots[k]].live, slots[commitSlots[k]].id == id {
+                s = commitSlots[k]
+            } else if let found = slotOf[id] {
+                s = found
+            } else {
+                continue
+            }
+            slots[s].storedCounts = counts
+            if slots[s].inFlight {
+                slots[s].inFlight = false
+                inFlightCount -= 1
+            }
+        }
+        commitSlots.removeAll(keepingCapacity: true)
+    }
+
+    /// Takes back a commit that failed: its accounts (`ids`) count as changed again, so the
+    /// next commit writes them, and may leave memory once that one ends.
+    mutating func abortCommit(_ ids: some Sequence<String>) {
+        for id in ids {
+            guard let s = slotOf[id] else { continue }
+            if slots[s].inFlight {
+                slots[s].inFlight = false
+                inFlightCount -= 1
+            }
+            if tracksChanges && !slots[s].changed {
+                slots[s].changed = true
+                changedSlots.append(s)
+            }
+        }
+        commitSlots.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: Leaving memory
+
+    /// Drops the least recently used unchanged accounts until at most `n` are in memory
+    /// (changed ones stay until ``takeChanged()``, and those of a commit under way until it
+    /// ends).
+    mutating func evict(keeping n: Int) {
+        guard count > n else { return }
+        for s in leastRecentlyUsed(count - n, onlyClean: true) {
+            if recordsEvictions { evictedSinceRequest.insert(slots[s].id) }
+            remove(s)
+        }
+    }
+
+    /// Holds all but the `n` most recently used expanded accounts in compact form (see
+    /// ``BadgeStream/compact(keeping:)``); an account too large for it stays expanded.
+    mutating func compact(keeping n: Int) {
+        tracksUse = true
+        guard count > n else { return }
+        for s in leastRecentlyUsed(count - n, onlyClean: false) {
+            // Moved out of its slot, not copied (a copy retains every part of the account).
+            var gone = vacate(s)
+            if !compacted.insert(gone.account, as: gone.id) {
+                // Too large for the compact form: it stays, counted as just used so that
+                // the next compaction does not encode it again at once.
+                useCounter &+= 1
+                gone.lastUse = useCounter
+                restore(gone, in: s)
+            }
+        }
+    }
+
+    /// The slots of the `count` least recently used accounts in memory (`onlyClean`: of
+    /// those neither changed nor in a commit under way; fewer when fewer are). Accounts
+    /// that share the cut-off's use count (loaded and never used: 0) all come with it.
+    private func leastRecentlyUsed(_ count: Int, onlyClean: Bool) -> [Int] {
+        // Flags read in place in the slot: the accounts are not touched.
+        func eligible(_ s: Int) -> Bool {
+            slots[s].live && (!onlyClean || (!slots[s].changed && !slots[s].inFlight))
+        }
+        var uses: [UInt64] = []
+        uses.reserveCapacity(self.count)
+        for s in slots.indices where eligible(s) { uses.append(slots[s].lastUse) }
+        let excess = min(count, uses.count)
+        guard excess > 0 else { return [] }
+        // Selected, not sorted.
+        let cutoff = Self.select(excess - 1, in: &uses)
+        var out: [Int] = []
+        out.reserveCapacity(excess)
+        for s in slots.indices where slots[s].lastUse <= cutoff && eligible(s) { out.append(s) }
+        return out
+    }
+
+    /// The `k`-th smallest of `values` (0-based), moving them around: quickselect, O(n) on
+    /// average. `k` must be an index of `values`.
+    ///
+    /// The pivot is the median of three values at pseudo-random places (a fixed xorshift
+    /// sequence, so a run is repeatable): slot order follows the order accounts came in and
+    /// the free list's reuse, and a pivot taken at fixed places (first, middle, last) made
+    /// that order quadratic, 7% of a whole stateless run's instructions (callgrind).
+    static func select(_ k: Int, in values: inout [UInt64]) -> UInt64 {
+        var low = 0, high = values.count - 1
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func place() -> Int {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return low + Int(state % UInt64(high - low + 1))
+        }
+        while low < high {
+            let a = values[place()], b = values[place()], c = values[place()]
+            let pivot = max(min(a, b), min(max(a, b), c))
+            var i = low, j = high
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while values[j] > pivot { j -= 1 }
+                if i <= j {
+                    values.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            if k <= j {
+                high = j
+            } else if k >= i {
+                low = i
+            } else {
+                return values[k]
+            }
+        }
+        return values[k]
+    }
+
+    // MARK: Coming into memory
+
+    /// Adds a loaded account: compact when `compact`, else expanded; `stored`: read from a
+    /// store it may be committed back to (its stored counts are its own). An id met twice
+    /// (a file that repeats a key) keeps its last value, in one form only.
+    mutating func addLoaded(_ account: Account, as id: String, compact: Bool, stored: Bool) {
+        if compact {
+            tracksUse = true
+            if compacted.insert(account, as: id) {
+                if let s = slotOf[id] { remove(s) }
+                return
+            }
+        }
+        compacted.remove(id)
+        if let s = slotOf[id] { remove(s) }
+        insert(account, as: id, loaded: stored)
+    }
+
+    /// Takes accounts read ahead for the next batch (``AccountPrefetcher/collect()``),
+    /// without those that came into memory or were evicted since they were requested.
+    mutating func installPrefetched(_ ahead: [String: Account?]) {
+        prefetched = ahead
+        for id in ahead.keys where slotOf[id] != nil || evictedSinceRequest.contains(id) {
+            prefetched.removeValue(forKey: id)
+        }
+    }
+
+    /// The account read ahead as `id`, taken out: `.some(nil)` when the store has none, nil
+    /// when it was not read ahead.
+    mutating func takePrefetched(_ id: String) -> Account?? {
+        prefetched.isEmpty ? nil : prefetched.removeValue(forKey: id)
+    }
+
+    // MARK: Undo
+
+    /// Starts a batch: ``undoBatch()`` takes back what is applied from now on.
+    mutating func beginBatch() { undo.removeAll(keepingCapacity: true) }
+
+    /// With ``keepsUndo``: keeps account `id` as it is before the batch first changes it
+    /// (`slot`: its slot, nil when it is not in memory yet and `before` is what it comes in as).
+    mutating func keepForUndo(_ id: String, slot: Int?, before: Account? = nil) {
+        guard keepsUndo, undo.index(forKey: id) == nil else { return }
+        undo.updateValue(slot.map { slots[$0].account } ?? before, forKey: id)
+    }
+
+    /// Puts back every account the batch since ``beginBatch()`` touched, as it was before.
+    mutating func undoBatch() {
+        for (id, before) in undo { self[id] = before }
+        undo.removeAll()
+    }
+}
