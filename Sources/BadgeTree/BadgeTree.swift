@@ -69,7 +69,7 @@ public struct BadgeTree: Sendable {
         var firstChild: Int32 = -1
         var nextSibling: Int32 = -1
         /// -1 no mark, 0 dot, n > 0 count.
-        var own: Int = -1
+        @usableFromInline var own: Int = -1
         /// Marked nodes strictly below this one.
         var markedBelow: Int32 = 0
         /// Sum of the children's counts.
@@ -251,6 +251,7 @@ public struct BadgeTree: Sendable {
     }
 
     /// ``increment(_:by:expires:once:source:)`` with its changes as a ``Change``.
+    @inlinable
     package mutating func incrementChange(
         _ path: String, by k: Int, expires: Double?, once: String?, source: MarkSource?
     ) throws(BadgePathError) -> Change {
@@ -482,7 +483,7 @@ public struct BadgeTree: Sendable {
     /// The node for `path`, created with its missing ancestors.
     ///
     /// - Complexity: O(1) for an existing node, O(depth) to create one.
-    package mutating func node(_ path: String) throws(BadgePathError) -> Int {
+    @usableFromInline package mutating func node(_ path: String) throws(BadgePathError) -> Int {
         if let i = find(path) { return Int(i) }
         try validate(path)
         return create(path)
@@ -516,7 +517,7 @@ public struct BadgeTree: Sendable {
     }
 
     /// Gives node `i` the own value `own` (0 dot, n count) and updates the chain.
-    private mutating func setOwn(_ i: Int, to own: Int) -> Change {
+    @usableFromInline mutating func setOwn(_ i: Int, to own: Int) -> Change {
         let before = nodes[0].count
         let old = nodes[i].own
         if old == own { return Change() }
@@ -532,7 +533,7 @@ public struct BadgeTree: Sendable {
     }
 
     /// Removes node `i`'s own mark and auto-clears ancestors left with no marked descendant.
-    private mutating func clearOwn(_ i: Int) -> Change {
+    @usableFromInline mutating func clearOwn(_ i: Int) -> Change {
         guard nodes[i].own >= 0 else { return Change() }
         let before = nodes[0].count
         nodes[i].own = -1
@@ -849,13 +850,13 @@ extension BadgeTree {
     }
 
     /// Whether `once` was dismissed on node `i`.
-    func isDismissed(_ i: Int, _ once: String?) -> Bool {
+    @usableFromInline func isDismissed(_ i: Int, _ once: String?) -> Bool {
         guard let once, let t = tokens[Int32(i)] else { return false }
         return t.dismissed.contains(once)
     }
 
     /// Records what set node `i`'s mark, its expiry (none removes one) and its once token.
-    mutating func stamp(_ i: Int, expires: Double?, once: String?, source: MarkSource?) {
+    @usableFromInline mutating func stamp(_ i: Int, expires: Double?, once: String?, source: MarkSource?) {
         guard nodes[i].own >= 0 else { return }
         if let source {
             nodes[i].origin = intern(source.origin)
