@@ -78,6 +78,9 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
         if utf8.count > maxBytes {
             throw BadgePathError(path: text, reason: "a path has at most \(maxBytes) bytes, this one has \(utf8.count)")
         }
+        // The common case, a valid path, in one pass over its bytes; a path that fails it is
+        // read again below, for the message.
+        if utf8.withContiguousStorageIfAvailable(isWellFormed) == true { return }
         var segments = 1
         var segmentLength = 0
         for b in utf8 {
@@ -95,6 +98,24 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
             }
         }
         if segmentLength == 0 { throw BadgePathError(path: text, reason: "segment \(segments) is empty") }
+    }
+
+    /// Whether `bytes` (1 to ``maxBytes`` of them) form a valid path: no empty segment, at most
+    /// ``maxSegments`` segments, no control character.
+    @inline(__always)
+    private static func isWellFormed(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var dots = 0
+        var previous = UInt8(ascii: ".")  // a leading dot is an empty first segment
+        for b in bytes {
+            if b == UInt8(ascii: ".") {
+                if previous == b { return false }
+                dots += 1
+            } else if b < 0x20 || b == 0x7F {
+                return false
+            }
+            previous = b
+        }
+        return previous != UInt8(ascii: ".") && dots < maxSegments
     }
 
     /// Escapes a value so it stays one segment: `%` → `%25`, `.` → `%2E`, control

@@ -63,20 +63,20 @@ public struct BadgeTree: Sendable {
         }
     }
 
-    package struct Node: Sendable {
-        var path: String
-        var parent: Int32
+    @usableFromInline package struct Node: Sendable {
+        @usableFromInline var path: String
+        @usableFromInline var parent: Int32
         var firstChild: Int32 = -1
         var nextSibling: Int32 = -1
         /// -1 no mark, 0 dot, n > 0 count.
-        var own: Int = -1
+        @usableFromInline var own: Int = -1
         /// Marked nodes strictly below this one.
         var markedBelow: Int32 = 0
         /// Sum of the children's counts.
         var childSum: Int = 0
         /// Cached aggregate count and show.
-        var count: Int = 0
-        var show: Bool = false
+        @usableFromInline var count: Int = 0
+        @usableFromInline var show: Bool = false
         var depth: UInt8
         /// How this node's aggregate reaches its parent.
         var contribution: Contribution = .count
@@ -87,12 +87,12 @@ public struct BadgeTree: Sendable {
         var at: Double = 0
         /// When the own mark expires; `.infinity` for never.
         var expires: Double = .infinity
-        var mode: DisplayMode
+        @usableFromInline var mode: DisplayMode
     }
 
     /// A pending expiry: node `node`'s mark expires at `time`, if it still does (entries
     /// are deleted lazily: an entry whose node no longer expires then is skipped).
-    struct PendingExpiry: Sendable {
+    @usableFromInline struct PendingExpiry: Sendable {
         var time: Double
         var node: Int32
     }
@@ -100,7 +100,7 @@ public struct BadgeTree: Sendable {
     /// The configuration the tree was made with, as run-time settings (``setContribution(_:of:)``,
     /// ``setDisplay(_:of:)``) changed it.
     public internal(set) var configuration: Configuration
-    var nodes: [Node] = []
+    @usableFromInline var nodes: [Node] = []
     /// Nodes by path, built once the tree has more than ``smallTree`` nodes: a small tree
     /// (most accounts' are) is searched by scanning `nodes`, and allocates no table.
     var index = PathIndex()
@@ -114,7 +114,7 @@ public struct BadgeTree: Sendable {
     /// The origin interned last: a stream sets most marks with a few rules.
     private var lastOrigin: (name: String, id: UInt16) = ("", 0)
     /// A min-heap of pending expiries keyed by time (lazy deletion).
-    var expiries: [PendingExpiry] = []
+    @usableFromInline var expiries: [PendingExpiry] = []
     /// Once tokens by node: the token the mark holds and the tokens dismissed on that path.
     var tokens: [Int32: OnceTokens] = [:]
 
@@ -141,7 +141,7 @@ public struct BadgeTree: Sendable {
     public static let maxCount = Int(Int32.max)
 
     /// The root's count: the total the app icon shows under the `tree` icon policy.
-    public var total: Int { nodes[0].count }
+    @inlinable public var total: Int { nodes[0].count }
 
     /// Number of nodes, marked or not.
     public var nodeCount: Int { nodes.count }
@@ -251,6 +251,7 @@ public struct BadgeTree: Sendable {
     }
 
     /// ``increment(_:by:expires:once:source:)`` with its changes as a ``Change``.
+    @inlinable
     package mutating func incrementChange(
         _ path: String, by k: Int, expires: Double?, once: String?, source: MarkSource?
     ) throws(BadgePathError) -> Change {
@@ -294,19 +295,19 @@ public struct BadgeTree: Sendable {
     /// What an operation on one node changed, without the states: the node and those of its
     /// ancestors whose (count, show) changed, and the decrement. A result line is written
     /// from the tree's nodes (``forEachState(of:_:)``), so no ``BadgeState`` array is made.
-    package struct Change: Sendable {
+    @usableFromInline package struct Change: Sendable {
         /// The node the operation changed (-1: none).
-        package var node: Int32 = -1
+        @usableFromInline package var node: Int32 = -1
         /// Bit k: the node k steps up from `node` changed (a path has at most 16 segments).
-        package var steps: UInt32 = 0
+        @usableFromInline package var steps: UInt32 = 0
         /// Present when the operation lowered the tree's total.
-        package var decrement: Decrement?
+        @usableFromInline package var decrement: Decrement?
 
         /// Whether no node changed.
-        package var isEmpty: Bool { steps == 0 }
+        @inlinable package var isEmpty: Bool { steps == 0 }
 
         /// Creates a change; with no arguments, one that changed nothing.
-        package init(node: Int32 = -1, steps: UInt32 = 0, decrement: Decrement? = nil) {
+        @inlinable package init(node: Int32 = -1, steps: UInt32 = 0, decrement: Decrement? = nil) {
             self.node = node
             self.steps = steps
             self.decrement = decrement
@@ -314,7 +315,9 @@ public struct BadgeTree: Sendable {
     }
 
     /// The states of `change`'s nodes as they are now, deepest first: call before the tree
-    /// changes again.
+    /// changes again. Inlinable, so that the closure a result line writes each state with is
+    /// inlined where it is called rather than called through a context, once per state.
+    @inlinable
     package func forEachState(
         of change: Change, _ body: (_ path: borrowing String, _ count: Int, _ show: Bool, _ display: BadgeDisplay) -> Void
     ) {
@@ -454,19 +457,33 @@ public struct BadgeTree: Sendable {
         let root = configuration.root
         // The first segment is the root: the path is the root, or the root and a dot. (No
         // split into an array: this runs for every new path and every clear of a missing one.)
-        let utf8 = path.utf8, rootCount = root.utf8.count
-        let firstIsRoot =
-            utf8.starts(with: root.utf8)
-            && (utf8.count == rootCount || utf8[utf8.index(utf8.startIndex, offsetBy: rootCount)] == UInt8(ascii: "."))
+        let contiguous = path.utf8.withContiguousStorageIfAvailable { p in
+            root.utf8.withContiguousStorageIfAvailable { r in Self.startsWithSegment(p, r) }
+        }
+        let firstIsRoot = (contiguous ?? nil) ?? Self.startsWithSegment(Array(path.utf8), Array(root.utf8))
         if !firstIsRoot {
             throw BadgePathError(path: path, reason: "a path must start with the root \"\(root)\"")
         }
     }
 
+    /// Whether `path`'s first segment is `segment`: the bytes are equal, or `path` goes on
+    /// with a dot after them.
+    @inline(__always)
+    private static func startsWithSegment(_ path: UnsafeBufferPointer<UInt8>, _ segment: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard path.count >= segment.count else { return false }
+        for k in segment.indices where path[k] != segment[k] { return false }
+        return path.count == segment.count || path[segment.count] == UInt8(ascii: ".")
+    }
+
+    /// Same, for a path or root that is not stored contiguously.
+    private static func startsWithSegment(_ path: [UInt8], _ segment: [UInt8]) -> Bool {
+        path.withUnsafeBufferPointer { p in segment.withUnsafeBufferPointer { r in startsWithSegment(p, r) } }
+    }
+
     /// The node for `path`, created with its missing ancestors.
     ///
     /// - Complexity: O(1) for an existing node, O(depth) to create one.
-    package mutating func node(_ path: String) throws(BadgePathError) -> Int {
+    @usableFromInline package mutating func node(_ path: String) throws(BadgePathError) -> Int {
         if let i = find(path) { return Int(i) }
         try validate(path)
         return create(path)
@@ -474,8 +491,13 @@ public struct BadgeTree: Sendable {
 
     private mutating func create(_ path: String) -> Int {
         if let i = find(path) { return Int(i) }
-        guard let dot = path.utf8.lastIndex(of: UInt8(ascii: ".")) else { return 0 }
-        let parent = create(String(path[..<dot]))
+        // The last dot's offset, found on the contiguous bytes (the generic `lastIndex(of:)` on
+        // the UTF-8 view costs several times as much).
+        let found =
+            path.utf8.withContiguousStorageIfAvailable { b in b.lastIndex(of: UInt8(ascii: ".")) }
+            ?? path.utf8.lastIndex(of: UInt8(ascii: ".")).map { path.utf8.distance(from: path.utf8.startIndex, to: $0) }
+        guard let offset = found else { return 0 }
+        let parent = create(String(path[..<path.utf8.index(path.utf8.startIndex, offsetBy: offset)]))
         let i = nodes.count
         nodes.append(
             Node(
@@ -495,7 +517,7 @@ public struct BadgeTree: Sendable {
     }
 
     /// Gives node `i` the own value `own` (0 dot, n count) and updates the chain.
-    private mutating func setOwn(_ i: Int, to own: Int) -> Change {
+    @usableFromInline mutating func setOwn(_ i: Int, to own: Int) -> Change {
         let before = nodes[0].count
         let old = nodes[i].own
         if old == own { return Change() }
@@ -511,7 +533,7 @@ public struct BadgeTree: Sendable {
     }
 
     /// Removes node `i`'s own mark and auto-clears ancestors left with no marked descendant.
-    private mutating func clearOwn(_ i: Int) -> Change {
+    @usableFromInline mutating func clearOwn(_ i: Int) -> Change {
         guard nodes[i].own >= 0 else { return Change() }
         let before = nodes[0].count
         nodes[i].own = -1
@@ -632,7 +654,7 @@ extension BadgeTree {
     public static let onceTokensKept = 8
 
     /// Whether some mark may still expire (``expire(through:)`` has work to do).
-    public var hasPendingExpiries: Bool { !expiries.isEmpty }
+    @inlinable public var hasPendingExpiries: Bool { !expiries.isEmpty }
 
     /// No mark expires before this time (nil: none may expire). A bound, not always a due
     /// time: a mark cleared or set again since may still hold its old place.
@@ -828,13 +850,13 @@ extension BadgeTree {
     }
 
     /// Whether `once` was dismissed on node `i`.
-    func isDismissed(_ i: Int, _ once: String?) -> Bool {
+    @usableFromInline func isDismissed(_ i: Int, _ once: String?) -> Bool {
         guard let once, let t = tokens[Int32(i)] else { return false }
         return t.dismissed.contains(once)
     }
 
     /// Records what set node `i`'s mark, its expiry (none removes one) and its once token.
-    mutating func stamp(_ i: Int, expires: Double?, once: String?, source: MarkSource?) {
+    @usableFromInline mutating func stamp(_ i: Int, expires: Double?, once: String?, source: MarkSource?) {
         guard nodes[i].own >= 0 else { return }
         if let source {
             nodes[i].origin = intern(source.origin)

@@ -38,6 +38,7 @@ public enum BadgeDisplay: Sendable, Equatable, CustomStringConvertible {
     case hidden
 
     /// Picks the display for a node: number > custom > dot > hidden.
+    @inlinable
     public init(count: Int, show: Bool, mode: DisplayMode, maxDisplay: Int) {
         switch mode {
         case .dot:

@@ -74,6 +74,56 @@ import Testing
         }
     }
 
+    /// What `validate` must answer for `text`, from the grammar as written (segments split
+    /// on `.`, checked in order): nil for a valid path, else the reason.
+    private static func expectedReason(_ text: String) -> String? {
+        let bytes = Array(text.utf8)
+        if bytes.isEmpty { return "a path must not be empty" }
+        if bytes.count > BadgePath.maxBytes {
+            return "a path has at most \(BadgePath.maxBytes) bytes, this one has \(bytes.count)"
+        }
+        // Read left to right: a dot ends a segment (which must not be empty) and starts the
+        // next (which must be within the limit); a control character is refused where it is.
+        let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        for (n, segment) in segments.enumerated() {
+            if n > 0 {
+                if segments[n - 1].isEmpty { return "segment \(n) is empty" }
+                if n + 1 > BadgePath.maxSegments { return "a path has at most \(BadgePath.maxSegments) segments" }
+            }
+            if segment.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return "segment \(n + 1) holds a control character" }
+        }
+        if segments[segments.count - 1].isEmpty { return "segment \(segments.count) is empty" }
+        return nil
+    }
+
+    @Test func validateAnswersAsTheGrammarSays() {
+        // Boundaries first: empty segments at each end and inside, the segment limit, control
+        // characters (and DEL), non-ASCII bytes that are not control characters.
+        let many = (1...BadgePath.maxSegments).map { "s\($0)" }
+        var cases = [
+            "root", "root.a", ".root", "root.", "root..a", ".", "..", "a.b.c", "root.\u{1F}", "root.a\u{7F}b",
+            "root.é.日本", "root.a b", many.joined(separator: "."), (many + ["x"]).joined(separator: "."),
+            (many + [""]).joined(separator: "."), String(repeating: "a", count: BadgePath.maxBytes),
+            String(repeating: "a", count: BadgePath.maxBytes + 1),
+        ]
+        // Then random texts over an alphabet that hits every branch.
+        var rng = SplitMix(seed: 26)
+        let alphabet: [Character] = ["a", "b", ".", ".", "\u{1F}", "\u{7F}", "é", " "]
+        for _ in 0..<2_000 {
+            let length = Int(rng.next() % 24)
+            cases.append(String((0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }))
+        }
+        for text in cases {
+            let expected = Self.expectedReason(text)
+            do {
+                try BadgePath.validate(text)
+                #expect(expected == nil, "\(text.debugDescription) accepted, expected: \(expected ?? "")")
+            } catch {
+                #expect(error.reason == expected, "\(text.debugDescription)")
+            }
+        }
+    }
+
     @Test func validateAgreesWithInit() {
         #expect(throws: Never.self) { try BadgePath.validate("root.ok") }
         #expect(throws: BadgePathError.self) { try BadgePath.validate("root.") }
@@ -170,5 +220,18 @@ import Testing
             #expect(!escaped.utf8.contains { $0 < 0x20 || $0 == 0x7F })
             #expect(BadgePath.unescapeSegment(escaped) == value, "round trip of \(value.debugDescription)")
         }
+    }
+}
+
+/// A small deterministic generator for the random cases.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

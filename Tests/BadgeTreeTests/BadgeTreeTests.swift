@@ -582,4 +582,19 @@ private func line(_ tree: BadgeTree, _ path: String) -> String {
         try tree.clear("root", force: true)
         #expect(tree.total == 0)
     }
+
+    @Test func aPathsFirstSegmentMustBeTheRootExactly() throws {
+        var tree = BadgeTree(configuration: try .init(root: "app"))
+        for path in ["app", "app.x", "app.x.y"] {
+            #expect(throws: Never.self) { try tree.set(path) }
+        }
+        for path in ["apps.x", "ap", "ap.x", "x.app", "appx", "root.x", "App.x"] {
+            #expect {
+                try tree.set(path)
+            } throws: { error in
+                (error as? BadgePathError)?.reason == "a path must start with the root \"app\""
+            }
+        }
+        #expect(tree.total == 0)
+    }
 }

@@ -47,12 +47,6 @@ public struct Event: Sendable {
     public var account: String?
     /// The event time, when the line gives one.
     public var at: Double?
-    /// The event's id (1 to 128 bytes), when the line gives one: an event whose account
-    /// already applied that id is a duplicate and changes nothing (``RecentIDs``).
-    public var id: String?
-    /// For `expire`: `at` as the line gives it (JSON text: a number or a quoted string),
-    /// echoed in the result.
-    public var atText: String?
     /// For pushes: the payload's kind.
     public var kind: PayloadKind?
     /// For pushes: `aps.badge`, when present. For `reconcile`: the number the device reports
@@ -64,21 +58,86 @@ public struct Event: Sendable {
     public var path: String?
     /// What to do to `path`.
     public var action: RoutingRule.Action = .ignore
-    /// Seconds after the event time when the mark the action sets expires (a rule's or a
-    /// `set`'s `ttl`), if it does.
-    public var ttl: Double?
-    /// The once token for the mark the action sets (a rule's or a `set`'s `once`), if any.
-    public var once: String?
-    /// For `appear` and `disappear`: the page.
-    public var page: String?
-    /// Warnings found on the line (payload warnings, with pointers into the line).
-    public var warnings: [Diagnostic] = []
-    /// For pushes read with stamping on (and of a kind that sets the icon): the payload, ready for its
-    /// badge number.
-    public var stamp: PayloadStamp?
+    /// The fields few lines carry, kept out of line so that an event stays small and
+    /// copying or destroying one touches few references (nil: all of them absent).
+    private var rare: Rare?
 
     /// Creates an event of `op` for the default device.
     public init(op: Op) { self.op = op }
+
+    /// The event's id (1 to 128 bytes), when the line gives one: an event whose account
+    /// already applied that id is a duplicate and changes nothing (``RecentIDs``).
+    public var id: String? {
+        get { rare?.id }
+        set { if newValue != nil || rare != nil { uniqueRare().id = newValue } }
+    }
+    /// For `expire`: `at` as the line gives it (JSON text: a number or a quoted string),
+    /// echoed in the result.
+    public var atText: String? {
+        get { rare?.atText }
+        set { if newValue != nil || rare != nil { uniqueRare().atText = newValue } }
+    }
+    /// Seconds after the event time when the mark the action sets expires (a rule's or a
+    /// `set`'s `ttl`), if it does.
+    public var ttl: Double? {
+        get { rare?.ttl }
+        set { if newValue != nil || rare != nil { uniqueRare().ttl = newValue } }
+    }
+    /// The once token for the mark the action sets (a rule's or a `set`'s `once`), if any.
+    public var once: String? {
+        get { rare?.once }
+        set { if newValue != nil || rare != nil { uniqueRare().once = newValue } }
+    }
+    /// For `appear` and `disappear`: the page.
+    public var page: String? {
+        get { rare?.page }
+        set { if newValue != nil || rare != nil { uniqueRare().page = newValue } }
+    }
+    /// Warnings found on the line (payload warnings, with pointers into the line).
+    public var warnings: [Diagnostic] {
+        get { rare?.warnings ?? [] }
+        set { if !newValue.isEmpty || rare != nil { uniqueRare().warnings = newValue } }
+    }
+    /// For pushes read with stamping on (and of a kind that sets the icon): the payload, ready for its
+    /// badge number.
+    public var stamp: PayloadStamp? {
+        get { rare?.stamp }
+        set { if newValue != nil || rare != nil { uniqueRare().stamp = newValue } }
+    }
+
+    /// The rare fields' storage, copied first when another event shares it.
+    private mutating func uniqueRare() -> Rare {
+        if isKnownUniquelyReferenced(&rare), let rare { return rare }
+        let fresh = rare.map(Rare.init(copying:)) ?? Rare()
+        rare = fresh
+        return fresh
+    }
+
+    /// Storage of the fields few lines carry. It is mutated only through `uniqueRare()`,
+    /// which copies it first unless this event holds the only reference, so no two events
+    /// (or threads) ever see one instance change: a value with copy-on-write, hence
+    /// `@unchecked Sendable`.
+    private final class Rare: @unchecked Sendable {
+        var id: String?
+        var atText: String?
+        var ttl: Double?
+        var once: String?
+        var page: String?
+        var warnings: [Diagnostic] = []
+        var stamp: PayloadStamp?
+
+        init() {}
+
+        init(copying other: Rare) {
+            id = other.id
+            atText = other.atText
+            ttl = other.ttl
+            once = other.once
+            page = other.page
+            warnings = other.warnings
+            stamp = other.stamp
+        }
+    }
 
     /// The account whose tree the event touches: ``account``, or the device id without one.
     public var accountID: String { account ?? device }

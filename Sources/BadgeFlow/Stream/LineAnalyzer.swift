@@ -227,6 +227,7 @@ public final class LineAnalyzer {
     /// Validates and routes a payload, completing `event` (taken, not copied: the result
     /// moves it into the `LineResult`). `aps` is the payload's `aps` member, looked up once
     /// for the checker and the routing.
+    @inline(__always)
     private func push(
         _ payload: JSONRef, aps: JSONRef?, size: Int, measured: Bool, base: String, pushType: String?,
         line: UnsafeRawBufferPointer, _ event: consuming Event
