@@ -54,25 +54,35 @@ public struct FilterMetrics: Sendable, Equatable {
     /// Counts one result: a result line, and its error code, decrements, badge updates and
     /// whether it was a duplicate.
     public mutating func count(_ result: borrowing StreamResult) {
-        results += 1
         switch result.body {
-        case .rejected(let d):
-            errors[d.code.rawValue, default: 0] += 1
-        case .applied(let a):
-            if a.duplicate { duplicates += 1 }
-            if let d = a.outcome.decrement {
-                decrements += 1
-                decrementTotal += d.by
-            }
-            badgeUpdates += a.badgeUpdates.count
-            if let fleet = a.fleet {
-                for entry in fleet {
-                    if let d = entry.outcome.decrement {
-                        decrements += 1
-                        decrementTotal += d.by
-                    }
-                    badgeUpdates += entry.badgeUpdates.count
+        case .rejected(let d): countRejected(d)
+        case .applied(let a): countApplied(a.effects)
+        }
+    }
+
+    /// Counts a rejected line's result.
+    mutating func countRejected(_ diagnostic: borrowing Diagnostic) {
+        results += 1
+        errors[diagnostic.code.rawValue, default: 0] += 1
+    }
+
+    /// Counts an applied event's result from what applying it did: its decrement, badge
+    /// updates (those of a fleet-wide `expire`'s accounts too) and whether it was a duplicate.
+    mutating func countApplied(_ effects: borrowing StreamResult.Effects) {
+        results += 1
+        if effects.duplicate { duplicates += 1 }
+        if let d = effects.outcome.decrement {
+            decrements += 1
+            decrementTotal += d.by
+        }
+        badgeUpdates += effects.badgeUpdates.count
+        if let fleet = effects.fleet {
+            for entry in fleet {
+                if let d = entry.outcome.decrement {
+                    decrements += 1
+                    decrementTotal += d.by
                 }
+                badgeUpdates += entry.badgeUpdates.count
             }
         }
     }
@@ -135,4 +145,22 @@ public struct FilterMetrics: Sendable, Equatable {
             type: .gauge, samples: [.init(value: committedSeq)])
         return t
     }
+}
+
+/// What counts the results of ``BadgeStream/apply(_:seq:into:counting:)`` (`--metrics`:
+/// ``FilterMetrics``); a plain run counts nothing (``NotCounted``, specialised away).
+protocol ResultCounter {
+    /// Counts a rejected line's result.
+    mutating func countRejected(_ diagnostic: borrowing Diagnostic)
+    /// Counts an applied event's result.
+    mutating func countApplied(_ effects: borrowing StreamResult.Effects)
+}
+
+extension FilterMetrics: ResultCounter {}
+
+/// Counts nothing: the plain run's ``ResultCounter``.
+struct NotCounted: ResultCounter {
+    init() {}
+    func countRejected(_ diagnostic: borrowing Diagnostic) {}
+    func countApplied(_ effects: borrowing StreamResult.Effects) {}
 }

@@ -232,15 +232,12 @@ public final class ParallelFilter {
         var n = seq
         var last = lastNumber
         if var counts = metrics {
-            // The results as values: counted, then written as the line loop below writes them.
+            // Counted as they are written, from what applying each did (no result values).
             metrics = nil
             batch.takeEachResult { result, number in
                 n += 1
                 if number > last { last = number }
-                if let r = local.apply(result, seq: number > 0 ? number : n) {
-                    r.render(into: &w)
-                    counts.count(r)
-                }
+                local.apply(result, seq: number > 0 ? number : n, into: &w, counting: &counts)
             }
             metrics = counts
         } else {

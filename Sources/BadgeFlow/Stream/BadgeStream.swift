@@ -205,6 +205,15 @@ public struct BadgeStream: Sendable {
 
     /// Applies one analysed line and appends its result line to `out` (nothing for a blank line).
     public mutating func apply(_ line: consuming LineResult, seq: Int, into out: inout JSONWriter) {
+        var none = NotCounted()
+        apply(line, seq: seq, into: &out, counting: &none)
+    }
+
+    /// ``apply(_:seq:into:)`` that also counts the result in `counter` (`--metrics`): the
+    /// result line is still written from the account's tree, never built as a value.
+    mutating func apply<Counter: ResultCounter>(
+        _ line: consuming LineResult, seq: Int, into out: inout JSONWriter, counting counter: inout Counter
+    ) {
         // The result line is written from the event and what applying it did
         // (`StreamResult.Effects`): the event, a few hundred bytes, is never moved into a
         // result nor copied.
@@ -213,14 +222,17 @@ public struct BadgeStream: Sendable {
             return
         case .rejected(let diagnostic):
             noteRejected(seq)
+            counter.countRejected(diagnostic)
             ResultLine.error(diagnostic, seq: seq, into: &out)
         case .event(let event):
             var index: Int? = nil
             switch apply(event, seq: seq, at: &index) {
             case .rejected(let d):
                 noteRejected(seq)
+                counter.countRejected(d)
                 ResultLine.error(d, seq: seq, into: &out)
             case .applied(let effects):
+                counter.countApplied(effects)
                 if !effects.change.isEmpty, let index {
                     ResultLine.event(event, effects, tree: &table.slots[index].account.tree, seq: seq, into: &out)
                 } else {

@@ -123,4 +123,38 @@ import Testing
         // Each badgeUpdates entry is {"device":…,"badge":N}; nothing else here has a "badge".
         #expect(m.badgeUpdates == text.ranges(of: #""badge":"#).count && m.badgeUpdates > 0)
     }
+
+    /// `--metrics` counts while the result lines are written from the tree
+    /// (``BadgeStream/apply(_:seq:into:counting:)``): the same figures as counting the result
+    /// values, and the same bytes as a run that counts nothing, on every scenario with a
+    /// decrement, a badge update, a duplicate, a fleet-wide expire or a rejected line.
+    @Test func countingWhileWritingEqualsCountingTheValues() throws {
+        let names = [
+            "account-day", "bad-lines", "chat-read-elsewhere", "devices-join-leave", "duplicate-ids", "fleet-expire",
+            "rejected-lines", "report-expire", "silent-read", "unread-sync",
+        ]
+        var seen = FilterMetrics()
+        for name in names {
+            let input = try Fixtures.text("scenarios/\(name).ndjson").split(separator: "\n", omittingEmptySubsequences: false)
+            let analyzer = LineAnalyzer(rules: .builtIn)
+            var byValue = BadgeStream(rules: .builtIn), plain = BadgeStream(rules: .builtIn)
+            var counting = BadgeStream(rules: .builtIn)
+            var fromValues = FilterMetrics(), whileWriting = FilterMetrics()
+            var plainOut = JSONWriter(), countedOut = JSONWriter()
+            for (i, line) in input.enumerated() {
+                if let r = byValue.apply(analyzer.analyze(String(line)), seq: i + 1) { fromValues.count(r) }
+                plain.apply(analyzer.analyze(String(line)), seq: i + 1, into: &plainOut)
+                counting.apply(analyzer.analyze(String(line)), seq: i + 1, into: &countedOut, counting: &whileWriting)
+            }
+            #expect(whileWriting == fromValues, "\(name)")
+            #expect(countedOut.bytes == plainOut.bytes, "\(name)")
+            seen.results += whileWriting.results
+            seen.decrements += whileWriting.decrements
+            seen.badgeUpdates += whileWriting.badgeUpdates
+            seen.duplicates += whileWriting.duplicates
+            seen.errors.merge(whileWriting.errors, uniquingKeysWith: +)
+        }
+        // The scenarios hold every kind of figure, so no count is compared at zero only.
+        #expect(seen.decrements > 0 && seen.badgeUpdates > 0 && seen.duplicates > 0 && seen.errorTotal > 0)
+    }
 }
