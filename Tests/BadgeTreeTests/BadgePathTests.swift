@@ -107,7 +107,7 @@ import Testing
             String(repeating: "a", count: BadgePath.maxBytes + 1),
         ]
         // Then random texts over an alphabet that hits every branch.
-        var rng = SplitMix(seed: 26)
+        var rng = SplitMix64(seed: 26)
         let alphabet: [Character] = ["a", "b", ".", ".", "\u{1F}", "\u{7F}", "é", " "]
         for _ in 0..<2_000 {
             let length = Int(rng.next() % 24)
@@ -220,18 +220,5 @@ import Testing
             #expect(!escaped.utf8.contains { $0 < 0x20 || $0 == 0x7F })
             #expect(BadgePath.unescapeSegment(escaped) == value, "round trip of \(value.debugDescription)")
         }
-    }
-}
-
-/// A small deterministic generator for the random cases.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,8 +1,9 @@
 import Testing
 @testable import BadgeTree
 
-/// SplitMix64: a tiny deterministic generator, so every failure replays from its seed.
-private struct SplitMix64 {
+/// SplitMix64: a tiny deterministic generator, so every failure replays from its seed (the
+/// random cases of this test target).
+struct SplitMix64 {
     private var state: UInt64
 
     init(seed: UInt64) { state = seed }
