@@ -161,6 +161,25 @@ import Testing
         #expect(try Self.committedSeq(state) == 500)
     }
 
+    /// `state convert` into a full disk: exit 3, and nothing of TO left behind, whether the
+    /// new database failed as it was created (its schema and meta) or as accounts went in.
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func aConvertOnAFullDiskIsExit3AndLeavesNothing(_ format: String) throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let source = dir + "/s.json"
+        let made = try CLI.run(["filter", "--state", source], input: StateStoreTests.fleet(lines: 500, accounts: 50, seed: 5))
+        #expect(made.status == 0, "\(made.stderr)")
+        let disk = try TmpFS(in: dir, size: "1m")
+        defer { disk.unmount() }
+        try disk.fill()
+        let target = disk.path + "/s." + format
+        let run = try CLI.run(["state", "convert", source, target])
+        #expect(run.status == 3, "\(run.stderr)")
+        #expect(run.stderr.hasPrefix("badgeflow: error: "), "\(run.stderr)")
+        #expect(try disk.names() == ["filler"])
+    }
+
     @Test func aJSONSaveOnAFullDiskIsExit3AndLeavesTheOldFileAlone() throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }

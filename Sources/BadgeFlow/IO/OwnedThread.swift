@@ -20,13 +20,17 @@ final class OwnedThread {
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
-    /// Starts a thread that runs `body`; nil when the system gives no thread (the caller
-    /// then does the work itself).
-    static func start(_ body: @escaping @Sendable () -> Void) -> OwnedThread? {
+    /// Starts a thread that runs `body` (with a stack of `stackSize` bytes; nil: the system's
+    /// default); nil when the system gives no thread (the caller then does the work itself).
+    static func start(stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) -> OwnedThread? {
         let thread = OwnedThread()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         let started = pthread_create(
-            &thread.handle, nil,
+            &thread.handle, &attributes,
             { raw in
                 let context: UnsafeMutableRawPointer? = raw
                 if let context { Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run() }
@@ -34,6 +38,8 @@ final class OwnedThread {
             }, context)
         guard started == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
+            // No thread to join: the handle is not one (joining it would be undefined).
+            thread.joined = true
             return nil
         }
         return thread

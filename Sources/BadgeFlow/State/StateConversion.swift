@@ -28,7 +28,7 @@ package enum StateConversion {
         let source = try StateFormat.open(path: from, readOnly: true)
         defer { source.close() }
         let rules = try source.recordedRules() ?? RuleSet.builtIn
-        var target = try StateFormat.open(path: to, readOnly: false)
+        var target = try create(to)
         var done = false
         defer {
             target.close()
@@ -46,7 +46,7 @@ package enum StateConversion {
             // Not streamed after all: a new start, from an empty `to`.
             target.close()
             remove(to)
-            target = try StateFormat.open(path: to, readOnly: false)
+            target = try create(to)
         }
         try target.write(try source.stream(rules: rules, accounts: nil, compact: true))
         // A queue consumer that changes format resumes where it was, and a run of the same
@@ -55,6 +55,15 @@ package enum StateConversion {
             try database.recordResume(point, rules: rules)
         }
         done = true
+    }
+
+    /// Opens the new state `path`; what an open that failed part-way created (a database
+    /// file without its schema, a folder) is removed.
+    private static func create(_ path: String) throws(StateFile.Failure) -> any StateStore {
+        do { return try StateFormat.open(path: path, readOnly: false) } catch {
+            remove(path)
+            throw error
+        }
     }
 
     /// Removes what a conversion that failed wrote: the file and SQLite's `-wal` and `-shm`

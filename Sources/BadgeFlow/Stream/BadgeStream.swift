@@ -159,11 +159,12 @@ public struct BadgeStream: Sendable {
     /// 100 bytes for an account with one device and three marks instead of ~1.5 KB); each
     /// is expanded again by its next event, with the same results as if it had stayed.
     ///
-    /// For a stream without ``source`` (a store's accounts leave memory through
-    /// ``evict(keeping:)``); turns ``tracksUse`` on. An account too large for the compact
-    /// form (over 1 MiB of it) stays expanded.
+    /// For a stream without ``source`` and without ``tracksChanges`` (a store's accounts
+    /// leave memory through ``evict(keeping:)``, and a compact account would leave its change
+    /// behind); otherwise it only turns ``tracksUse`` on. An account too large for the
+    /// compact form (over 1 MiB of it) stays expanded.
     public mutating func compact(keeping n: Int) {
-        guard source == nil else {
+        guard source == nil, !tracksChanges else {
             tracksUse = true
             return
         }

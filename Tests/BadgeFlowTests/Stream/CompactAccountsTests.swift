@@ -125,6 +125,17 @@ private func run(_ lines: [String], on stream: inout BadgeStream, compactingTo k
         #expect(stream.accountCount == 5)
     }
 
+    /// A stream that tracks changes is not compacted: a compact account would leave its
+    /// change behind, and the next checkpoint would not write it.
+    @Test func aStreamThatTracksChangesKeepsItsChangedAccountsExpanded() throws {
+        var stream = BadgeStream(rules: try rules())
+        stream.tracksChanges = true
+        _ = run((0..<3).map { #"{"op":"set","device":"d\#($0)","path":"root.a","at":1}"# }, on: &stream)
+        stream.compact(keeping: 0)
+        #expect(stream.accounts.count == 3)
+        #expect(Set(stream.takeChanged().map(\.id)) == ["d0", "d1", "d2"])
+    }
+
     @Test func aBatchUndoneKeepsAnAccountThatWasCompact() throws {
         var stream = BadgeStream(rules: try rules())
         _ = run([#"{"op":"set","device":"d","path":"root.a","count":2,"at":1}"#], on: &stream)
