@@ -122,8 +122,12 @@ struct FilterCommand: TakesManyInputs {
     @Option(
         name: [.short, .long],
         help: ArgumentHelp(
-            "Write the results to FILE instead of stdout (a regular FILE is replaced atomically at the end).", valueName: "FILE"))
+            "Write the results to FILE instead of stdout (a regular FILE is replaced atomically at the end; - is stdout).",
+            valueName: "FILE"))
     var output: String?
+
+    /// The results file of `-o FILE`; nil for stdout (no `-o`, or `-o -`).
+    private var resultsFile: String? { output == "-" ? nil : output }
 
     @Flag(name: .long, inversion: .prefixedNo, help: "Progress bar on stderr (default: when stderr is a terminal and the output is not).")
     var progress: Bool?
@@ -148,7 +152,7 @@ struct FilterCommand: TakesManyInputs {
         if let maxResident {
             guard checkpointed else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
             guard maxResident >= 1 else { throw ValidationError("--max-resident must be at least 1, got \(maxResident)") }
-            if output != nil {
+            if resultsFile != nil {
                 throw ValidationError(
                     "--max-resident cannot be used with -o: results in FILE count as written only at the end, so no account could be dropped before"
                 )
@@ -164,7 +168,7 @@ struct FilterCommand: TakesManyInputs {
         options.expandedAccounts = expandedAccounts
         options.resume = resume ? .resume : noResume ? .noResume : .refuseSameInput
         options.numbered = numbered
-        options.resultsAtEnd = output != nil
+        options.resultsAtEnd = resultsFile != nil
         options.maxLineBytes = maxLineBytes
         options.stamp = stamp
         let session: StateSession
@@ -178,12 +182,12 @@ struct FilterCommand: TakesManyInputs {
         // Held until run() returns, whichever way.
         defer { session.releaseLock() }
         let out: OutputFile
-        do { out = try output.map { path throws(OutputFile.Failure) in try OutputFile(path) } ?? OutputFile() } catch {
+        do { out = try resultsFile.map { path throws(OutputFile.Failure) in try OutputFile(path) } ?? OutputFile() } catch {
             Console.error("badgeflow: error: \(error.description)")
             throw Exit.io
         }
         let run = FilterRun(
-            session: session, output: FilterRun.write(to: out.fd), outputName: output ?? "stdout",
+            session: session, output: FilterRun.write(to: out.fd), outputName: resultsFile ?? "stdout",
             metrics: metrics.map { MetricsFile(path: $0, period: checkpoint, warning: Console.error) }, message: Console.error)
         // --metrics: written once now, so an unwritable FILE is found before any line.
         do { try run.writeInitialMetrics() } catch {
@@ -205,7 +209,7 @@ struct FilterCommand: TakesManyInputs {
         let total = showProgress && Console.isTerminal(2) ? Progress.totalBytes(of: sources) : 0
         let outcome: FilterRun.Outcome
         do throws(StateSession.Failure) {
-            let results = out.results(name: output ?? "stdout", isFile: output != nil)
+            let results = out.results(name: resultsFile ?? "stdout", isFile: resultsFile != nil)
             outcome = try run.run(sources, progress: total > 0 ? Progress(totalBytes: total) : nil, results: results)
         } catch {
             if error.kind == .state { printStats(session) }

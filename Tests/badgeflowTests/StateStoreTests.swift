@@ -118,6 +118,20 @@ import Testing
         #expect(a.stdout == b.stdout)
     }
 
+    /// `-o -` is stdout: results go out as they are made, so checkpoints and
+    /// `--max-resident` work as without `-o` (a results FILE is put in place only at the end).
+    @Test func dashOutputIsStdoutForCheckpointsAndMaxResident() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let input = Self.fleet(lines: 2000, accounts: 300, seed: 4)
+        let plain = try CLI.run(["filter"], input: input)
+        let dash = try CLI.run(["filter", "--state", dir + "/s.sqlite", "--max-resident", "16", "-o", "-"], input: input)
+        #expect(dash.status == 0, "\(dash.stderr)")
+        #expect(dash.stdout == plain.stdout)
+        let file = try CLI.run(["filter", "--state", dir + "/t.sqlite", "--max-resident", "16", "-o", dir + "/out.ndjson"], input: input)
+        #expect(file.status == 2, "\(file.stderr)")
+    }
+
     @Test(arguments: ["sqlite", "rocksdb"])
     func maxResidentGivesTheSameResultsAndState(_ format: String) throws {
         let dir = try CLI.temporaryDirectory()
