@@ -11,33 +11,12 @@ import Darwin
 /// The RocksDB store, its read-ahead and its background checkpoints, on real databases in a
 /// temporary folder.
 @Suite struct RocksDBStoreTests {
-    /// A stream in which each account has one device (logged in, shown a badge) and three
-    /// marks.
-    private static func stream(accounts ids: [String], rules: RuleSet = .builtIn) -> BadgeStream {
-        let analyzer = LineAnalyzer(rules: rules)
-        var stream = BadgeStream(rules: rules)
-        stream.tracksChanges = true
-        var seq = 0
-        for id in ids {
-            for line in [
-                #"{"op":"login","account":"\#(id)","device":"d0","at":1732269600}"#,
-                #"{"op":"push","account":"\#(id)","device":"d0","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t3"}}}"#,
-                #"{"op":"push","account":"\#(id)","device":"d0","at":1732269701,"payload":{"aps":{"alert":"m","category":"mail"}}}"#,
-                #"{"op":"set","account":"\#(id)","device":"d0","at":1732269702,"path":"root.promotion.c2"}"#,
-            ] {
-                seq += 1
-                _ = stream.apply(analyzer.analyze(line), seq: seq)
-            }
-        }
-        return stream
-    }
-
     private static func json(_ a: Account) -> String { StateFile.encodeAccount(a) }
 
     @Test func accountsAndMetaRoundTripAndSurviveAReopen() throws {
         let folder = try TemporaryFolder()
         let path = folder.file("s.rocksdb")
-        var stream = Self.stream(accounts: ["alice", "bob"])
+        var stream = StoreFixtures.stream(accounts: ["alice", "bob"])
         do {
             let store = try RocksDBStore(path: path)
             try store.recordRules(.builtIn)
@@ -72,7 +51,7 @@ import Darwin
     @Test func aSecondCheckpointKeepsTheTotalsAndTheLastValues() throws {
         let folder = try TemporaryFolder()
         let store = try RocksDBStore(path: folder.file("s.rocksdb"))
-        var stream = Self.stream(accounts: ["a", "b", "c"])
+        var stream = StoreFixtures.stream(accounts: ["a", "b", "c"])
         try store.checkpoint(&stream, seq: 12, input: "in")
         let analyzer = LineAnalyzer(rules: .builtIn)
         _ = stream.apply(analyzer.analyze(#"{"op":"clear","account":"a","device":"d0","path":"root.mail"}"#), seq: 13)
@@ -86,7 +65,7 @@ import Darwin
         let folder = try TemporaryFolder()
         let store = try RocksDBStore(path: folder.file("s.rocksdb"))
         let checkpointer = RocksDBCheckpointer(store: store)
-        var stream = Self.stream(accounts: (0..<600).map { "u\($0)" })
+        var stream = StoreFixtures.stream(accounts: (0..<600).map { "u\($0)" })
         checkpointer.begin(&stream, seq: 2400, input: "stdin")
         #expect(checkpointer.isPending)
         try checkpointer.finish(&stream)
@@ -111,13 +90,13 @@ import Darwin
         let folder = try TemporaryFolder()
         let path = folder.file("s.rocksdb")
         let writer = try RocksDBStore(path: path)
-        var stream = Self.stream(accounts: ["a"])
+        var stream = StoreFixtures.stream(accounts: ["a"])
         try writer.checkpoint(&stream, seq: 4, input: "stdin")
         let reader = try RocksDBStore(path: path, readOnly: true)
         #expect(reader.seq == 4 && reader.accountCount == 1)
         #expect(try reader.loadAccount("a", rules: .builtIn) != nil)
         // The writer is not blocked by the reader; the reader keeps what it opened.
-        var more = Self.stream(accounts: ["b"])
+        var more = StoreFixtures.stream(accounts: ["b"])
         try writer.checkpoint(&more, seq: 8, input: "stdin")
         #expect(writer.seq == 8)
         #expect(try reader.loadAccount("b", rules: .builtIn) == nil)
@@ -125,7 +104,7 @@ import Darwin
         #expect(later.seq == 8 && later.accountCount == 2)
         #expect(try later.loadAccount("b", rules: .builtIn) != nil)
         // A reader cannot write.
-        var again = Self.stream(accounts: ["c"])
+        var again = StoreFixtures.stream(accounts: ["c"])
         #expect(throws: StateFile.Failure.self) { try later.checkpoint(&again, seq: 9, input: "stdin") }
         #expect(again.changedCount == 1)
     }
@@ -172,7 +151,7 @@ import Darwin
         #expect(try empty.loadAccount("a", rules: .builtIn) == nil)
         #expect(try empty.stream(rules: .builtIn).accountCount == 0)
         #expect(try FixtureFolder.list(path).isEmpty)
-        var stream = Self.stream(accounts: ["a"])
+        var stream = StoreFixtures.stream(accounts: ["a"])
         let store = try RocksDBStore(path: path)
         try store.checkpoint(&stream, seq: 4, input: "stdin")
         store.close()
@@ -185,7 +164,7 @@ import Darwin
     @Test func rulesChangeOverTime() throws {
         let folder = try TemporaryFolder()
         let path = folder.file("s.rocksdb")
-        var stream = Self.stream(accounts: ["a", "b"])
+        var stream = StoreFixtures.stream(accounts: ["a", "b"])
         let store = try RocksDBStore(path: path)
         try store.recordRules(.builtIn)
         try store.checkpoint(&stream, seq: 8, input: "stdin")
@@ -214,7 +193,7 @@ import Darwin
     @Test func aDamagedValueIsAnErrorNotAnAccount() throws {
         let folder = try TemporaryFolder()
         let path = folder.file("s.rocksdb")
-        var stream = Self.stream(accounts: ["a"])
+        var stream = StoreFixtures.stream(accounts: ["a"])
         let store = try RocksDBStore(path: path)
         try store.checkpoint(&stream, seq: 4, input: "stdin")
         // One byte of the binary form changed: the check fails under every recorded rules.
@@ -248,7 +227,7 @@ import Darwin
     @Test func aStoredStreamIsWrittenInBatchesWithItsTotals() throws {
         let folder = try TemporaryFolder()
         let path = folder.file("s.rocksdb")
-        var stream = Self.stream(accounts: (0..<300).map { "u\($0)" })
+        var stream = StoreFixtures.stream(accounts: (0..<300).map { "u\($0)" })
         stream.compact(keeping: 100)
         let store = try RocksDBStore(path: path)
         try store.store(stream)

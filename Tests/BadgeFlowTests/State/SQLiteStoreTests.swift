@@ -16,32 +16,11 @@ private func pushLine(_ account: String) -> String {
 }
 
 @Suite struct SQLiteStoreTests {
-    /// A stream in which account `id` has one device (logged in, shown a badge) and three
-    /// marks, each with its source.
-    private static func stream(accounts ids: [String]) -> BadgeStream {
-        let analyzer = LineAnalyzer(rules: .builtIn)
-        var stream = BadgeStream(rules: .builtIn)
-        stream.tracksChanges = true
-        var seq = 0
-        for id in ids {
-            for line in [
-                #"{"op":"login","account":"\#(id)","device":"d0","at":1732269600}"#,
-                #"{"op":"push","account":"\#(id)","device":"d0","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t3"}}}"#,
-                #"{"op":"push","account":"\#(id)","device":"d0","at":1732269701,"payload":{"aps":{"alert":"m","category":"mail"}}}"#,
-                #"{"op":"set","account":"\#(id)","device":"d0","at":1732269702,"path":"root.promotion.c2"}"#,
-            ] {
-                seq += 1
-                _ = stream.apply(analyzer.analyze(line), seq: seq)
-            }
-        }
-        return stream
-    }
-
     private static func json(_ a: Account) -> String { StateFile.encodeAccount(a) }
 
     @Test func aRowLeavesOutDefaultsAndReadsBackAsTheSameAccount() throws {
         let folder = try TemporaryFolder()
-        var stream = Self.stream(accounts: ["alice"])
+        var stream = StoreFixtures.stream(accounts: ["alice"])
         let store = try SQLiteStore(path: folder.file("s.sqlite"))
         try store.checkpoint(&stream, seq: 4, input: "stdin")
         let row = try #require(try store.accountJSON("alice"))
@@ -61,7 +40,7 @@ private func pushLine(_ account: String) -> String {
     @Test func aLargeCheckpointWritesEveryRowWholeWithItsCache() throws {
         let folder = try TemporaryFolder()
         let ids = (0..<2148).map { "u\($0)" }
-        var stream = Self.stream(accounts: ids)
+        var stream = StoreFixtures.stream(accounts: ids)
         let store = try SQLiteStore(path: folder.file("s.sqlite"))
         try store.checkpoint(&stream, seq: 4 * ids.count, input: "stdin")
         #expect(store.accountCount == ids.count && store.deviceCount == ids.count && store.markCount == 3 * ids.count)
@@ -83,7 +62,7 @@ private func pushLine(_ account: String) -> String {
 
     @Test func thePrefetcherReadsCommittedAccountsAndSaysWhichAreAbsent() throws {
         let folder = try TemporaryFolder()
-        var stream = Self.stream(accounts: ["a", "b"])
+        var stream = StoreFixtures.stream(accounts: ["a", "b"])
         let store = try SQLiteStore(path: folder.file("s.sqlite"))
         try store.checkpoint(&stream, seq: 8, input: "stdin")
         let prefetcher = try SQLitePrefetcher(path: store.path, rules: .builtIn)
@@ -104,7 +83,7 @@ private func pushLine(_ account: String) -> String {
         let path = folder.file("s.sqlite")
         let store = try SQLiteStore(path: path)
         let checkpointer = try SQLiteCheckpointer(path: path)
-        var stream = Self.stream(accounts: ["a", "b", "c"])
+        var stream = StoreFixtures.stream(accounts: ["a", "b", "c"])
         checkpointer.begin(&stream, seq: 12, input: "stdin")
         #expect(stream.changedCount == 0)
         #expect(checkpointer.isPending)
@@ -131,7 +110,7 @@ private func pushLine(_ account: String) -> String {
     @Test func aDatabaseOfAnotherSchemaIsRefusedNamingIt() throws {
         let folder = try TemporaryFolder()
         let path = folder.file("s.sqlite")
-        var stream = Self.stream(accounts: ["a"])
+        var stream = StoreFixtures.stream(accounts: ["a"])
         do {
             let store = try SQLiteStore(path: path)
             try store.checkpoint(&stream, seq: 4, input: "stdin")
@@ -166,7 +145,7 @@ private func pushLine(_ account: String) -> String {
     @Test func aRowWhoseJSONHasAKeyHoldingNULIsNotServedFromItsCache() throws {
         let folder = try TemporaryFolder()
         let store = try SQLiteStore(path: folder.file("s.sqlite"))
-        var a = try #require(Self.stream(accounts: ["a"]).accounts["a"])
+        var a = try #require(StoreFixtures.stream(accounts: ["a"]).accounts["a"])
         a.devices["d\u{0}"] = a.devices["d0"]
         _ = try store.commit([ChangedAccount(id: "a", account: a)], seq: 1, input: "stdin", cacheSeed: RuleSet.builtIn.rowCacheSeed)
         let failure = #expect(throws: StateFile.Failure.self) { _ = try store.loadAccount("a", rules: .builtIn) }
@@ -178,7 +157,7 @@ private func pushLine(_ account: String) -> String {
     @Test func theRowCacheIsUsedOnlyWhileItMatchesTheJSONAndTheRules() throws {
         let folder = try TemporaryFolder()
         let path = folder.file("s.sqlite")
-        var stream = Self.stream(accounts: ["a", "b"])
+        var stream = StoreFixtures.stream(accounts: ["a", "b"])
         let store = try SQLiteStore(path: path)
         try store.checkpoint(&stream, seq: 8, input: "stdin")
         let a = try #require(stream.accounts["a"])
@@ -205,7 +184,7 @@ private func pushLine(_ account: String) -> String {
         let other = try RuleSet.parse(
             RuleSet.builtInText.replacing(#""root.news": "dot","#, with: #""root.news": "dot", "root.chat": "dot","#))
         #expect(other.rowCacheSeed != nil && other.rowCacheSeed != RuleSet.builtIn.rowCacheSeed)
-        var c = Self.stream(accounts: ["c"])
+        var c = StoreFixtures.stream(accounts: ["c"])
         try store.checkpoint(&c, seq: 9, input: "stdin")
         #expect(try store.hasMatchingCache("c", rules: .builtIn) && !store.hasMatchingCache("c", rules: other))
         let underOther = try #require(try store.loadAccount("c", rules: other))
