@@ -149,7 +149,7 @@ public struct BadgeTree: Sendable {
     /// Number of marks (``marks``'s count, without building the list).
     ///
     /// - Complexity: O(nodes).
-    public var markCount: Int {
+    @inlinable public var markCount: Int {
         var n = 0
         for i in nodes.indices where nodes[i].own >= 0 { n += 1 }
         return n

@@ -767,17 +767,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         stream.endCommit(stored)
     }
 
-    /// Each account's id with its device and mark counts, read in place (a closure over the
-    /// elements would copy each account).
-    static func storedCounts(of changed: [ChangedAccount]) -> [(String, (Int, Int))] {
-        var out: [(String, (Int, Int))] = []
-        out.reserveCapacity(changed.count)
-        for i in changed.indices {
-            out.append((changed[i].id, (changed[i].account.devices.count, changed[i].account.tree.markCount)))
-        }
-        return out
-    }
-
     /// Writes `changed` and `seq` read from `input` in one `WriteBatch` with the meta, and
     /// `rules` (under whose seed the values are checked) when they are not the recorded
     /// ones; returns each account's stored device and mark counts.
@@ -802,10 +791,16 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         defer { rocksdb_writebatch_destroy(batch) }
         var value: [UInt8] = []
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
-        // By index, each account read in place: binding an element (or its account) copies
-        // it, a retain and release of each of its parts.
+        // Each account's id with its device and mark counts, counted while encoding it.
+        var stored: [(String, (Int, Int))] = []
+        if returningCounts { stored.reserveCapacity(changed.count) }
+        // By index, each account read in place (through the buffer: an array's element, or
+        // its account, is copied, a retain and release of each of its parts).
         for i in changed.indices {
-            let d = changed[i].account.devices.count, m = changed[i].account.tree.markCount
+            let (d, m) = changed.withUnsafeBufferPointer { c in
+                RowCache.encode(c[i].account, json: none, seed: rules.storeSeed, into: &value)
+            }
+            if returningCounts { stored.append((changed[i].id, (d, m))) }
             if let (od, om) = changed[i].storedCounts.map({ ($0.devices, $0.marks) }) ?? previous[changed[i].id] {
                 devices += d - od
                 marks += m - om
@@ -814,7 +809,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                 devices += d
                 marks += m
             }
-            RowCache.encode(changed[i].account, json: none, seed: rules.storeSeed, into: &value)
             put(batch, Self.key(1, changed[i].id), value)
             if let due = changed[i].account.tree.earliestPendingExpiry {
                 var bits = due.bitPattern
@@ -834,7 +828,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         try write(meta: entries, into: batch)
         try write(batch, what: "cannot write a checkpoint")
         shared.withLock { $0.meta.merge(entries) { _, new in new } }
-        guard returningCounts else { return [] }
-        return Self.storedCounts(of: changed)
+        return stored
     }
 }
