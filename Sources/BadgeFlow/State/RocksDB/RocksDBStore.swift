@@ -137,6 +137,11 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         rocksdb_options_set_compression(options, Int32(rocksdb_no_compression))
         rocksdb_options_set_max_background_jobs(options, 2)
         rocksdb_options_set_level_compaction_dynamic_level_bytes(options, 1)
+        // Each checkpoint's flush makes a level-0 file, and a fleet's keys are spread evenly,
+        // so every level-0 compaction rewrites the whole bottom level: compacting after 8
+        // files instead of 4 halves that work (fleet bench: compaction 4.7-5.8 -> 2.5-2.7 s
+        // of CPU) for a Bloom filter probe or two more per read.
+        rocksdb_options_set_level0_file_num_compaction_trigger(options, 8)
         // RocksDB's info log (`LOG`) takes only the header written at open: Debian's
         // librocksdb 7.8 is built with assertions, and its logger aborts the process on the
         // write after a failed one (a full disk), where every other writer reports the error.
