@@ -151,20 +151,20 @@ package struct CompactWriter: ~Copyable {
 /// is refused, never trapped on.
 package struct CompactReader {
     /// The bytes read.
-    package let bytes: UnsafeRawBufferPointer
+    @usableFromInline package let bytes: UnsafeRawBufferPointer
     /// Where the next read starts.
-    package private(set) var at = 0
+    @usableFromInline package internal(set) var at = 0
     /// Set by a read past the end or of a malformed value.
-    package var failed = false
+    @usableFromInline package var failed = false
 
     /// A reader at the start of `bytes`.
-    package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    @inlinable package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     /// Whether every byte was read and none failed.
-    package var isDone: Bool { !failed && at == bytes.count }
+    @inlinable package var isDone: Bool { !failed && at == bytes.count }
 
     /// One byte.
-    package mutating func byte() -> UInt8 {
+    @inlinable package mutating func byte() -> UInt8 {
         guard at < bytes.count else {
             failed = true
             return 0
@@ -174,7 +174,7 @@ package struct CompactReader {
     }
 
     /// A varint.
-    package mutating func varint() -> UInt64 {
+    @inlinable package mutating func varint() -> UInt64 {
         var value: UInt64 = 0, shift: UInt64 = 0
         while shift < 64 {
             let b = byte()
@@ -187,7 +187,7 @@ package struct CompactReader {
     }
 
     /// A count of things still to read, each at least one byte long (larger counts fail).
-    package mutating func count() -> Int {
+    @inlinable package mutating func count() -> Int {
         let n = varint()
         guard n <= UInt64(bytes.count - at) else {
             failed = true
@@ -197,7 +197,7 @@ package struct CompactReader {
     }
 
     /// A varint below `limit` (an index); others fail and give 0.
-    package mutating func index(below limit: Int) -> Int {
+    @inlinable package mutating func index(below limit: Int) -> Int {
         let n = varint()
         guard n < UInt64(max(limit, 0)) else {
             failed = true
@@ -207,13 +207,13 @@ package struct CompactReader {
     }
 
     /// A zigzagged varint.
-    package mutating func signed() -> Int {
+    @inlinable package mutating func signed() -> Int {
         let v = varint()
         return Int(Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1))
     }
 
     /// The next `n` bytes.
-    package mutating func raw(_ n: Int) -> UnsafeRawBufferPointer {
+    @inlinable package mutating func raw(_ n: Int) -> UnsafeRawBufferPointer {
         guard n >= 0, n <= bytes.count - at else {
             failed = true
             return UnsafeRawBufferPointer(rebasing: bytes[0..<0])
@@ -223,10 +223,10 @@ package struct CompactReader {
     }
 
     /// A string.
-    package mutating func string() -> String { String(decoding: raw(count()), as: UTF8.self) }
+    @inlinable package mutating func string() -> String { String(decoding: raw(count()), as: UTF8.self) }
 
     /// A time.
-    package mutating func time() -> Double {
+    @inlinable package mutating func time() -> Double {
         let v = varint()
         if v & 1 == 0 {
             let n = v >> 1
@@ -317,7 +317,9 @@ extension BadgeTree {
     /// The tree `writeCompact(into:)` wrote, read from `reader`; nil (with the reader
     /// failed) when the bytes are not such a form.
     package init?(configuration: Configuration, compact r: inout CompactReader) {
-        self.init(configuration: configuration, noNodes: ())
+        // Not delegated to init(configuration:noNodes:): that makes the tree in a temporary
+        // and copies it (a retain and release of each of its parts).
+        self.configuration = configuration
         let count = r.count()
         nodes.reserveCapacity(count)
         let originCount = r.count()
