@@ -317,8 +317,8 @@ extension BadgeTree {
     /// The tree `writeCompact(into:)` wrote, read from `reader`; nil (with the reader
     /// failed) when the bytes are not such a form.
     package init?(configuration: Configuration, compact r: inout CompactReader) {
-        // Not delegated to init(configuration:noNodes:): that makes the tree in a temporary
-        // and copies it (a retain and release of each of its parts).
+        // Initialised here, not by delegating to another init: that made the tree in a temporary
+        // and copied it (a retain and release of each of its parts).
         self.configuration = configuration
         let count = r.count()
         nodes.reserveCapacity(count)

@@ -129,11 +129,6 @@ public struct BadgeTree: Sendable {
                 mode: configuration.display[root] ?? .number))
     }
 
-    /// A tree with no node at all, not even the root: for a reader that appends them.
-    init(configuration: Configuration, noNodes: Void) {
-        self.configuration = configuration
-    }
-
     /// The largest own count a node keeps; larger counts are lowered to it.
     ///
     /// APNs badges stop at 2^31 − 1. The cap also keeps summary counts from overflowing:
