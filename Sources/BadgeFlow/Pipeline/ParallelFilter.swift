@@ -49,6 +49,8 @@ public final class ParallelFilter {
     }
     /// The batch whose accounts the prefetcher is reading.
     private var requested: Batch?
+    /// The ids of the request being made, by hash (``readAhead(_:before:)``); kept for its buckets.
+    private var requestIndex = IDIndex()
     /// Set by ``stop()``: batches are no longer applied.
     private var stopped = false
     /// With a value, every result applied is counted into it (``FilterMetrics/count(_:)``);
@@ -261,29 +263,43 @@ extension ParallelFilter {
     /// Installs the accounts read ahead for `batch`, if it had a request, and asks for those
     /// of the next batch (once analysed): reading them overlaps applying `batch`.
     private func readAhead(_ prefetcher: any AccountPrefetcher, before batch: Batch) {
+        // The readers' parts as they are (merging them would hash half the ids again).
+        let parts: [[String: Account?]]
         if let r = requested {
             requested = nil
-            let ahead = prefetcher.collect()
-            if r === batch { stream.installPrefetched(ahead) }
+            let collected = (prefetcher as? any PartedAccountPrefetcher)?.collectParts() ?? [prefetcher.collect()]
+            parts = r === batch ? collected : []
         } else {
             // Nothing was read for this batch: no copy read for an earlier one is used.
-            stream.installPrefetched([:])
+            parts = []
         }
-        // No request is outstanding now: evictions before the next one cannot matter.
-        stream.table.evictedSinceRequest.removeAll(keepingCapacity: true)
+        // Inside `withStream`: reading `stream.table` off the class copies the table's value
+        // (a retain and release of each of its parts) once per id.
+        withStream { stream in
+            stream.installPrefetched(parts: parts)
+            // No request is outstanding now: evictions before the next one cannot matter.
+            stream.table.clearEvictions()
+        }
         // Waiting for the next batch's analysis (a few ms of the workers) costs less than
         // loading its accounts here, one by one, after this batch.
         guard let next = inFlight.first else { return }
         queue.waitDone(next)
         var ids: [String] = []
-        var seen: Set<String> = []
-        // Inside `withStream`: reading `stream.table` off the class copies the table's value
-        // (a retain and release of each of its parts) once per id.
+        // The ids taken so far, by the hashes the analysing thread computed (no id is
+        // hashed here); kept across batches for its buckets.
+        var seen = IDIndex()
+        swap(&seen, &requestIndex)
+        seen.removeAll()
         withStream { stream in
-            for id in next.accountIDs where stream.table.slot(of: id) == nil && seen.insert(id).inserted {
+            let hashes = next.accountHashes
+            for (k, id) in next.accountIDs.enumerated() {
+                let hash = hashes[k]
+                guard stream.table.slot(of: id, hash: hash) == nil, seen.find(hash, where: { ids[$0] == id }) == nil else { continue }
+                seen.insert(hash, position: ids.count)
                 ids.append(id)
             }
         }
+        swap(&seen, &requestIndex)
         guard !ids.isEmpty else { return }
         requested = next
         prefetcher.request(ids)
@@ -310,6 +326,8 @@ final class Batch: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var results: [LineResult] = []
     /// With ``collectsAccountIDs``: the account id of each event line, for reading ahead.
     @exclusivity(unchecked) private(set) var accountIDs: [String] = []
+    /// The hash of each of ``accountIDs`` (``IDIndex/hash(_:)``), computed by the analysing thread.
+    @exclusivity(unchecked) private(set) var accountHashes: [Int] = []
     var collectsAccountIDs = false
     var done = false
     private let capacity: Int
@@ -361,6 +379,7 @@ final class Batch: @unchecked Sendable {
         numbers.removeAll(keepingCapacity: true)
         results.removeAll(keepingCapacity: true)
         accountIDs.removeAll(keepingCapacity: true)
+        accountHashes.removeAll(keepingCapacity: true)
         done = false
     }
 
@@ -397,7 +416,10 @@ final class Batch: @unchecked Sendable {
                                 .lineTooLong, "line is \(overlong[i]) bytes, more than the \(maxLineBytes) bytes a line may have", at: "")))
                 } else {
                     let result = analyzer.analyze(UnsafeRawBufferPointer(rebasing: all[start..<end]))
-                    if collectsAccountIDs, case .event(let e) = result { accountIDs.append(e.accountID) }
+                    if collectsAccountIDs, case .event(let e) = result {
+                        accountIDs.append(e.accountID)
+                        accountHashes.append(IDIndex.hash(e.accountID))
+                    }
                     results.append(result)
                 }
                 start = end

@@ -42,6 +42,13 @@ public protocol AccountPrefetcher: AnyObject {
     func collect() -> [String: Account?]
 }
 
+/// An ``AccountPrefetcher`` that hands over what each of its readers read as it is
+/// (``collectParts()``), so that the stream takes the accounts without merging the parts.
+package protocol PartedAccountPrefetcher: AccountPrefetcher {
+    /// ``AccountPrefetcher/collect()`` as one part per reader (their ids do not overlap).
+    func collectParts() -> [[String: Account?]]
+}
+
 /// The stateful half of the filter: applies events to accounts and their devices in input
 /// order and writes one result line per event.
 ///
@@ -198,6 +205,9 @@ public struct BadgeStream: Sendable {
     /// without those that came into memory or were evicted since they were requested.
     mutating func installPrefetched(_ ahead: [String: Account?]) { table.installPrefetched(ahead) }
 
+    /// ``installPrefetched(_:)`` from the parts each reader read, not merged first.
+    mutating func installPrefetched(parts: consuming [[String: Account?]]) { table.installPrefetched(parts: parts) }
+
     /// The state of `device` in `account` (by default the device's own account), if it has
     /// joined it.
     public func device(_ device: String, account: String? = nil) -> Device? {
@@ -332,11 +342,13 @@ public struct BadgeStream: Sendable {
     private mutating func noteUse(_ index: Int) { table.noteUse(index) }
 
     /// The slot of account `id` in memory: expanded from its compact form, read ahead,
-    /// loaded from ``source``, or made empty (`created`).
+    /// loaded from ``source``, or made empty (`created`). The id is hashed once, for all the
+    /// tables it is looked up in (``IDIndex``).
     private mutating func lookUp(
         _ id: String
     ) -> Result<(Int, created: Bool), Diagnostic> {
-        if let found = table.slot(of: id) {
+        let hash = IDIndex.hash(id)
+        if let found = table.slot(of: id, hash: hash) {
             table.keepForUndo(id, slot: found)
             return .success((found, false))
         }
@@ -353,7 +365,7 @@ public struct BadgeStream: Sendable {
         var found = thawed
         // Read from the store: its stored counts are its own.
         var loaded = false
-        if found == nil, let ahead = table.takePrefetched(id) {
+        if found == nil, let ahead = table.takePrefetched(id, hash: hash) {
             loads.ahead += 1
             found = ahead
             loaded = ahead != nil
@@ -368,7 +380,7 @@ public struct BadgeStream: Sendable {
         }
         let created = found == nil
         // Moved into its slot (`take()`), not copied.
-        return .success((table.insert(found.take() ?? Account(rules: rules), as: id, loaded: loaded), created))
+        return .success((table.insert(found.take() ?? Account(rules: rules), as: id, hash: hash, loaded: loaded), created))
     }
 
     /// A fleet-wide `expire`: every account with a mark due at or before the event's time
