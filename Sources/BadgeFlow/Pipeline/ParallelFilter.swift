@@ -236,17 +236,18 @@ public final class ParallelFilter {
         if var counts = metrics {
             // Counted as they are written, from what applying each did (no result values).
             metrics = nil
-            batch.takeEachResult { result, number in
+            batch.takeEachResult { result, number, hash in
                 n += 1
                 if number > last { last = number }
-                local.apply(result, seq: number > 0 ? number : n, into: &w, counting: &counts)
+                local.apply(result, seq: number > 0 ? number : n, accountHash: hash, into: &w, counting: &counts)
             }
             metrics = counts
         } else {
-            batch.takeEachResult { result, number in
+            var none = NotCounted()
+            batch.takeEachResult { result, number, hash in
                 n += 1
                 if number > last { last = number }
-                local.apply(result, seq: number > 0 ? number : n, into: &w)
+                local.apply(result, seq: number > 0 ? number : n, accountHash: hash, into: &w, counting: &none)
             }
         }
         seq = n
@@ -263,23 +264,18 @@ extension ParallelFilter {
     /// Installs the accounts read ahead for `batch`, if it had a request, and asks for those
     /// of the next batch (once analysed): reading them overlaps applying `batch`.
     private func readAhead(_ prefetcher: any AccountPrefetcher, before batch: Batch) {
-        // The readers' parts as they are (merging them would hash half the ids again).
-        let parts: [[String: Account?]]
+        // The readers' parts as they are (merging them would hash half the ids again), moved
+        // in: a copy left here would make taking each account out of them copy the parts.
+        // Nothing read for an earlier batch is used.
+        var parts: [[String: Account?]] = []
         if let r = requested {
             requested = nil
             let collected = (prefetcher as? any PartedAccountPrefetcher)?.collectParts() ?? [prefetcher.collect()]
-            parts = r === batch ? collected : []
-        } else {
-            // Nothing was read for this batch: no copy read for an earlier one is used.
-            parts = []
+            if r === batch { parts = consume collected }
         }
-        // Inside `withStream`: reading `stream.table` off the class copies the table's value
-        // (a retain and release of each of its parts) once per id.
-        withStream { stream in
-            stream.installPrefetched(parts: parts)
-            // No request is outstanding now: evictions before the next one cannot matter.
-            stream.table.clearEvictions()
-        }
+        stream.installPrefetched(parts: consume parts)
+        // No request is outstanding now: evictions before the next one cannot matter.
+        stream.table.clearEvictions()
         // Waiting for the next batch's analysis (a few ms of the workers) costs less than
         // loading its accounts here, one by one, after this batch.
         guard let next = inFlight.first else { return }
@@ -352,16 +348,24 @@ final class Batch: @unchecked Sendable {
     var byteCount: Int { data.count }
 
     /// Calls `body` with each result in order, moved out of the batch (a `.blank` is left in
-    /// its place), and the line's given number (0 when it has none): applying a result then
-    /// copies none of its strings and arrays.
-    func takeEachResult(_ body: (consuming LineResult, Int) -> Void) {
+    /// its place), the line's given number (0 when it has none) and, with
+    /// ``collectsAccountIDs``, the hash of an event's account id (else nil): applying a
+    /// result then copies none of its strings and arrays, nor hashes the id again.
+    func takeEachResult(_ body: (consuming LineResult, Int, Int?) -> Void) {
         let numbered = !numbers.isEmpty
+        let hashed = !accountHashes.isEmpty
+        var k = 0
         results.withUnsafeMutableBufferPointer { results in
             guard let base = results.baseAddress else { return }
             for i in results.indices {
                 let result = (base + i).move()
                 (base + i).initialize(to: .blank)
-                body(result, numbered ? max(numbers[i], 0) : 0)
+                var hash: Int? = nil
+                if hashed, case .event = result, k < accountHashes.count {
+                    hash = accountHashes[k]
+                    k += 1
+                }
+                body(result, numbered ? max(numbers[i], 0) : 0, hash)
             }
         }
     }

@@ -34,7 +34,8 @@ package struct ChangedAccount: Sendable {
 /// once a line, finds its account with that hash and changes it in place in its slot (no
 /// copy of it), and the bookkeeping (changes, commits, eviction, read-ahead) goes by slot
 /// and stored hash, without hashing an id again or touching the accounts it passes over.
-/// A slot freed by an eviction goes on a free list for the next account that comes in.
+/// A slot freed by an eviction goes on a free list for the next account that comes in,
+/// which releases the account the slot still held.
 ///
 /// The rules it keeps: an account changed since the last ``takeChanged()`` or
 /// ``beginCommit()``, or taken by a commit that has not ended (``endCommit(_:)``,
@@ -43,11 +44,12 @@ package struct ChangedAccount: Sendable {
 package struct AccountTable: Sendable {
     /// One account in memory and what the table keeps about it.
     struct Slot: Sendable {
-        /// The account's id ("" in a free slot).
+        /// The account's id (in a free slot: of the account that left it, or "").
         var id: String
         /// The id's hash (``IDIndex/hash(_:)``), for the id → slot table.
         var hash: Int
-        /// The account (``AccountTable/vacant`` in a free slot).
+        /// The account (in a free slot: the account that left it, until the slot is reused,
+        /// or ``AccountTable/vacant``).
         var account: Account
         /// Whether the slot holds an account (false: it is on the free list).
         var live = true
@@ -70,8 +72,8 @@ package struct AccountTable: Sendable {
         var dueStale = false
     }
 
-    /// What a free slot holds: one shared empty account, so that freeing a slot releases
-    /// the account it held and allocates nothing.
+    /// What a slot holds once its account moved out (``compact(keeping:)``): one shared
+    /// empty account, so that it allocates nothing.
     private static let vacant = Account(tree: BadgeTree())
 
     /// The slot of each account in memory, by the hash of its id.
@@ -195,7 +197,22 @@ package struct AccountTable: Sendable {
     }
 
     /// Drops the account in slot `s` from memory (its slot goes on the free list).
-    mutating func remove(_ s: Int) { _ = vacate(s) }
+    ///
+    /// The account stays in the free slot until the slot is reused
+    /// (``insert(_:as:hash:loaded:)`` releases it then): putting an empty account in its place
+    /// would copy one in and release it again for each account that leaves. Free slots are
+    /// reused first, so what they hold never exceeds the most accounts memory held at once.
+    mutating func remove(_ s: Int) {
+        guard slots[s].live else { return }
+        slots[s].live = false
+        slots[s].changed = false
+        if slots[s].inFlight {
+            slots[s].inFlight = false
+            inFlightCount -= 1
+        }
+        index.remove(slots[s].hash, position: s)
+        free.append(s)
+    }
 
     /// Takes the account in slot `s` out of memory and returns its slot as it was (its slot
     /// goes on the free list).
@@ -445,10 +462,13 @@ package struct AccountTable: Sendable {
         aheadIDs.removeAll(keepingCapacity: true)
         aheadAccounts.removeAll(keepingCapacity: true)
         aheadIndex.removeAll()
-        for p in parts.indices {
-            var i = parts[p].startIndex
-            while i != parts[p].endIndex {
-                let id = parts[p].keys[i]
+        // Each part taken out of the array (so that it is the only reference, and its
+        // accounts move out of it in place), in order: an id in two parts keeps the first.
+        parts.reverse()
+        while var part = parts.popLast() {
+            var i = part.startIndex
+            while i != part.endIndex {
+                let id = part.keys[i]
                 let hash = IDIndex.hash(id)
                 let stale =
                     slot(of: id, hash: hash) != nil
@@ -456,12 +476,12 @@ package struct AccountTable: Sendable {
                     || aheadIndex.find(hash, where: { aheadIDs[$0] == id }) != nil
                 if !stale {
                     var account: Account? = nil
-                    swap(&account, &parts[p].values[i])
+                    swap(&account, &part.values[i])
                     aheadIndex.insert(hash, position: aheadIDs.count)
                     aheadIDs.append(id)
                     aheadAccounts.append(.some(account))
                 }
-                parts[p].formIndex(after: &i)
+                part.formIndex(after: &i)
             }
         }
     }

@@ -222,8 +222,11 @@ public struct BadgeStream: Sendable {
 
     /// ``apply(_:seq:into:)`` that also counts the result in `counter` (`--metrics`): the
     /// result line is still written from the account's tree, never built as a value.
+    /// `accountHash`: the hash of the event's account id (``IDIndex/hash(_:)``) when the
+    /// analysing thread computed it (nil: it is computed here).
     mutating func apply<Counter: ResultCounter>(
-        _ line: consuming LineResult, seq: Int, into out: inout JSONWriter, counting counter: inout Counter
+        _ line: consuming LineResult, seq: Int, accountHash: Int? = nil, into out: inout JSONWriter,
+        counting counter: inout Counter
     ) {
         // The result line is written from the event and what applying it did
         // (`StreamResult.Effects`): the event, a few hundred bytes, is never moved into a
@@ -237,7 +240,7 @@ public struct BadgeStream: Sendable {
             ResultLine.error(diagnostic, seq: seq, into: &out)
         case .event(let event):
             var index: Int? = nil
-            switch apply(event, seq: seq, at: &index) {
+            switch apply(event, seq: seq, accountHash: accountHash, at: &index) {
             case .rejected(let d):
                 noteRejected(seq)
                 counter.countRejected(d)
@@ -288,9 +291,10 @@ public struct BadgeStream: Sendable {
     }
 
     /// Applies `event`; `at`: the slot of its account when it was applied (for its
-    /// ``StreamResult/Effects/change``, read from the account's tree).
+    /// ``StreamResult/Effects/change``, read from the account's tree); `accountHash`: the
+    /// hash of its account id, if known.
     private mutating func apply(
-        _ event: borrowing Event, seq: Int, at applied: inout Int?
+        _ event: borrowing Event, seq: Int, accountHash: Int? = nil, at applied: inout Int?
     ) -> StreamResult.Applying {
         if let refused = Self.refusedForNUL(event) { return .rejected(refused) }
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
@@ -301,7 +305,7 @@ public struct BadgeStream: Sendable {
         let id = event.accountID
         let index: Int
         let created: Bool
-        switch lookUp(id) {
+        switch lookUp(id, hash: accountHash) {
         case .success(let found): (index, created) = found
         case .failure(let d): return .rejected(d)
         }
@@ -342,12 +346,12 @@ public struct BadgeStream: Sendable {
     private mutating func noteUse(_ index: Int) { table.noteUse(index) }
 
     /// The slot of account `id` in memory: expanded from its compact form, read ahead,
-    /// loaded from ``source``, or made empty (`created`). The id is hashed once, for all the
-    /// tables it is looked up in (``IDIndex``).
+    /// loaded from ``source``, or made empty (`created`). The id is hashed once (or its
+    /// `hash` given), for all the tables it is looked up in (``IDIndex``).
     private mutating func lookUp(
-        _ id: String
+        _ id: String, hash given: Int? = nil
     ) -> Result<(Int, created: Bool), Diagnostic> {
-        let hash = IDIndex.hash(id)
+        let hash = given ?? IDIndex.hash(id)
         if let found = table.slot(of: id, hash: hash) {
             table.keepForUndo(id, slot: found)
             return .success((found, false))
