@@ -153,8 +153,8 @@ int main(int argc, char **argv) {
     rocksdb_cache_t *cache = rocksdb_cache_create_lru((size_t)cacheMiB << 20);
     rocksdb_block_based_table_options_t *table = rocksdb_block_based_options_create();
     rocksdb_block_based_options_set_block_cache(table, cache);
-    rocksdb_block_based_options_set_cache_index_and_filter_blocks(table, 1);
-    rocksdb_block_based_options_set_pin_l0_filter_and_index_blocks_in_cache(table, 1);
+    /* As the store: index and filter blocks stay with their table, not in the block cache. */
+    rocksdb_block_based_options_set_cache_index_and_filter_blocks(table, 0);
     rocksdb_block_based_options_set_filter_policy(table, rocksdb_filterpolicy_create_bloom_full(10));
     rocksdb_options_t *opt = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(opt, 1);
