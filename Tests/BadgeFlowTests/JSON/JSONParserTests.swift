@@ -24,7 +24,7 @@ import Testing
         #expect(v == .object([("b", .int(1)), ("a", .array([.bool(true), .null, .string("x")])), ("c", .double(2.5))]))
     }
 
-    /// `JSONRef.Kind` is json-c's type number read as it is: each kind of value, as a member.
+    /// Each kind of JSON value, read as an object member, has its `JSONRef.Kind`.
     @Test func eachValueHasItsKind() {
         let text = #"{"n":null,"b":false,"d":1.5,"i":-3,"o":{},"a":[],"s":"x"}"#
         let expected: [(String, JSONRef.Kind)] = [
