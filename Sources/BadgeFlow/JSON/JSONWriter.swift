@@ -254,6 +254,34 @@ public struct JSONWriter: Sendable {
         commit(Self.writeDecimal(value, to: reserve(Self.maxDecimalBytes)))
     }
 
+    /// 10 to the power `n`, for `n` from 0 to 19 (a constant table once compiled); 0 otherwise.
+    @inline(__always)
+    static func powerOfTen(_ n: Int) -> UInt64 {
+        switch n {
+        case 0: 1
+        case 1: 10
+        case 2: 100
+        case 3: 1_000
+        case 4: 10_000
+        case 5: 100_000
+        case 6: 1_000_000
+        case 7: 10_000_000
+        case 8: 100_000_000
+        case 9: 1_000_000_000
+        case 10: 10_000_000_000
+        case 11: 100_000_000_000
+        case 12: 1_000_000_000_000
+        case 13: 10_000_000_000_000
+        case 14: 100_000_000_000_000
+        case 15: 1_000_000_000_000_000
+        case 16: 10_000_000_000_000_000
+        case 17: 100_000_000_000_000_000
+        case 18: 1_000_000_000_000_000_000
+        case 19: 10_000_000_000_000_000_000
+        default: 0
+        }
+    }
+
     /// The most bytes `writeDecimal` writes (`-9223372036854775808`).
     static let maxDecimalBytes = 20
 
@@ -270,15 +298,18 @@ public struct JSONWriter: Sendable {
             p[1] = UInt8(48 + value % 10)
             return 2
         }
-        // Every line's seq and the tree's totals are longer: count the digits by comparison,
-        // then write them two per division from the table of pairs.
+        return writeLongDecimal(value, to: p)
+    }
+
+    /// `writeDecimal` for values outside 0...99 (every line's seq, the tree's totals), out of
+    /// line so that the inlined part stays two comparisons: the digits counted from the bit
+    /// length (log10 2 ~ 1233 / 4096, corrected by one comparison with a power of ten), then
+    /// written two per division from the table of pairs.
+    @inline(never)
+    static func writeLongDecimal(_ value: Int64, to p: UnsafeMutablePointer<UInt8>) -> Int {
         var magnitude = value.magnitude
-        var digits = 1
-        var bound: UInt64 = 10
-        while digits < 20 && magnitude >= bound {
-            digits += 1
-            if digits < 20 { bound &*= 10 }
-        }
+        let estimate = ((64 - magnitude.leadingZeroBitCount) &* 1233) >> 12
+        let digits = estimate + (magnitude >= powerOfTen(estimate) ? 1 : 0)
         let negative = value < 0
         let n = digits + (negative ? 1 : 0)
         if negative { p[0] = UInt8(ascii: "-") }

@@ -108,6 +108,19 @@ import Testing
         }
     }
 
+    @Test func writesIntegersAroundEveryBitLength() {
+        // The digit count is estimated from the bit length, then corrected against a power of
+        // ten: every power of two, its neighbours and 10^18, on both sides of zero.
+        var values: [Int64] = [999_999_999_999_999_999, 1_000_000_000_000_000_000, 1_000_000_000_000_000_001]
+        for k in 0..<63 {
+            let p = Int64(1) << k
+            values += [p - 1, p, p + 1, -(p - 1), -p, -(p + 1)]
+        }
+        for v in values {
+            #expect(text { $0.int(v) } == String(v))
+        }
+    }
+
     @Test func writesEveryNumberOfARangeThatUsesEachDigitPair() {
         // Every pair "00"..."99" in every position of up to five digits, and negatives.
         var w = JSONWriter()
