@@ -161,6 +161,44 @@ import Testing
         }
     }
 
+    @Test func quotesRawBytesLikeAReferenceForEveryShortLength() {
+        // writeQuoted on bytes: texts of 4...16 bytes are checked and copied as two
+        // overlapping words. Every byte class at every position, in ASCII and non-ASCII filler.
+        let hex = Array("0123456789abcdef".utf8)
+        func reference(_ bytes: [UInt8]) -> [UInt8] {
+            var out: [UInt8] = [0x22]
+            for b in bytes {
+                switch b {
+                case 0x22, 0x5C: out += [0x5C, b]
+                case 0x0A: out += Array("\\n".utf8)
+                case 0x0D: out += Array("\\r".utf8)
+                case 0x09: out += Array("\\t".utf8)
+                case 0x08: out += Array("\\b".utf8)
+                case 0x0C: out += Array("\\f".utf8)
+                case 0..<0x20: out += Array("\\u00".utf8) + [hex[Int(b >> 4)], hex[Int(b & 0xF)]]
+                default: out.append(b)
+                }
+            }
+            return out + [0x22]
+        }
+        let specials: [UInt8] = [0x00, 0x0A, 0x1F, 0x20, 0x21, 0x22, 0x5C, 0x7F, 0x80, 0xC3, 0xFF]
+        for filler: UInt8 in [0x62, 0xE4] {
+            for n in 0...20 {
+                for special in specials {
+                    for position in -1..<n {
+                        var bytes = [UInt8](repeating: filler, count: n)
+                        if position >= 0 { bytes[position] = special }
+                        var out = [UInt8](repeating: 0, count: JSONWriter.quotedBound(n))
+                        let written = bytes.withUnsafeBufferPointer { s in
+                            out.withUnsafeMutableBufferPointer { o in o.baseAddress.map { JSONWriter.writeQuoted(s, to: $0) } ?? 0 }
+                        }
+                        #expect(Array(out[0..<written]) == reference(bytes), "n \(n), \(special) at \(position)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func writesIntegralDoublesWithoutAFraction() {
         #expect(text { $0.double(3) } == "3")
         #expect(text { $0.double(0.5) } == "0.5")
