@@ -164,6 +164,7 @@ int main(int argc, char **argv) {
     rocksdb_options_set_compression(opt, rocksdb_no_compression);
     rocksdb_options_set_max_background_jobs(opt, 2);
     rocksdb_options_set_level_compaction_dynamic_level_bytes(opt, 1);
+    rocksdb_options_set_level0_file_num_compaction_trigger(opt, 8);
     char *err = NULL;
     const char *cfNames[] = {"default"};
     const rocksdb_options_t *cfOptions[] = {opt};

@@ -13,6 +13,33 @@ import Darwin
 @Suite struct RocksDBStoreTests {
     private static func json(_ a: Account) -> String { StateFile.encodeAccount(a) }
 
+    /// A checkpoint puts its accounts in key order (bytewise, as RocksDB sorts keys): ids
+    /// sharing their first 8 bytes, shorter than 8, equal up to a length, and of several
+    /// UTF-8 lengths, in a shuffled order.
+    @Test func aCheckpointPutsItsAccountsInTheOrderOfTheirKeys() {
+        var state: UInt64 = 0x5EED
+        func next() -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int(truncatingIfNeeded: (z ^ (z >> 31)) >> 1)
+        }
+        let prefixes = ["", "a", "account-", "account-1", "é", "日本", "a\u{7F}", "zz"]
+        let tails = ["", "0", "1", "10", "9", "é", "x日", "~", "A"]
+        var ids: Set<String> = []
+        while ids.count < 400 {
+            var id = prefixes[next() % prefixes.count]
+            for _ in 0..<(next() % 3) { id += tails[next() % tails.count] }
+            ids.insert(id)
+        }
+        let changed = ids.map { ChangedAccount(id: $0, account: Account(rules: .builtIn)) }
+        let ordered = RocksDBStore.keyOrder(changed).map { changed[$0].id }
+        let expected = ids.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        #expect(ordered == expected)
+        #expect(Set(RocksDBStore.keyOrder(changed)).count == changed.count)
+    }
+
     @Test func accountsAndMetaRoundTripAndSurviveAReopen() throws {
         let folder = try TemporaryFolder()
         let path = folder.file("s.rocksdb")
