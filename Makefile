@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
 MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps man-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-deps bench-lib bench-fleet-deps bench-fleet check leaks fuzz clean spark-test lint
+.PHONY: deps man-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-callgrind bench-deps bench-lib bench-fleet-deps bench-fleet check leaks fuzz clean spark-test lint
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages; so do mount(8) and chattr(1), which the full-disk
@@ -152,6 +152,12 @@ bench: deps bench-deps
 	$(SWIFT) build -c release --product badgeflow
 	Benchmarks/scripts/bench.sh $(LINES)
 	Benchmarks/scripts/bench_batch.sh
+
+# Instructions a line of `filter --jobs 1` under callgrind on the 100k-line bench stream, with and
+# without start-up (Benchmarks/scripts/callgrind_line.sh; RUNS, LINES). Installs valgrind when missing.
+bench-callgrind: deps
+	$(SWIFT) build -c release --product badgeflow
+	Benchmarks/scripts/callgrind_line.sh $(RBIN)
 
 # Sanitizer runs of the whole test suite, each in its own build folder.
 # Sanitizers bring their own allocator: these builds leave out mimalloc (the package's

@@ -63,7 +63,14 @@ let package = Package(
                 "BadgeTree",
                 .target(name: "CMimalloc", condition: .when(platforms: [.linux], traits: ["Mimalloc"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // The release binary carries the Swift runtime and Foundation (Linux): no dynamic
+            // linking of their symbols at start-up, no PLT hop on each call into the runtime.
+            // The compile flag makes this module import the static SDK's modules, whose link
+            // entries name what the static Foundation needs besides itself. Debug builds (tests,
+            // sanitizers, `make leaks`) stay dynamic; library products carry no unsafe flags.
+            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))]
         ),
         .testTarget(
             name: "BadgeTreeTests",

@@ -45,10 +45,28 @@ extension Main {
         guard let (split, type) = InputSplit.split(argv, commands: [FilterCommand.self, ReportCommand.self, ValidateCommand.self]) else {
             return try Badgeflow.parseAsRoot(argv)
         }
+        if type == FilterCommand.self, var command = filterAlone(split) {
+            command.inputs = split.inputs
+            return command
+        }
         let parsed = try Badgeflow.parseAsRoot(split.arguments)
         guard var command = parsed as? any TakesManyInputs, Swift.type(of: command) == type else { return parsed }
         command.inputs = split.inputs
         return command
+    }
+}
+
+extension Main {
+    /// `filter`'s options parsed with `filter` as the root command, or nil when ArgumentParser
+    /// does not accept them as they stand (help, `--version`, an unknown option, a failed
+    /// validation): the caller then parses from `badgeflow`, so every message and exit code
+    /// is the root's, word for word.
+    ///
+    /// ArgumentParser then neither builds the whole command tree nor looks up the other
+    /// commands' conformances by reflection: about 6.5M instructions, a fifth of the start-up.
+    static func filterAlone(_ split: InputSplit) -> FilterCommand? {
+        guard split.arguments.first == FilterCommand._commandName else { return nil }
+        return (try? FilterCommand.parseAsRoot(Array(split.arguments.dropFirst()))) as? FilterCommand
     }
 }
 

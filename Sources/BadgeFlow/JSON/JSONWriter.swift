@@ -254,6 +254,34 @@ public struct JSONWriter: Sendable {
         commit(Self.writeDecimal(value, to: reserve(Self.maxDecimalBytes)))
     }
 
+    /// 10 to the power `n`, for `n` from 0 to 19 (a constant table once compiled); 0 otherwise.
+    @inline(__always)
+    static func powerOfTen(_ n: Int) -> UInt64 {
+        switch n {
+        case 0: 1
+        case 1: 10
+        case 2: 100
+        case 3: 1_000
+        case 4: 10_000
+        case 5: 100_000
+        case 6: 1_000_000
+        case 7: 10_000_000
+        case 8: 100_000_000
+        case 9: 1_000_000_000
+        case 10: 10_000_000_000
+        case 11: 100_000_000_000
+        case 12: 1_000_000_000_000
+        case 13: 10_000_000_000_000
+        case 14: 100_000_000_000_000
+        case 15: 1_000_000_000_000_000
+        case 16: 10_000_000_000_000_000
+        case 17: 100_000_000_000_000_000
+        case 18: 1_000_000_000_000_000_000
+        case 19: 10_000_000_000_000_000_000
+        default: 0
+        }
+    }
+
     /// The most bytes `writeDecimal` writes (`-9223372036854775808`).
     static let maxDecimalBytes = 20
 
@@ -270,15 +298,18 @@ public struct JSONWriter: Sendable {
             p[1] = UInt8(48 + value % 10)
             return 2
         }
-        // Every line's seq and the tree's totals are longer: count the digits by comparison,
-        // then write them two per division from the table of pairs.
+        return writeLongDecimal(value, to: p)
+    }
+
+    /// `writeDecimal` for values outside 0...99 (every line's seq, the tree's totals), out of
+    /// line so that the inlined part stays two comparisons: the digits counted from the bit
+    /// length (log10 2 ~ 1233 / 4096, corrected by one comparison with a power of ten), then
+    /// written two per division from the table of pairs.
+    @inline(never)
+    static func writeLongDecimal(_ value: Int64, to p: UnsafeMutablePointer<UInt8>) -> Int {
         var magnitude = value.magnitude
-        var digits = 1
-        var bound: UInt64 = 10
-        while digits < 20 && magnitude >= bound {
-            digits += 1
-            if digits < 20 { bound &*= 10 }
-        }
+        let estimate = ((64 - magnitude.leadingZeroBitCount) &* 1233) >> 12
+        let digits = estimate + (magnitude >= powerOfTen(estimate) ? 1 : 0)
         let negative = value < 0
         let n = digits + (negative ? 1 : 0)
         if negative { p[0] = UInt8(ascii: "-") }
@@ -315,20 +346,23 @@ public struct JSONWriter: Sendable {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
+    /// Whether any of the eight bytes of `w` is a control character, a quote or a backslash.
+    @inline(__always)
+    private static func flagged(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        // A byte of w is zero exactly when (w - ones) & ~w & highs has its high bit.
+        @inline(__always) func hasZeroByte(_ w: UInt64) -> Bool { (w &- ones) & ~w & highs != 0 }
+        // Bytes below 0x20: (w - 0x20…) borrows into the high bit of bytes < 0x20 that had it clear.
+        let control = (w &- 0x2020_2020_2020_2020) & ~w & highs
+        return control != 0 || hasZeroByte(w ^ 0x2222_2222_2222_2222) || hasZeroByte(w ^ 0x5C5C_5C5C_5C5C_5C5C)
+    }
+
     /// Whether any byte is a control character, a quote or a backslash; eight bytes at a time.
     @inline(__always)
     private static func needsEscaping(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = s.baseAddress else { return false }
         let n = s.count
         var i = 0
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        // A byte of w is zero exactly when (w - ones) & ~w & highs has its high bit.
-        @inline(__always) func hasZeroByte(_ w: UInt64) -> Bool { (w &- ones) & ~w & highs != 0 }
-        @inline(__always) func flagged(_ w: UInt64) -> Bool {
-            // Bytes below 0x20: (w - 0x20…) borrows into the high bit of bytes < 0x20 that had it clear.
-            let control = (w &- 0x2020_2020_2020_2020) & ~w & highs
-            return control != 0 || hasZeroByte(w ^ 0x2222_2222_2222_2222) || hasZeroByte(w ^ 0x5C5C_5C5C_5C5C_5C5C)
-        }
         while i + 8 <= n {
             if flagged(UnsafeRawPointer(base).loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return true }
             i += 8
@@ -359,8 +393,34 @@ public struct JSONWriter: Sendable {
     /// and returns the byte count.
     static func writeQuoted(_ s: UnsafeBufferPointer<UInt8>, to p: UnsafeMutablePointer<UInt8>) -> Int {
         let n = s.count
-        // The common case: nothing to escape, one copy between the quotes.
-        if !needsEscaping(s) {
+        // Short texts (a device, an account, a rule, a kind, most paths): checked and copied as
+        // two overlapping words, the first and the last, with no loop and no memcpy call.
+        if let source = s.baseAddress, n >= 4 && n <= 16 {
+            let from = UnsafeRawPointer(source)
+            let to = UnsafeMutableRawPointer(p + 1)
+            if n >= 8 {
+                let first = from.loadUnaligned(as: UInt64.self)
+                let last = from.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+                if !flagged(first) && !flagged(last) {
+                    p[0] = UInt8(ascii: "\"")
+                    to.storeBytes(of: first, as: UInt64.self)
+                    to.storeBytes(of: last, toByteOffset: n - 8, as: UInt64.self)
+                    p[n + 1] = UInt8(ascii: "\"")
+                    return n + 2
+                }
+            } else {
+                let first = from.loadUnaligned(as: UInt32.self)
+                let last = from.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+                if !flagged(UInt64(first) | UInt64(last) << 32) {
+                    p[0] = UInt8(ascii: "\"")
+                    to.storeBytes(of: first, as: UInt32.self)
+                    to.storeBytes(of: last, toByteOffset: n - 4, as: UInt32.self)
+                    p[n + 1] = UInt8(ascii: "\"")
+                    return n + 2
+                }
+            }
+        } else if !needsEscaping(s) {
+            // Nothing to escape: one copy between the quotes.
             p[0] = UInt8(ascii: "\"")
             if let source = s.baseAddress, n > 0 { (p + 1).update(from: source, count: n) }
             p[n + 1] = UInt8(ascii: "\"")

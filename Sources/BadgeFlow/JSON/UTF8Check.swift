@@ -25,37 +25,40 @@ enum UTF8Check {
                 i += 8
             }
             guard i < n else { return nil }
-            let b0 = base.load(fromByteOffset: i, as: UInt8.self)
+            var b0 = base.load(fromByteOffset: i, as: UInt8.self)
             if b0 < 0x80 {
                 i += 1
                 continue
             }
             // With four bytes left, the sequence is read as one little-endian word (b0 the low
             // byte) and its form and value checked with masks: the text is well formed here
-            // exactly when one of the three forms matches with a value in its range.
-            if i + 4 <= n {
+            // exactly when one of the three forms matches with a value in its range. A run of
+            // non-ASCII characters (CJK text, accents, emoji) is read sequence after sequence
+            // here, without going back through the ASCII word loop for each.
+            while i + 4 <= n {
                 let w = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt32.self))
                 if w & 0xC0E0 == 0x80C0 {  // 110xxxxx 10xxxxxx; C0 and C1 are overlong
                     guard w & 0x1E != 0 else { return i }
                     i += 2
-                    continue
-                }
-                if w & 0xC0_C0F0 == 0x80_80E0 {  // 1110xxxx 10xxxxxx 10xxxxxx
+                } else if w & 0xC0_C0F0 == 0x80_80E0 {  // 1110xxxx 10xxxxxx 10xxxxxx
                     let cp = (w & 0x0F) << 12 | (w & 0x3F00) >> 2 | (w & 0x3F_0000) >> 16
                     // Not overlong, not a UTF-16 surrogate (D800-DFFF).
                     guard cp >= 0x800 && cp & 0xF800 != 0xD800 else { return i }
                     i += 3
-                    continue
-                }
-                if w & 0xC0C0_C0F8 == 0x8080_80F0 {  // 11110xxx 10xxxxxx 10xxxxxx 10xxxxxx
+                } else if w & 0xC0C0_C0F8 == 0x8080_80F0 {  // 11110xxx 10xxxxxx 10xxxxxx 10xxxxxx
                     let cp = (w & 0x07) << 18 | (w & 0x3F00) << 4 | (w & 0x3F_0000) >> 10 | (w & 0x3F00_0000) >> 24
                     guard cp >= 0x1_0000 && cp <= 0x10_FFFF else { return i }
                     i += 4
-                    continue
+                } else {
+                    // A continuation byte, a lead without its continuations, or no lead at all.
+                    return i
                 }
-                // A continuation byte, a lead without its continuations, or no lead at all.
-                return i
+                guard i < n else { return nil }
+                b0 = base.load(fromByteOffset: i, as: UInt8.self)
+                if b0 < 0x80 { break }
             }
+            // ASCII again (the word loop takes it), or a sequence within the last three bytes.
+            if b0 < 0x80 { continue }
             let length: Int
             switch b0 {
             case 0xC2...0xDF: length = 2

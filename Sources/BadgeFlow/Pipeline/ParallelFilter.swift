@@ -49,6 +49,8 @@ public final class ParallelFilter {
     }
     /// The batch whose accounts the prefetcher is reading.
     private var requested: Batch?
+    /// The ids of the request being made, by hash (``readAhead(_:before:)``); kept for its buckets.
+    private var requestIndex = IDIndex()
     /// Set by ``stop()``: batches are no longer applied.
     private var stopped = false
     /// With a value, every result applied is counted into it (``FilterMetrics/count(_:)``);
@@ -234,17 +236,18 @@ public final class ParallelFilter {
         if var counts = metrics {
             // Counted as they are written, from what applying each did (no result values).
             metrics = nil
-            batch.takeEachResult { result, number in
+            batch.takeEachResult { result, number, hash in
                 n += 1
                 if number > last { last = number }
-                local.apply(result, seq: number > 0 ? number : n, into: &w, counting: &counts)
+                local.apply(result, seq: number > 0 ? number : n, accountHash: hash, into: &w, counting: &counts)
             }
             metrics = counts
         } else {
-            batch.takeEachResult { result, number in
+            var none = NotCounted()
+            batch.takeEachResult { result, number, hash in
                 n += 1
                 if number > last { last = number }
-                local.apply(result, seq: number > 0 ? number : n, into: &w)
+                local.apply(result, seq: number > 0 ? number : n, accountHash: hash, into: &w, counting: &none)
             }
         }
         seq = n
@@ -261,29 +264,38 @@ extension ParallelFilter {
     /// Installs the accounts read ahead for `batch`, if it had a request, and asks for those
     /// of the next batch (once analysed): reading them overlaps applying `batch`.
     private func readAhead(_ prefetcher: any AccountPrefetcher, before batch: Batch) {
+        // The readers' parts as they are (merging them would hash half the ids again), moved
+        // in: a copy left here would make taking each account out of them copy the parts.
+        // Nothing read for an earlier batch is used.
+        var parts: [[String: Account?]] = []
         if let r = requested {
             requested = nil
-            let ahead = prefetcher.collect()
-            if r === batch { stream.installPrefetched(ahead) }
-        } else {
-            // Nothing was read for this batch: no copy read for an earlier one is used.
-            stream.installPrefetched([:])
+            let collected = (prefetcher as? any PartedAccountPrefetcher)?.collectParts() ?? [prefetcher.collect()]
+            if r === batch { parts = consume collected }
         }
+        stream.installPrefetched(parts: consume parts)
         // No request is outstanding now: evictions before the next one cannot matter.
-        stream.table.evictedSinceRequest.removeAll(keepingCapacity: true)
+        stream.table.clearEvictions()
         // Waiting for the next batch's analysis (a few ms of the workers) costs less than
         // loading its accounts here, one by one, after this batch.
         guard let next = inFlight.first else { return }
         queue.waitDone(next)
         var ids: [String] = []
-        var seen: Set<String> = []
-        // Inside `withStream`: reading `stream.table` off the class copies the table's value
-        // (a retain and release of each of its parts) once per id.
+        // The ids taken so far, by the hashes the analysing thread computed (no id is
+        // hashed here); kept across batches for its buckets.
+        var seen = IDIndex()
+        swap(&seen, &requestIndex)
+        seen.removeAll()
         withStream { stream in
-            for id in next.accountIDs where stream.table.slot(of: id) == nil && seen.insert(id).inserted {
+            let hashes = next.accountHashes
+            for (k, id) in next.accountIDs.enumerated() {
+                let hash = hashes[k]
+                guard stream.table.slot(of: id, hash: hash) == nil, seen.find(hash, where: { ids[$0] == id }) == nil else { continue }
+                seen.insert(hash, position: ids.count)
                 ids.append(id)
             }
         }
+        swap(&seen, &requestIndex)
         guard !ids.isEmpty else { return }
         requested = next
         prefetcher.request(ids)
@@ -310,6 +322,8 @@ final class Batch: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var results: [LineResult] = []
     /// With ``collectsAccountIDs``: the account id of each event line, for reading ahead.
     @exclusivity(unchecked) private(set) var accountIDs: [String] = []
+    /// The hash of each of ``accountIDs`` (``IDIndex/hash(_:)``), computed by the analysing thread.
+    @exclusivity(unchecked) private(set) var accountHashes: [Int] = []
     var collectsAccountIDs = false
     var done = false
     private let capacity: Int
@@ -334,16 +348,24 @@ final class Batch: @unchecked Sendable {
     var byteCount: Int { data.count }
 
     /// Calls `body` with each result in order, moved out of the batch (a `.blank` is left in
-    /// its place), and the line's given number (0 when it has none): applying a result then
-    /// copies none of its strings and arrays.
-    func takeEachResult(_ body: (consuming LineResult, Int) -> Void) {
+    /// its place), the line's given number (0 when it has none) and, with
+    /// ``collectsAccountIDs``, the hash of an event's account id (else nil): applying a
+    /// result then copies none of its strings and arrays, nor hashes the id again.
+    func takeEachResult(_ body: (consuming LineResult, Int, Int?) -> Void) {
         let numbered = !numbers.isEmpty
+        let hashed = !accountHashes.isEmpty
+        var k = 0
         results.withUnsafeMutableBufferPointer { results in
             guard let base = results.baseAddress else { return }
             for i in results.indices {
                 let result = (base + i).move()
                 (base + i).initialize(to: .blank)
-                body(result, numbered ? max(numbers[i], 0) : 0)
+                var hash: Int? = nil
+                if hashed, case .event = result, k < accountHashes.count {
+                    hash = accountHashes[k]
+                    k += 1
+                }
+                body(result, numbered ? max(numbers[i], 0) : 0, hash)
             }
         }
     }
@@ -361,6 +383,7 @@ final class Batch: @unchecked Sendable {
         numbers.removeAll(keepingCapacity: true)
         results.removeAll(keepingCapacity: true)
         accountIDs.removeAll(keepingCapacity: true)
+        accountHashes.removeAll(keepingCapacity: true)
         done = false
     }
 
@@ -397,7 +420,10 @@ final class Batch: @unchecked Sendable {
                                 .lineTooLong, "line is \(overlong[i]) bytes, more than the \(maxLineBytes) bytes a line may have", at: "")))
                 } else {
                     let result = analyzer.analyze(UnsafeRawBufferPointer(rebasing: all[start..<end]))
-                    if collectsAccountIDs, case .event(let e) = result { accountIDs.append(e.accountID) }
+                    if collectsAccountIDs, case .event(let e) = result {
+                        accountIDs.append(e.accountID)
+                        accountHashes.append(IDIndex.hash(e.accountID))
+                    }
                     results.append(result)
                 }
                 start = end

@@ -55,7 +55,7 @@ package protocol AccountStore: AccountSource {
 /// writer); RocksDB gives each the writer's handle (its reads are thread-safe). Each reader
 /// has its own copy of the rules, so decoding touches no reference count another thread uses.
 /// `request`/`collect` are called by the applying thread alone.
-package final class StorePrefetcher<Store: AccountStore>: AccountPrefetcher {
+package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetcher {
     private let readers: [Store]
     private let workers: [Worker<[String: Account?]>]
     private let rules: [RuleSet]
@@ -92,11 +92,21 @@ package final class StorePrefetcher<Store: AccountStore>: AccountPrefetcher {
     /// Waits for the last request's accounts (empty when there was none).
     package func collect() -> [String: Account?] {
         var all: [String: Account?] = [:]
-        for worker in workers {
-            guard let found = worker.wait() else { continue }
+        for found in collectParts() {
             if all.isEmpty { all = found } else { all.merge(found) { a, _ in a } }
         }
         return all
+    }
+
+    /// Waits for the last request's accounts, as each reader read its part (none when there
+    /// was no request).
+    package func collectParts() -> [[String: Account?]] {
+        var parts: [[String: Account?]] = []
+        for worker in workers {
+            guard let found = worker.wait() else { continue }
+            parts.append(found)
+        }
+        return parts
     }
 
     /// Waits for the request under way, ends the threads and closes the readers it owns.

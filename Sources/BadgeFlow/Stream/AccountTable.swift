@@ -29,11 +29,13 @@ package struct ChangedAccount: Sendable {
 /// last stored of each, which were read ahead, which left memory; and the idle accounts
 /// held compactly.
 ///
-/// Each account lives in a slot of one contiguous array, found by an id → slot table: the
-/// stream finds an account with one hash and changes it in place in its slot (no copy of
-/// it), and the bookkeeping (changes, commits, eviction) goes by slot, without hashing an
-/// id again or touching the accounts it passes over. A slot freed by an eviction goes on
-/// a free list for the next account that comes in.
+/// Each account lives in a slot of one contiguous array, found by an id → slot table
+/// (``IDIndex``) keyed by the id's hash, which each slot keeps: the stream hashes an id
+/// once a line, finds its account with that hash and changes it in place in its slot (no
+/// copy of it), and the bookkeeping (changes, commits, eviction, read-ahead) goes by slot
+/// and stored hash, without hashing an id again or touching the accounts it passes over.
+/// A slot freed by an eviction goes on a free list for the next account that comes in,
+/// which releases the account the slot still held.
 ///
 /// The rules it keeps: an account changed since the last ``takeChanged()`` or
 /// ``beginCommit()``, or taken by a commit that has not ended (``endCommit(_:)``,
@@ -42,9 +44,12 @@ package struct ChangedAccount: Sendable {
 package struct AccountTable: Sendable {
     /// One account in memory and what the table keeps about it.
     struct Slot: Sendable {
-        /// The account's id ("" in a free slot).
+        /// The account's id (in a free slot: of the account that left it, or "").
         var id: String
-        /// The account (``AccountTable/vacant`` in a free slot).
+        /// The id's hash (``IDIndex/hash(_:)``), for the id → slot table.
+        var hash: Int
+        /// The account (in a free slot: the account that left it, until the slot is reused,
+        /// or ``AccountTable/vacant``).
         var account: Account
         /// Whether the slot holds an account (false: it is on the free list).
         var live = true
@@ -67,12 +72,12 @@ package struct AccountTable: Sendable {
         var dueStale = false
     }
 
-    /// What a free slot holds: one shared empty account, so that freeing a slot releases
-    /// the account it held and allocates nothing.
+    /// What a slot holds once its account moved out (``compact(keeping:)``): one shared
+    /// empty account, so that it allocates nothing.
     private static let vacant = Account(tree: BadgeTree())
 
-    /// The slot of each account in memory.
-    private var slotOf: [String: Int] = [:]
+    /// The slot of each account in memory, by the hash of its id.
+    private var index = IDIndex()
     /// The slots, live and free; ``BadgeStream`` changes accounts in place here.
     var slots: [Slot] = []
     /// Free slots, reused last freed first.
@@ -95,12 +100,18 @@ package struct AccountTable: Sendable {
     /// Whether the table records when each account was last used, for
     /// ``compact(keeping:rules:)`` (on with ``tracksChanges``).
     var tracksUse = false
-    /// Accounts an ``AccountPrefetcher`` read ahead for the batch being applied (nil: the
-    /// store has none).
-    private var prefetched: [String: Account?] = [:]
+    /// The ids of the accounts an ``AccountPrefetcher`` read ahead for the batch being
+    /// applied, with ``aheadAccounts`` and ``aheadIndex``.
+    private var aheadIDs: [String] = []
+    /// Per id of ``aheadIDs``: the account read ahead (`.some(nil)`: the store has none),
+    /// nil once taken.
+    private var aheadAccounts: [Account??] = []
+    /// ``aheadIDs`` by hash.
+    private var aheadIndex = IDIndex()
     /// With ``recordsEvictions``: the ids ``evict(keeping:)`` dropped since they were last
-    /// cleared (the prefetcher's last request).
-    var evictedSinceRequest: Set<String> = []
+    /// cleared (``clearEvictions()``, at the prefetcher's last request), with their index.
+    private(set) var evictedSinceRequest: [String] = []
+    private var evictedIndex = IDIndex()
     /// Whether ``evict(keeping:)`` records the ids it drops (a prefetcher reads ahead).
     var recordsEvictions = false
     /// Whether ``beginBatch()`` and ``undoBatch()`` work.
@@ -115,13 +126,20 @@ package struct AccountTable: Sendable {
     init() {}
 
     /// The number of accounts in memory in expanded form.
-    var count: Int { slotOf.count }
+    var count: Int { index.count }
 
     /// The number of accounts changed since the last ``takeChanged()``.
     var changedCount: Int { changedSlots.count }
 
     /// The slot of account `id`, if it is in memory expanded.
-    func slot(of id: String) -> Int? { slotOf[id] }
+    func slot(of id: String) -> Int? { slot(of: id, hash: IDIndex.hash(id)) }
+
+    /// The slot of account `id`, whose hash is `hash` (``IDIndex/hash(_:)``), if it is in
+    /// memory expanded.
+    @inline(__always)
+    func slot(of id: String, hash: Int) -> Int? {
+        index.find(hash) { slots[$0].id == id }
+    }
 
     /// The ids and accounts in memory in expanded form, in slot order.
     var resident: some Sequence<(id: String, account: Account)> {
@@ -139,15 +157,16 @@ package struct AccountTable: Sendable {
     /// Account `id` in memory expanded. Setting an account keeps its slot's bookkeeping
     /// (or makes a new slot); setting nil drops it from memory.
     package subscript(id: String) -> Account? {
-        get { slotOf[id].map { slots[$0].account } }
+        get { slot(of: id).map { slots[$0].account } }
         set {
+            let hash = IDIndex.hash(id)
             if let newValue {
-                if let s = slotOf[id] {
+                if let s = slot(of: id, hash: hash) {
                     slots[s].account = newValue
                 } else {
-                    insert(newValue, as: id)
+                    insert(newValue, as: id, hash: hash)
                 }
-            } else if let s = slotOf[id] {
+            } else if let s = slot(of: id, hash: hash) {
                 remove(s)
             }
         }
@@ -158,29 +177,50 @@ package struct AccountTable: Sendable {
     /// stored counts are its own. Returns the slot.
     @discardableResult
     mutating func insert(_ account: consuming Account, as id: String, loaded: Bool = false) -> Int {
+        insert(account, as: id, hash: IDIndex.hash(id), loaded: loaded)
+    }
+
+    /// ``insert(_:as:loaded:)`` with the hash of `id` (``IDIndex/hash(_:)``).
+    @discardableResult
+    mutating func insert(_ account: consuming Account, as id: String, hash: Int, loaded: Bool = false) -> Int {
         let s: Int
         if let reused = free.popLast() {
             s = reused
-            slots[s] = Slot(id: id, account: account)
+            slots[s] = Slot(id: id, hash: hash, account: account)
         } else {
             s = slots.count
-            slots.append(Slot(id: id, account: account))
+            slots.append(Slot(id: id, hash: hash, account: account))
         }
-        slotOf[id] = s
+        index.insert(hash, position: s)
         if loaded { slots[s].storedCounts = (slots[s].account.devices.count, slots[s].account.tree.markCount) }
         return s
     }
 
     /// Drops the account in slot `s` from memory (its slot goes on the free list).
-    mutating func remove(_ s: Int) { _ = vacate(s) }
+    ///
+    /// The account stays in the free slot until the slot is reused
+    /// (``insert(_:as:hash:loaded:)`` releases it then): putting an empty account in its place
+    /// would copy one in and release it again for each account that leaves. Free slots are
+    /// reused first, so what they hold never exceeds the most accounts memory held at once.
+    mutating func remove(_ s: Int) {
+        guard slots[s].live else { return }
+        slots[s].live = false
+        slots[s].changed = false
+        if slots[s].inFlight {
+            slots[s].inFlight = false
+            inFlightCount -= 1
+        }
+        index.remove(slots[s].hash, position: s)
+        free.append(s)
+    }
 
     /// Takes the account in slot `s` out of memory and returns its slot as it was (its slot
     /// goes on the free list).
     private mutating func vacate(_ s: Int) -> Slot {
-        var gone = Slot(id: "", account: Self.vacant, live: false)
+        var gone = Slot(id: "", hash: 0, account: Self.vacant, live: false)
         guard slots[s].live else { return gone }
         swap(&gone, &slots[s])
-        slotOf.removeValue(forKey: gone.id)
+        index.remove(gone.hash, position: s)
         if gone.inFlight { inFlightCount -= 1 }
         free.append(s)
         return gone
@@ -190,7 +230,7 @@ package struct AccountTable: Sendable {
     private mutating func restore(_ slot: consuming Slot, in s: Int) {
         if free.last == s { free.removeLast() }
         if slot.inFlight { inFlightCount += 1 }
-        slotOf[slot.id] = s
+        index.insert(slot.hash, position: s)
         slots[s] = slot
     }
 
@@ -253,7 +293,7 @@ package struct AccountTable: Sendable {
             let s: Int
             if k < commitSlots.count, slots[commitSlots[k]].live, slots[commitSlots[k]].id == id {
                 s = commitSlots[k]
-            } else if let found = slotOf[id] {
+            } else if let found = slot(of: id) {
                 s = found
             } else {
                 continue
@@ -271,7 +311,7 @@ package struct AccountTable: Sendable {
     /// next commit writes them, and may leave memory once that one ends.
     mutating func abortCommit(_ ids: some Sequence<String>) {
         for id in ids {
-            guard let s = slotOf[id] else { continue }
+            guard let s = slot(of: id) else { continue }
             if slots[s].inFlight {
                 slots[s].inFlight = false
                 inFlightCount -= 1
@@ -292,9 +332,23 @@ package struct AccountTable: Sendable {
     mutating func evict(keeping n: Int) {
         guard count > n else { return }
         for s in leastRecentlyUsed(count - n, onlyClean: true) {
-            if recordsEvictions { evictedSinceRequest.insert(slots[s].id) }
+            if recordsEvictions { noteEvicted(s) }
             remove(s)
         }
+    }
+
+    /// Records that the account in slot `s` leaves memory while a read-ahead may be under way.
+    private mutating func noteEvicted(_ s: Int) {
+        let id = slots[s].id, hash = slots[s].hash
+        guard evictedIndex.find(hash, where: { evictedSinceRequest[$0] == id }) == nil else { return }
+        evictedIndex.insert(hash, position: evictedSinceRequest.count)
+        evictedSinceRequest.append(id)
+    }
+
+    /// Forgets the ids evicted so far (a new read-ahead request starts).
+    mutating func clearEvictions() {
+        evictedSinceRequest.removeAll(keepingCapacity: true)
+        evictedIndex.removeAll()
     }
 
     /// Holds all but the `n` most recently used expanded accounts in compact form (see
@@ -382,31 +436,61 @@ package struct AccountTable: Sendable {
     /// store it may be committed back to (its stored counts are its own). An id met twice
     /// (a file that repeats a key) keeps its last value, in one form only.
     mutating func addLoaded(_ account: Account, as id: String, compact: Bool, stored: Bool) {
+        let hash = IDIndex.hash(id)
         if compact {
             tracksUse = true
             if compacted.insert(account, as: id) {
-                if let s = slotOf[id] { remove(s) }
+                if let s = slot(of: id, hash: hash) { remove(s) }
                 return
             }
         }
         compacted.remove(id)
-        if let s = slotOf[id] { remove(s) }
-        insert(account, as: id, loaded: stored)
+        if let s = slot(of: id, hash: hash) { remove(s) }
+        insert(account, as: id, hash: hash, loaded: stored)
     }
 
     /// Takes accounts read ahead for the next batch (``AccountPrefetcher/collect()``),
     /// without those that came into memory or were evicted since they were requested.
-    mutating func installPrefetched(_ ahead: [String: Account?]) {
-        prefetched = ahead
-        for id in ahead.keys where slotOf[id] != nil || evictedSinceRequest.contains(id) {
-            prefetched.removeValue(forKey: id)
+    mutating func installPrefetched(_ ahead: consuming [String: Account?]) {
+        installPrefetched(parts: [ahead])
+    }
+
+    /// ``installPrefetched(_:)`` from the parts each reader read (``StorePrefetcher/collectParts()``),
+    /// not merged first: each id is hashed once, and each account moved out of its part
+    /// (not copied).
+    mutating func installPrefetched(parts: consuming [[String: Account?]]) {
+        aheadIDs.removeAll(keepingCapacity: true)
+        aheadAccounts.removeAll(keepingCapacity: true)
+        aheadIndex.removeAll()
+        // Each part taken out of the array (so that it is the only reference, and its
+        // accounts move out of it in place), in order: an id in two parts keeps the first.
+        parts.reverse()
+        while var part = parts.popLast() {
+            var i = part.startIndex
+            while i != part.endIndex {
+                let id = part.keys[i]
+                let hash = IDIndex.hash(id)
+                let stale =
+                    slot(of: id, hash: hash) != nil
+                    || evictedIndex.find(hash, where: { evictedSinceRequest[$0] == id }) != nil
+                    || aheadIndex.find(hash, where: { aheadIDs[$0] == id }) != nil
+                if !stale {
+                    var account: Account? = nil
+                    swap(&account, &part.values[i])
+                    aheadIndex.insert(hash, position: aheadIDs.count)
+                    aheadIDs.append(id)
+                    aheadAccounts.append(.some(account))
+                }
+                part.formIndex(after: &i)
+            }
         }
     }
 
-    /// The account read ahead as `id`, taken out: `.some(nil)` when the store has none, nil
-    /// when it was not read ahead.
-    mutating func takePrefetched(_ id: String) -> Account?? {
-        prefetched.isEmpty ? nil : prefetched.removeValue(forKey: id)
+    /// The account read ahead as `id` (whose hash is `hash`), taken out: `.some(nil)` when
+    /// the store has none, nil when it was not read ahead.
+    mutating func takePrefetched(_ id: String, hash: Int) -> Account?? {
+        guard let p = aheadIndex.find(hash, where: { aheadIDs[$0] == id }) else { return nil }
+        return aheadAccounts[p].take()
     }
 
     // MARK: Undo

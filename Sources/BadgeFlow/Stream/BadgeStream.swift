@@ -42,6 +42,13 @@ public protocol AccountPrefetcher: AnyObject {
     func collect() -> [String: Account?]
 }
 
+/// An ``AccountPrefetcher`` that hands over what each of its readers read as it is
+/// (``collectParts()``), so that the stream takes the accounts without merging the parts.
+package protocol PartedAccountPrefetcher: AccountPrefetcher {
+    /// ``AccountPrefetcher/collect()`` as one part per reader (their ids do not overlap).
+    func collectParts() -> [[String: Account?]]
+}
+
 /// The stateful half of the filter: applies events to accounts and their devices in input
 /// order and writes one result line per event.
 ///
@@ -198,6 +205,9 @@ public struct BadgeStream: Sendable {
     /// without those that came into memory or were evicted since they were requested.
     mutating func installPrefetched(_ ahead: [String: Account?]) { table.installPrefetched(ahead) }
 
+    /// ``installPrefetched(_:)`` from the parts each reader read, not merged first.
+    mutating func installPrefetched(parts: consuming [[String: Account?]]) { table.installPrefetched(parts: parts) }
+
     /// The state of `device` in `account` (by default the device's own account), if it has
     /// joined it.
     public func device(_ device: String, account: String? = nil) -> Device? {
@@ -212,8 +222,11 @@ public struct BadgeStream: Sendable {
 
     /// ``apply(_:seq:into:)`` that also counts the result in `counter` (`--metrics`): the
     /// result line is still written from the account's tree, never built as a value.
+    /// `accountHash`: the hash of the event's account id (``IDIndex/hash(_:)``) when the
+    /// analysing thread computed it (nil: it is computed here).
     mutating func apply<Counter: ResultCounter>(
-        _ line: consuming LineResult, seq: Int, into out: inout JSONWriter, counting counter: inout Counter
+        _ line: consuming LineResult, seq: Int, accountHash: Int? = nil, into out: inout JSONWriter,
+        counting counter: inout Counter
     ) {
         // The result line is written from the event and what applying it did
         // (`StreamResult.Effects`): the event, a few hundred bytes, is never moved into a
@@ -227,7 +240,7 @@ public struct BadgeStream: Sendable {
             ResultLine.error(diagnostic, seq: seq, into: &out)
         case .event(let event):
             var index: Int? = nil
-            switch apply(event, seq: seq, at: &index) {
+            switch apply(event, seq: seq, accountHash: accountHash, at: &index) {
             case .rejected(let d):
                 noteRejected(seq)
                 counter.countRejected(d)
@@ -278,9 +291,10 @@ public struct BadgeStream: Sendable {
     }
 
     /// Applies `event`; `at`: the slot of its account when it was applied (for its
-    /// ``StreamResult/Effects/change``, read from the account's tree).
+    /// ``StreamResult/Effects/change``, read from the account's tree); `accountHash`: the
+    /// hash of its account id, if known.
     private mutating func apply(
-        _ event: borrowing Event, seq: Int, at applied: inout Int?
+        _ event: borrowing Event, seq: Int, accountHash: Int? = nil, at applied: inout Int?
     ) -> StreamResult.Applying {
         if let refused = Self.refusedForNUL(event) { return .rejected(refused) }
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
@@ -291,7 +305,7 @@ public struct BadgeStream: Sendable {
         let id = event.accountID
         let index: Int
         let created: Bool
-        switch lookUp(id) {
+        switch lookUp(id, hash: accountHash) {
         case .success(let found): (index, created) = found
         case .failure(let d): return .rejected(d)
         }
@@ -332,11 +346,13 @@ public struct BadgeStream: Sendable {
     private mutating func noteUse(_ index: Int) { table.noteUse(index) }
 
     /// The slot of account `id` in memory: expanded from its compact form, read ahead,
-    /// loaded from ``source``, or made empty (`created`).
+    /// loaded from ``source``, or made empty (`created`). The id is hashed once (or its
+    /// `hash` given), for all the tables it is looked up in (``IDIndex``).
     private mutating func lookUp(
-        _ id: String
+        _ id: String, hash given: Int? = nil
     ) -> Result<(Int, created: Bool), Diagnostic> {
-        if let found = table.slot(of: id) {
+        let hash = given ?? IDIndex.hash(id)
+        if let found = table.slot(of: id, hash: hash) {
             table.keepForUndo(id, slot: found)
             return .success((found, false))
         }
@@ -353,7 +369,7 @@ public struct BadgeStream: Sendable {
         var found = thawed
         // Read from the store: its stored counts are its own.
         var loaded = false
-        if found == nil, let ahead = table.takePrefetched(id) {
+        if found == nil, let ahead = table.takePrefetched(id, hash: hash) {
             loads.ahead += 1
             found = ahead
             loaded = ahead != nil
@@ -368,7 +384,7 @@ public struct BadgeStream: Sendable {
         }
         let created = found == nil
         // Moved into its slot (`take()`), not copied.
-        return .success((table.insert(found.take() ?? Account(rules: rules), as: id, loaded: loaded), created))
+        return .success((table.insert(found.take() ?? Account(rules: rules), as: id, hash: hash, loaded: loaded), created))
     }
 
     /// A fleet-wide `expire`: every account with a mark due at or before the event's time

@@ -24,6 +24,22 @@ import Testing
         #expect(v == .object([("b", .int(1)), ("a", .array([.bool(true), .null, .string("x")])), ("c", .double(2.5))]))
     }
 
+    /// Each kind of JSON value, read as an object member, has its `JSONRef.Kind`.
+    @Test func eachValueHasItsKind() {
+        let text = #"{"n":null,"b":false,"d":1.5,"i":-3,"o":{},"a":[],"s":"x"}"#
+        let expected: [(String, JSONRef.Kind)] = [
+            ("n", .null), ("b", .bool), ("d", .double), ("i", .int), ("o", .object), ("a", .array), ("s", .string),
+        ]
+        var bytes = Array(text.utf8)
+        let kinds: [JSONRef.Kind?] = bytes.withUnsafeMutableBytes { buf in
+            JSONParser().withDocument(UnsafeRawBufferPointer(buf)) { parsed in
+                guard case .success(let root) = parsed, root.kind == .object else { return [] }
+                return expected.map { root[$0.0]?.kind }
+            }
+        }
+        #expect(kinds == expected.map(\.1))
+    }
+
     @Test func acceptsThirtyTwoLevelsAndRejectsThirtyThree() {
         #expect(failure(nested(32)) == nil)
         #expect(failure(nested(33))?.reason == .tooDeep)

@@ -108,6 +108,19 @@ import Testing
         }
     }
 
+    @Test func writesIntegersAroundEveryBitLength() {
+        // The digit count is estimated from the bit length, then corrected against a power of
+        // ten: every power of two, its neighbours and 10^18, on both sides of zero.
+        var values: [Int64] = [999_999_999_999_999_999, 1_000_000_000_000_000_000, 1_000_000_000_000_000_001]
+        for k in 0..<63 {
+            let p = Int64(1) << k
+            values += [p - 1, p, p + 1, -(p - 1), -p, -(p + 1)]
+        }
+        for v in values {
+            #expect(text { $0.int(v) } == String(v))
+        }
+    }
+
     @Test func writesEveryNumberOfARangeThatUsesEachDigitPair() {
         // Every pair "00"..."99" in every position of up to five digits, and negatives.
         var w = JSONWriter()
@@ -143,6 +156,44 @@ import Testing
                     if position >= 0 { chars[position] = special }
                     let raw = chars.joined()
                     #expect(text { $0.string(raw) } == reference(raw), "n \(n), at \(position)")
+                }
+            }
+        }
+    }
+
+    @Test func quotesRawBytesLikeAReferenceForEveryShortLength() {
+        // writeQuoted on bytes: texts of 4...16 bytes are checked and copied as two
+        // overlapping words. Every byte class at every position, in ASCII and non-ASCII filler.
+        let hex = Array("0123456789abcdef".utf8)
+        func reference(_ bytes: [UInt8]) -> [UInt8] {
+            var out: [UInt8] = [0x22]
+            for b in bytes {
+                switch b {
+                case 0x22, 0x5C: out += [0x5C, b]
+                case 0x0A: out += Array("\\n".utf8)
+                case 0x0D: out += Array("\\r".utf8)
+                case 0x09: out += Array("\\t".utf8)
+                case 0x08: out += Array("\\b".utf8)
+                case 0x0C: out += Array("\\f".utf8)
+                case 0..<0x20: out += Array("\\u00".utf8) + [hex[Int(b >> 4)], hex[Int(b & 0xF)]]
+                default: out.append(b)
+                }
+            }
+            return out + [0x22]
+        }
+        let specials: [UInt8] = [0x00, 0x0A, 0x1F, 0x20, 0x21, 0x22, 0x5C, 0x7F, 0x80, 0xC3, 0xFF]
+        for filler: UInt8 in [0x62, 0xE4] {
+            for n in 0...20 {
+                for special in specials {
+                    for position in -1..<n {
+                        var bytes = [UInt8](repeating: filler, count: n)
+                        if position >= 0 { bytes[position] = special }
+                        var out = [UInt8](repeating: 0, count: JSONWriter.quotedBound(n))
+                        let written = bytes.withUnsafeBufferPointer { s in
+                            out.withUnsafeMutableBufferPointer { o in o.baseAddress.map { JSONWriter.writeQuoted(s, to: $0) } ?? 0 }
+                        }
+                        #expect(Array(out[0..<written]) == reference(bytes), "n \(n), \(special) at \(position)")
+                    }
                 }
             }
         }

@@ -62,6 +62,26 @@ private func firstInvalid(_ bytes: [UInt8]) -> Int? {
         }
     }
 
+    @Test func findsTheFirstBadByteInARunOfMultiByteCharacters() {
+        // Runs of two-, three- and four-byte characters are read one sequence after another
+        // (not back through the ASCII loop): a bad sequence at any place in a run, and at the
+        // end of the text, is found at its first byte; the run itself passes.
+        let characters: [[UInt8]] = [[0xC3, 0xA9], [0xE4, 0xBB, 0x8A], [0xF0, 0x9F, 0x98, 0x80]]
+        let bad: [[UInt8]] = [[0x80], [0xC0, 0x80], [0xE4, 0xBB], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xFF]]
+        for count in 0...12 {
+            let run = (0..<count).flatMap { characters[$0 % characters.count] }
+            #expect(firstInvalid(run) == nil, "run of \(count)")
+            #expect(firstInvalid(run + Array("ok".utf8)) == nil)
+            for b in bad {
+                for after: [UInt8] in [[], [0x61], [0xC3, 0xA9, 0xC3, 0xA9, 0xC3, 0xA9]] {
+                    let bytes = run + b + after
+                    #expect(firstInvalid(bytes) == run.count, "run of \(count), then \(b), then \(after)")
+                    #expect(String(validating: bytes, as: UTF8.self) == nil)
+                }
+            }
+        }
+    }
+
     @Test func findsTheFirstBadByteAfterLongASCIIRuns() {
         // ASCII runs of 0...100 bytes put a bad or multi-byte sequence at every offset of the
         // 32- and 8-byte strides, and after it more ASCII, so a skipped byte would show.

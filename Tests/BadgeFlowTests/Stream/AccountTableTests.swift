@@ -118,4 +118,70 @@ import Testing
         #expect(t.slots[loaded].storedCounts?.devices == 1)
         #expect(t.slots[made].storedCounts == nil)
     }
+
+    /// An account with `clock` as its mark (to tell copies apart).
+    private static func account(clock: Double) -> Account {
+        var a = Account(rules: .builtIn)
+        a.clock = clock
+        return a
+    }
+
+    /// Accounts read ahead come from each reader's part, unmerged: each is taken once, an
+    /// id the store has none of gives `.some(nil)`, one in two parts keeps the first, and
+    /// one not read ahead gives nil.
+    @Test func readAheadPartsAreTakenOnceEach() {
+        var t = AccountTable()
+        let first: [String: Account?] = ["a": Self.account(clock: 1), "gone": Account?.none, "both": Self.account(clock: 3)]
+        let second: [String: Account?] = ["b": Self.account(clock: 2), "both": Self.account(clock: 4)]
+        t.installPrefetched(parts: [first, second])
+        func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)) }
+        #expect(take("a")??.clock == 1)
+        #expect(take("a") == nil)
+        #expect(take("b")??.clock == 2)
+        #expect(take("both")??.clock == 3)
+        let gone = take("gone")
+        var storeHasNone = false
+        if case .some(.none) = gone { storeHasNone = true }
+        #expect(storeHasNone)
+        #expect(take("never") == nil)
+        // A later install replaces what was left.
+        t.installPrefetched(parts: [["c": Self.account(clock: 5)]])
+        #expect(take("b") == nil && take("c")??.clock == 5)
+    }
+
+    /// A copy read ahead of an account that came into memory since it was requested, or
+    /// was evicted since (with ``AccountTable/recordsEvictions``), is not installed; once
+    /// the evictions are cleared (a new request), a copy read after that is.
+    @Test func readAheadSkipsAccountsInMemoryOrEvictedSinceTheRequest() throws {
+        var t = Self.table(["resident", "evicted"])
+        t.recordsEvictions = true
+        try Self.use(&t, ["resident"])
+        t.evict(keeping: 1)
+        #expect(t.slot(of: "evicted") == nil && t.evictedSinceRequest == ["evicted"])
+        t.installPrefetched(["resident": Self.account(clock: 1), "evicted": Self.account(clock: 2), "new": Self.account(clock: 3)])
+        func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)) }
+        #expect(take("resident") == nil && take("evicted") == nil)
+        #expect(take("new")??.clock == 3)
+        t.clearEvictions()
+        t.installPrefetched(["evicted": Self.account(clock: 4)])
+        #expect(take("evicted")??.clock == 4)
+    }
+
+    /// An account dropped from a commit under way's slot no longer counts as in flight, and
+    /// the account that reuses the slot starts unchanged and out of any commit, while the
+    /// commit keeps its copy of the account that left.
+    @Test func aRemovedSlotLeavesTheCommitAndItsReuseStartsClean() throws {
+        var t = Self.table(["a", "b"], tracksChanges: true)
+        try Self.use(&t, ["a", "b"])
+        t.slots[try #require(t.slot(of: "a"))].account.clock = 7
+        let taken = t.beginCommit()
+        #expect(t.inFlightCount == 2)
+        let a = try #require(t.slot(of: "a"))
+        t.remove(a)
+        #expect(t.inFlightCount == 1 && t.count == 1 && t.slot(of: "a") == nil)
+        let c = t.insert(Account(rules: .builtIn), as: "c")
+        #expect(c == a && !t.slots[c].inFlight && !t.slots[c].changed && t["c"]?.clock == 0)
+        #expect(taken.first { $0.id == "a" }?.account.clock == 7)
+        #expect(Self.resident(t) == ["b", "c"])
+    }
 }
