@@ -45,25 +45,126 @@ package enum CompactCoding {
     }
 }
 
+/// Writes ``CompactCoding``'s forms straight into a buffer it owns, through a pointer: no
+/// uniqueness or capacity check of an array per byte, no copy of a string to reach its bytes.
+/// The buffer grows as needed and is freed with the writer; ``written`` are its bytes.
+package struct CompactWriter: ~Copyable {
+    @usableFromInline var start: UnsafeMutablePointer<UInt8>
+    @usableFromInline var at: UnsafeMutablePointer<UInt8>
+    @usableFromInline var end: UnsafeMutablePointer<UInt8>
+
+    /// A writer with room for `capacity` bytes before it first grows.
+    @inlinable package init(capacity: Int = 256) {
+        let n = max(capacity, 16)
+        start = .allocate(capacity: n)
+        at = start
+        end = start + n
+    }
+
+    deinit { start.deallocate() }
+
+    /// Calls `body` with the bytes written so far.
+    @inlinable package func withWritten<R>(_ body: (UnsafeMutableBufferPointer<UInt8>) -> R) -> R {
+        body(UnsafeMutableBufferPointer(start: start, count: at - start))
+    }
+
+    /// Makes room for `n` more bytes.
+    @inlinable @inline(__always) mutating func room(_ n: Int) {
+        if end - at < n { grow(n) }
+    }
+
+    @usableFromInline mutating func grow(_ n: Int) {
+        let used = at - start, capacity = max(2 * (end - start), used + n)
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        bigger.update(from: start, count: used)
+        start.deallocate()
+        start = bigger
+        at = bigger + used
+        end = bigger + capacity
+    }
+
+    /// One byte.
+    @inlinable package mutating func byte(_ b: UInt8) {
+        room(1)
+        at.pointee = b
+        at += 1
+    }
+
+    /// A LEB128 varint.
+    @inlinable package mutating func varint(_ value: UInt64) {
+        room(10)
+        var v = value
+        while v >= 0x80 {
+            at.pointee = UInt8(truncatingIfNeeded: v) | 0x80
+            at += 1
+            v >>= 7
+        }
+        at.pointee = UInt8(truncatingIfNeeded: v)
+        at += 1
+    }
+
+    /// `n` zigzagged as a varint.
+    @inlinable package mutating func signed(_ n: Int) { varint(CompactCoding.zigzag(n)) }
+
+    /// Bytes as a string's are written: their count, then themselves.
+    @inlinable package mutating func counted(_ bytes: UnsafeBufferPointer<UInt8>) {
+        room(10 + bytes.count)
+        varint(UInt64(bytes.count))
+        if let base = bytes.baseAddress { at.update(from: base, count: bytes.count) }
+        at += bytes.count
+    }
+
+    /// A string: its UTF-8 length and bytes.
+    @inlinable @inline(__always) package mutating func string(_ s: String) { string(s, from: 0) }
+
+    /// The part of `s` after its first `skip` UTF-8 bytes, as a string.
+    @inlinable @inline(__always) package mutating func string(_ s: String, from skip: Int) {
+        // A native or small string's bytes are read where they are; others through a copy.
+        let done: Void? = s.utf8.withContiguousStorageIfAvailable { b in
+            counted(UnsafeBufferPointer(rebasing: b[min(skip, b.count)...]))
+        }
+        if done == nil {
+            var copy = s
+            copy.withUTF8 { b in counted(UnsafeBufferPointer(rebasing: b[min(skip, b.count)...])) }
+        }
+    }
+
+    /// A time, as ``CompactCoding/time(_:_:)`` writes it.
+    @inlinable package mutating func time(_ t: Double) {
+        if abs(t) < 0x1p52, t == t.rounded(.towardZero), !(t == 0 && t.sign == .minus) {
+            varint(CompactCoding.zigzag(Int(t)) << 1)
+        } else {
+            room(9)
+            at.pointee = 1
+            var bits = t.bitPattern
+            for i in 1...8 {
+                at[i] = UInt8(truncatingIfNeeded: bits)
+                bits >>= 8
+            }
+            at += 9
+        }
+    }
+}
+
 /// Reads what ``CompactCoding`` wrote, front to back; past the end (or on anything that
 /// cannot have been written), every read gives 0 or "" and sets ``failed``: a damaged form
 /// is refused, never trapped on.
 package struct CompactReader {
     /// The bytes read.
-    package let bytes: UnsafeRawBufferPointer
+    @usableFromInline package let bytes: UnsafeRawBufferPointer
     /// Where the next read starts.
-    package private(set) var at = 0
+    @usableFromInline package internal(set) var at = 0
     /// Set by a read past the end or of a malformed value.
-    package var failed = false
+    @usableFromInline package var failed = false
 
     /// A reader at the start of `bytes`.
-    package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    @inlinable package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     /// Whether every byte was read and none failed.
-    package var isDone: Bool { !failed && at == bytes.count }
+    @inlinable package var isDone: Bool { !failed && at == bytes.count }
 
     /// One byte.
-    package mutating func byte() -> UInt8 {
+    @inlinable package mutating func byte() -> UInt8 {
         guard at < bytes.count else {
             failed = true
             return 0
@@ -73,7 +174,7 @@ package struct CompactReader {
     }
 
     /// A varint.
-    package mutating func varint() -> UInt64 {
+    @inlinable package mutating func varint() -> UInt64 {
         var value: UInt64 = 0, shift: UInt64 = 0
         while shift < 64 {
             let b = byte()
@@ -86,7 +187,7 @@ package struct CompactReader {
     }
 
     /// A count of things still to read, each at least one byte long (larger counts fail).
-    package mutating func count() -> Int {
+    @inlinable package mutating func count() -> Int {
         let n = varint()
         guard n <= UInt64(bytes.count - at) else {
             failed = true
@@ -96,7 +197,7 @@ package struct CompactReader {
     }
 
     /// A varint below `limit` (an index); others fail and give 0.
-    package mutating func index(below limit: Int) -> Int {
+    @inlinable package mutating func index(below limit: Int) -> Int {
         let n = varint()
         guard n < UInt64(max(limit, 0)) else {
             failed = true
@@ -106,13 +207,13 @@ package struct CompactReader {
     }
 
     /// A zigzagged varint.
-    package mutating func signed() -> Int {
+    @inlinable package mutating func signed() -> Int {
         let v = varint()
         return Int(Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1))
     }
 
     /// The next `n` bytes.
-    package mutating func raw(_ n: Int) -> UnsafeRawBufferPointer {
+    @inlinable package mutating func raw(_ n: Int) -> UnsafeRawBufferPointer {
         guard n >= 0, n <= bytes.count - at else {
             failed = true
             return UnsafeRawBufferPointer(rebasing: bytes[0..<0])
@@ -122,10 +223,10 @@ package struct CompactReader {
     }
 
     /// A string.
-    package mutating func string() -> String { String(decoding: raw(count()), as: UTF8.self) }
+    @inlinable package mutating func string() -> String { String(decoding: raw(count()), as: UTF8.self) }
 
     /// A time.
-    package mutating func time() -> Double {
+    @inlinable package mutating func time() -> Double {
         let v = varint()
         if v & 1 == 0 {
             let n = v >> 1
@@ -147,83 +248,100 @@ extension BadgeTree {
     /// and expiry), the rule names they refer to and the once tokens. ``init(configuration:compact:)``
     /// makes the same nodes in the same order from it, without hashing or checking a path.
     package func writeCompact(into out: inout [UInt8]) {
-        CompactCoding.varint(UInt64(nodes.count), &out)
-        CompactCoding.varint(UInt64(origins.count), &out)
-        for o in origins { CompactCoding.string(o, &out) }
-        for i in nodes.indices {
-            if i == 0 {
-                CompactCoding.string(nodes[0].path, &out)
-            } else {
-                let parent = Int(nodes[i].parent)
-                CompactCoding.varint(UInt64(parent), &out)
-                // The last segment: the path after the parent's and its dot.
-                let skip = nodes[parent].path.utf8.count + 1
-                var path = nodes[i].path
-                path.withUTF8 { bytes in
-                    let name = UnsafeBufferPointer(rebasing: bytes[min(skip, bytes.count)...])
-                    CompactCoding.varint(UInt64(name.count), &out)
-                    out.append(contentsOf: name)
-                }
-            }
-            CompactCoding.signed(nodes[i].own, &out)
-            let contribution: UInt8
-            switch nodes[i].contribution {
-            case .count: contribution = 0
-            case .dot: contribution = 1
-            case .none: contribution = 2
-            }
-            let mode: UInt8
-            switch nodes[i].mode {
-            case .number: mode = 0
-            case .dot: mode = 4
-            case .custom: mode = 8
-            }
-            let origin = nodes[i].origin, expires = nodes[i].expires
-            out.append(contribution | mode | (origin != 0 ? 16 : 0) | (expires.isFinite ? 32 : 0))
-            if case .custom(let name) = nodes[i].mode { CompactCoding.string(name, &out) }
-            if origin != 0 {
-                CompactCoding.varint(UInt64(origin), &out)
-                CompactCoding.signed(nodes[i].seq, &out)
-                CompactCoding.time(nodes[i].at, &out)
-            }
-            if expires.isFinite { CompactCoding.time(expires, &out) }
-        }
-        CompactCoding.varint(UInt64(tokens.count), &out)
-        for (node, t) in tokens {
-            CompactCoding.varint(UInt64(node), &out)
-            if let held = t.held {
-                CompactCoding.varint(1, &out)
-                CompactCoding.string(held, &out)
-            } else {
-                CompactCoding.varint(0, &out)
-            }
-            CompactCoding.varint(UInt64(t.dismissed.count), &out)
-            for d in t.dismissed { CompactCoding.string(d, &out) }
-        }
+        var w = CompactWriter()
+        writeCompact(into: &w)
+        w.withWritten { out.append(contentsOf: $0) }
     }
 
-    /// The tree ``writeCompact(into:)`` wrote, read from `reader`; nil (with the reader
+    /// Writes the tree's compact form (what `writeCompact(into:)` appends to an array) with `w`.
+    ///
+    /// - Returns: the number of marks (``markCount``), counted on the way.
+    @discardableResult
+    package func writeCompact(into w: inout CompactWriter) -> Int {
+        w.varint(UInt64(nodes.count))
+        w.varint(UInt64(origins.count))
+        for i in origins.indices { w.string(origins[i]) }
+        var marks = 0
+        // The nodes read where they are: no copy (and retain) of a node or its path.
+        nodes.withUnsafeBufferPointer { nodes in
+            for i in nodes.indices {
+                if i == 0 {
+                    w.string(nodes[0].path)
+                } else {
+                    let parent = Int(nodes[i].parent)
+                    w.varint(UInt64(parent))
+                    // The last segment: the path after the parent's and its dot.
+                    w.string(nodes[i].path, from: nodes[parent].path.utf8.count + 1)
+                }
+                let own = nodes[i].own
+                if own >= 0 { marks += 1 }
+                w.signed(own)
+                let contribution: UInt8
+                switch nodes[i].contribution {
+                case .count: contribution = 0
+                case .dot: contribution = 1
+                case .none: contribution = 2
+                }
+                let mode: UInt8
+                switch nodes[i].mode {
+                case .number: mode = 0
+                case .dot: mode = 4
+                case .custom: mode = 8
+                }
+                let origin = nodes[i].origin, expires = nodes[i].expires
+                w.byte(contribution | mode | (origin != 0 ? 16 : 0) | (expires.isFinite ? 32 : 0))
+                if case .custom(let name) = nodes[i].mode { w.string(name) }
+                if origin != 0 {
+                    w.varint(UInt64(origin))
+                    w.signed(nodes[i].seq)
+                    w.time(nodes[i].at)
+                }
+                if expires.isFinite { w.time(expires) }
+            }
+        }
+        w.varint(UInt64(tokens.count))
+        for (node, t) in tokens {
+            w.varint(UInt64(node))
+            if let held = t.held {
+                w.varint(1)
+                w.string(held)
+            } else {
+                w.varint(0)
+            }
+            w.varint(UInt64(t.dismissed.count))
+            for d in t.dismissed { w.string(d) }
+        }
+        return marks
+    }
+
+    /// The tree `writeCompact(into:)` wrote, read from `reader`; nil (with the reader
     /// failed) when the bytes are not such a form.
     package init?(configuration: Configuration, compact r: inout CompactReader) {
-        self.init(configuration: configuration, noNodes: ())
+        // Initialised here, not by delegating to another init: that made the tree in a temporary
+        // and copied it (a retain and release of each of its parts).
+        self.configuration = configuration
         let count = r.count()
         nodes.reserveCapacity(count)
         let originCount = r.count()
-        origins.reserveCapacity(originCount)
+        if originCount > 0 { origins.reserveCapacity(originCount) }
         for _ in 0..<originCount { origins.append(r.string()) }
         guard count >= 1, !r.failed else {
             r.failed = true
             return nil
         }
         for i in 0..<count {
+            // Each node read whole, then appended once: its path made in one piece.
+            let path: String, parent: Int, depth: UInt8
             if i == 0 {
-                guard r.string() == configuration.root else {
+                guard Self.isRoot(r.raw(r.count()), of: configuration), !r.failed else {
                     r.failed = true
                     return nil
                 }
-                nodes.append(Node(path: configuration.root, parent: -1, depth: 1, mode: .number))
+                path = configuration.root
+                parent = -1
+                depth = 1
             } else {
-                let parent = r.index(below: i)
+                parent = r.index(below: i)
                 let name = r.raw(r.count())
                 // A segment is never empty and holds no dot; a path keeps BadgePath's limits.
                 guard !r.failed, !name.isEmpty, !name.contains(UInt8(ascii: ".")),
@@ -233,14 +351,8 @@ extension BadgeTree {
                     r.failed = true
                     return nil
                 }
-                var path = nodes[parent].path
-                path.append(".")
-                path.append(String(decoding: name, as: UTF8.self))
-                nodes.append(
-                    Node(
-                        path: path, parent: Int32(parent), nextSibling: nodes[parent].firstChild,
-                        depth: nodes[parent].depth &+ 1, mode: .number))
-                nodes[parent].firstChild = Int32(i)
+                path = Self.path(nodes[parent].path, name)
+                depth = nodes[parent].depth &+ 1
             }
             // -1 (no mark), 0 (a dot) or a count up to maxCount, as the tree keeps them: sums
             // of larger ones could overflow.
@@ -249,30 +361,37 @@ extension BadgeTree {
                 r.failed = true
                 return nil
             }
-            nodes[i].own = own
             let flags = r.byte()
+            let contribution: Contribution
             switch flags & 3 {
-            case 0: nodes[i].contribution = .count
-            case 1: nodes[i].contribution = .dot
-            default: nodes[i].contribution = .none
+            case 0: contribution = .count
+            case 1: contribution = .dot
+            default: contribution = .none
             }
+            let mode: DisplayMode
             switch flags & 12 {
-            case 0: nodes[i].mode = .number
-            case 4: nodes[i].mode = .dot
-            default: nodes[i].mode = .custom(r.string())
+            case 0: mode = .number
+            case 4: mode = .dot
+            default: mode = .custom(r.string())
             }
+            var origin: UInt16 = 0, seq = 0, at: Double = 0, expires = Double.infinity
             if flags & 16 != 0 {
-                let origin = r.index(below: origins.count + 1)
-                guard origin > 0 else {
+                let o = r.index(below: origins.count + 1)
+                guard o > 0 else {
                     r.failed = true
                     return nil
                 }
-                nodes[i].origin = UInt16(truncatingIfNeeded: origin)
-                nodes[i].seq = r.signed()
-                nodes[i].at = r.time()
+                origin = UInt16(truncatingIfNeeded: o)
+                seq = r.signed()
+                at = r.time()
             }
-            if flags & 32 != 0 { nodes[i].expires = r.time() }
+            if flags & 32 != 0 { expires = r.time() }
             guard !r.failed else { return nil }
+            nodes.append(
+                Node(
+                    path: path, parent: Int32(parent), nextSibling: parent >= 0 ? nodes[parent].firstChild : -1, own: own,
+                    depth: depth, contribution: contribution, origin: origin, seq: seq, at: at, expires: expires, mode: mode))
+            if parent >= 0 { nodes[parent].firstChild = Int32(i) }
         }
         for _ in 0..<r.count() {
             let node = r.index(below: count)
@@ -291,6 +410,33 @@ extension BadgeTree {
         }
         for n in nodes.indices where nodes[n].own >= 0 && nodes[n].expires.isFinite {
             siftUp(appending: PendingExpiry(time: nodes[n].expires, node: Int32(n)))
+        }
+    }
+
+    /// Whether `bytes` are the UTF-8 of the root `configuration` names (compared as strings
+    /// when the bytes differ: a root written in another normalization still matches).
+    private static func isRoot(_ bytes: UnsafeRawBufferPointer, of configuration: Configuration) -> Bool {
+        let same: Bool? = configuration.root.utf8.withContiguousStorageIfAvailable { root in
+            root.count == bytes.count && root.elementsEqual(bytes)
+        }
+        return same == true || String(decoding: bytes, as: UTF8.self) == configuration.root
+    }
+
+    /// `parent`, a dot and `name`, made in one piece (UTF-8 that is not valid repaired, as
+    /// `String(decoding:as:)` does).
+    private static func path(_ parent: String, _ name: UnsafeRawBufferPointer) -> String {
+        let n = parent.utf8.count
+        return String(unsafeUninitializedCapacity: n + 1 + name.count) { out in
+            guard let o = out.baseAddress else { return 0 }
+            let copied: Void? = parent.utf8.withContiguousStorageIfAvailable { p in
+                if let b = p.baseAddress { o.update(from: b, count: n) }
+            }
+            if copied == nil {
+                for (i, b) in parent.utf8.enumerated() { o[i] = b }
+            }
+            o[n] = UInt8(ascii: ".")
+            if let b = name.baseAddress { UnsafeMutableRawPointer(o + n + 1).copyMemory(from: b, byteCount: name.count) }
+            return n + 1 + name.count
         }
     }
 }

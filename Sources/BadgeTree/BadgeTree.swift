@@ -129,11 +129,6 @@ public struct BadgeTree: Sendable {
                 mode: configuration.display[root] ?? .number))
     }
 
-    /// A tree with no node at all, not even the root: for a reader that appends them.
-    init(configuration: Configuration, noNodes: Void) {
-        self.configuration = configuration
-    }
-
     /// The largest own count a node keeps; larger counts are lowered to it.
     ///
     /// APNs badges stop at 2^31 − 1. The cap also keeps summary counts from overflowing:
@@ -149,7 +144,7 @@ public struct BadgeTree: Sendable {
     /// Number of marks (``marks``'s count, without building the list).
     ///
     /// - Complexity: O(nodes).
-    public var markCount: Int {
+    @inlinable public var markCount: Int {
         var n = 0
         for i in nodes.indices where nodes[i].own >= 0 { n += 1 }
         return n
@@ -810,21 +805,22 @@ extension BadgeTree {
             nodes[i].markedBelow = 0
             nodes[i].childSum = 0
         }
-        for i in nodes.indices where nodes[i].own >= 0 {
-            var x = i
-            while nodes[x].contribution != .none {
-                let p = Int(nodes[x].parent)
-                if p < 0 { break }
-                nodes[p].markedBelow += 1
-                x = p
-            }
-        }
+        // Children first: a node's sums are complete when it is reached, and it adds its
+        // count and its marked nodes (itself included) to its parent's as its contribution
+        // lets them through.
         for x in nodes.indices.reversed() {
             let markedBelow = nodes[x].markedBelow, own = nodes[x].own, parent = Int(nodes[x].parent)
             let count = markedBelow > 0 ? nodes[x].childSum : max(own, 0)
             nodes[x].count = count
             nodes[x].show = own >= 0 || markedBelow > 0
-            if parent >= 0 && nodes[x].contribution == .count { nodes[parent].childSum += count }
+            guard parent >= 0 else { continue }
+            switch nodes[x].contribution {
+            case .count:
+                nodes[parent].childSum += count
+                nodes[parent].markedBelow += markedBelow + (own >= 0 ? 1 : 0)
+            case .dot: nodes[parent].markedBelow += markedBelow + (own >= 0 ? 1 : 0)
+            case .none: break
+            }
         }
     }
 

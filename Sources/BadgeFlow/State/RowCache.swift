@@ -44,13 +44,24 @@ enum RowCache {
     }
 
     /// Replaces `out` with the cache of `account`, whose JSON text is `json`.
-    static func encode(_ account: Account, json: UnsafeRawBufferPointer, seed: UInt64, into out: inout [UInt8]) {
-        out.removeAll(keepingCapacity: true)
-        out.append(tag)
-        out.append(contentsOf: repeatElement(0, count: 8))
-        AccountCodec.encode(account, into: &out)
-        let h = out.withUnsafeBytes { b in fnv(fnv(seed, json), UnsafeRawBufferPointer(rebasing: b[header...])) }
-        for i in 0..<8 { out[1 + i] = UInt8(truncatingIfNeeded: h >> (8 * UInt64(i))) }
+    ///
+    /// - Returns: the account's devices and marks, counted while encoding it.
+    @discardableResult
+    static func encode(_ account: Account, json: UnsafeRawBufferPointer, seed: UInt64, into out: inout [UInt8]) -> (
+        devices: Int, marks: Int
+    ) {
+        // The tag, room for the hash, then the binary form, written into one buffer.
+        var w = CompactWriter(capacity: max(out.count * 2, 256))
+        w.byte(tag)
+        for _ in 0..<8 { w.byte(0) }
+        let counts = AccountCodec.encode(account, into: &w)
+        w.withWritten { bytes in
+            let h = fnv(fnv(seed, json), UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: bytes[header...])))
+            for i in 0..<8 { bytes[1 + i] = UInt8(truncatingIfNeeded: h >> (8 * UInt64(i))) }
+            out.removeAll(keepingCapacity: true)
+            out.append(contentsOf: bytes)
+        }
+        return counts
     }
 
     /// The account `cache` holds, when it is the cache of the row whose JSON text is `json`

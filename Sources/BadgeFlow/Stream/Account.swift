@@ -27,6 +27,14 @@ public struct Account: Sendable {
     /// An account with `tree` and no devices.
     init(tree: BadgeTree) { self.tree = tree }
 
+    /// An account with all its parts (a stored one read back).
+    init(tree: BadgeTree, clock: Double, devices: [String: Device], ids: RecentIDs) {
+        self.tree = tree
+        self.clock = clock
+        self.devices = devices
+        self.ids = ids
+    }
+
     /// The number `device`'s icon should show under `policy`: the tree's total, or under the
     /// `payload` policy the device's own number.
     public func icon(_ policy: RuleSet.IconPolicy, device: Device) -> Int {

@@ -131,42 +131,64 @@ struct CompactAccounts: Sendable {
 /// for its sync state and the parts that are not those of a new device; then, when the
 /// account keeps any, its recent event ids.
 enum AccountCodec {
+    /// Appends the encoding of `a` to `out`.
     static func encode(_ a: Account, into out: inout [UInt8]) {
-        CompactCoding.time(a.clock, &out)
-        a.tree.writeCompact(into: &out)
-        CompactCoding.varint(UInt64(a.devices.count), &out)
-        for (id, d) in a.devices {
-            CompactCoding.string(id, &out)
-            CompactCoding.signed(d.payloadIcon, &out)
-            CompactCoding.signed(d.delivered, &out)
-            let p = d.sync
-            let flags: UInt8 =
-                (p.loggedIn ? 1 : 0) | (p.foreground ? 2 : 0) | (p.visible.isEmpty ? 0 : 4)
-                | (p.appearedSinceLogin.isEmpty ? 0 : 8) | (p.disappearedAt.isEmpty ? 0 : 16)
-                | (p.intervalStart == 0 ? 0 : 32)
-            out.append(flags)
-            if !p.visible.isEmpty { strings(p.visible, &out) }
-            if !p.appearedSinceLogin.isEmpty { strings(p.appearedSinceLogin, &out) }
-            if !p.disappearedAt.isEmpty {
-                CompactCoding.varint(UInt64(p.disappearedAt.count), &out)
-                for (page, t) in p.disappearedAt {
-                    CompactCoding.string(page, &out)
-                    CompactCoding.time(t, &out)
-                }
-            }
-            if p.intervalStart != 0 { CompactCoding.time(p.intervalStart, &out) }
+        var w = CompactWriter()
+        encode(a, into: &w)
+        w.withWritten { out.append(contentsOf: $0) }
+    }
+
+    /// Writes the encoding of `a` with `w`.
+    ///
+    /// - Returns: the account's devices and marks (what a store records of it), counted on
+    ///   the way.
+    @discardableResult
+    static func encode(_ a: Account, into w: inout CompactWriter) -> (devices: Int, marks: Int) {
+        w.time(a.clock)
+        let marks = a.tree.writeCompact(into: &w)
+        w.varint(UInt64(a.devices.count))
+        // By index, each device read in place: binding one copies it (a retain and release of
+        // each of its sets).
+        var i = a.devices.startIndex
+        while i != a.devices.endIndex {
+            w.string(a.devices.keys[i])
+            w.signed(a.devices.values[i].payloadIcon)
+            w.signed(a.devices.values[i].delivered)
+            encode(a.devices.values[i].sync, into: &w)
+            i = a.devices.index(after: i)
         }
         // The recent event ids, oldest first, only when there are any (an account without
         // them encodes as before).
         if !a.ids.isEmpty {
-            CompactCoding.varint(UInt64(a.ids.list.count), &out)
-            for id in a.ids.list { CompactCoding.string(id, &out) }
+            w.varint(UInt64(a.ids.list.count))
+            for id in a.ids.list { w.string(id) }
         }
+        return (a.devices.count, marks)
     }
 
-    private static func strings(_ set: Set<String>, _ out: inout [UInt8]) {
-        CompactCoding.varint(UInt64(set.count), &out)
-        for s in set { CompactCoding.string(s, &out) }
+    /// A device's sync state: a flag byte, then the parts that are not those of a new device.
+    @inline(__always)
+    private static func encode(_ p: SyncPolicy, into w: inout CompactWriter) {
+        let flags: UInt8 =
+            (p.loggedIn ? 1 : 0) | (p.foreground ? 2 : 0) | (p.visible.isEmpty ? 0 : 4)
+            | (p.appearedSinceLogin.isEmpty ? 0 : 8) | (p.disappearedAt.isEmpty ? 0 : 16)
+            | (p.intervalStart == 0 ? 0 : 32)
+        w.byte(flags)
+        if !p.visible.isEmpty { strings(p.visible, &w) }
+        if !p.appearedSinceLogin.isEmpty { strings(p.appearedSinceLogin, &w) }
+        if !p.disappearedAt.isEmpty {
+            w.varint(UInt64(p.disappearedAt.count))
+            for (page, t) in p.disappearedAt {
+                w.string(page)
+                w.time(t)
+            }
+        }
+        if p.intervalStart != 0 { w.time(p.intervalStart) }
+    }
+
+    private static func strings(_ set: Set<String>, _ w: inout CompactWriter) {
+        w.varint(UInt64(set.count))
+        for s in set { w.string(s) }
     }
 
     private static func strings(_ r: inout CompactReader) -> Set<String> {
@@ -175,25 +197,24 @@ enum AccountCodec {
         return out
     }
 
-    /// The account `bytes` encode; nil when they are not an encoding ``encode(_:into:)`` made.
+    /// The account `bytes` encode; nil when they are not an encoding `encode(_:into:)` made.
     static func decode(_ bytes: UnsafeRawBufferPointer, rules: RuleSet) -> Account? {
         var r = CompactReader(bytes)
         let clock = r.time()
         guard let tree = BadgeTree(configuration: rules.tree, compact: &r) else { return nil }
-        var account = Account(tree: tree)
-        account.clock = clock
-        let devices = r.count()
-        account.devices.reserveCapacity(devices)
-        for _ in 0..<devices {
+        let count = r.count()
+        var devices: [String: Device] = count > 0 ? Dictionary(minimumCapacity: count) : [:]
+        for _ in 0..<count {
             let id = r.string()
-            var d = Device(rules: rules)
-            d.payloadIcon = r.signed()
-            d.delivered = r.signed()
+            let icon = r.signed(), delivered = r.signed()
             // The ranges the JSON decoder checks: bytes that pass the row cache's check but
             // were made by hand must not give an account the JSON could not.
-            guard d.payloadIcon >= 0, d.delivered >= 0 else { return nil }
+            guard icon >= 0, delivered >= 0 else { return nil }
             let flags = r.byte()
-            if flags != 2 {
+            let sync: SyncPolicy
+            if flags == 2 {
+                sync = SyncPolicy(configuration: rules.sync)
+            } else {
                 let visible = flags & 4 != 0 ? strings(&r) : []
                 let appeared = flags & 8 != 0 ? strings(&r) : []
                 var disappeared: [String: Double] = [:]
@@ -203,23 +224,26 @@ enum AccountCodec {
                         disappeared[page] = r.time()
                     }
                 }
-                d.sync = SyncPolicy(
+                sync = SyncPolicy(
                     configuration: rules.sync, loggedIn: flags & 1 != 0, foreground: flags & 2 != 0,
                     visible: visible, appearedSinceLogin: appeared, disappearedAt: disappeared,
                     intervalStart: flags & 32 != 0 ? r.time() : 0)
             }
             guard !r.failed else { return nil }
-            account.devices[id] = d
+            devices[id] = Device(payloadIcon: icon, delivered: delivered, sync: consume sync)
         }
+        var ids = RecentIDs()
         if !r.isDone && !r.failed {
             // Written only when there is at least one.
             let n = r.count()
             guard n >= 1, n <= RecentIDs.limit else { return nil }
-            var ids: [String] = []
-            for _ in 0..<n { ids.append(r.string()) }
+            var list: [String] = []
+            list.reserveCapacity(n)
+            for _ in 0..<n { list.append(r.string()) }
             guard !r.failed else { return nil }
-            account.ids = RecentIDs(ids)
+            ids = RecentIDs(list)
         }
-        return r.isDone ? account : nil
+        guard r.isDone else { return nil }
+        return Account(tree: consume tree, clock: clock, devices: consume devices, ids: consume ids)
     }
 }

@@ -15,4 +15,11 @@ public struct Device: Sendable {
     public init(rules: RuleSet) {
         sync = SyncPolicy(configuration: rules.sync)
     }
+
+    /// A device with these numbers and sync state (a stored one read back).
+    init(payloadIcon: Int, delivered: Int, sync: SyncPolicy) {
+        self.payloadIcon = payloadIcon
+        self.delivered = delivered
+        self.sync = sync
+    }
 }

@@ -150,6 +150,45 @@ private func run(_ lines: [String], on stream: inout BadgeStream, compactingTo k
         #expect(d.clock == 1)
     }
 
+    /// The device and mark counts an encoding returns (what a store records of an account)
+    /// are those a separate walk finds, on random accounts; each encoding (some longer than
+    /// a writer's first room) reads back as the account.
+    @Test func theCountsOfAnEncodingAreTheAccountsOwn() throws {
+        var random = ReplayCheckTests.Random(state: 30)
+        var stream = BadgeStream(rules: try rules())
+        var lines: [String] = []
+        for _ in 0..<600 {
+            let who = #""account":"a\#(random.below(12))","device":"d\#(random.below(4))""#
+            let path =
+                random.below(4) == 0
+                ? "root.long\(String(repeating: "x", count: 50))\(random.below(20))" : "root.x\(random.below(30)).y\(random.below(3))"
+            switch random.below(6) {
+            case 0, 1: lines.append(#"{"op":"set",\#(who),"path":"\#(path)","count":\#(random.below(4)),"at":\#(random.below(100))}"#)
+            case 2: lines.append(#"{"op":"clear",\#(who),"path":"\#(path)"}"#)
+            case 3: lines.append(#"{"op":"logout",\#(who)}"#)
+            case 4: lines.append(#"{"op":"push",\#(who),"payload":{"aps":{"alert":"hi","thread-id":"t\#(random.below(9))"}}}"#)
+            default: lines.append(#"{"op":"login",\#(who),"at":\#(random.below(100))}"#)
+            }
+        }
+        let results = run(lines, on: &stream)
+        #expect(!results.contains { $0.contains("\"error\"") }, "\(results.filter { $0.contains("\"error\"") }.prefix(3))")
+        #expect(stream.accounts.count == 12)
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        var longest = 0
+        for (id, a) in stream.accounts {
+            var bytes: [UInt8] = []
+            let counts = RowCache.encode(a, json: none, seed: 7, into: &bytes)
+            #expect(counts.devices == a.devices.count && counts.marks == a.tree.markCount, "\(id)")
+            longest = max(longest, bytes.count)
+            let back = bytes.withUnsafeBytes { RowCache.decode($0, json: none, seed: 7, rules: stream.rules) }
+            #expect(back.map(json) == json(a), "\(id)")
+            var plain: [UInt8] = []
+            AccountCodec.encode(a, into: &plain)
+            #expect(Array(bytes[RowCache.header...]) == plain, "\(id)")
+        }
+        #expect(longest > 512, "\(longest) bytes")
+    }
+
     @Test func timesKeepEveryBit() {
         let times: [Double] = [
             0, -0.0, 1, -1, 0.5, -12.75, 1_795_341_700.5, 0x1p52, -0x1p52, 0x1p52 - 1, 0x1p53, 1e300, -1e-300,

@@ -772,8 +772,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         stream.endCommit(stored)
     }
 
-    /// Each account's id with its device and mark counts, read in place (a closure over the
-    /// elements would copy each account).
     /// The indices of `changed` in the bytewise order of their ids (the order of their
     /// keys): sorted by each id's first 8 bytes as one number, the rest compared only
     /// between ids that share those.
@@ -804,15 +802,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         key.append(contentsOf: name.utf8)
     }
 
-    static func storedCounts(of changed: [ChangedAccount]) -> [(String, (Int, Int))] {
-        var out: [(String, (Int, Int))] = []
-        out.reserveCapacity(changed.count)
-        for i in changed.indices {
-            out.append((changed[i].id, (changed[i].account.devices.count, changed[i].account.tree.markCount)))
-        }
-        return out
-    }
-
     /// Writes `changed` and `seq` read from `input` in one `WriteBatch` with the meta, and
     /// `rules` (under whose seed the values are checked) when they are not the recorded
     /// ones; returns each account's stored device and mark counts.
@@ -838,13 +827,18 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         var value: [UInt8] = []
         var key: [UInt8] = []
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        // Each account's device and mark counts, counted while encoding it.
+        var counts = [(Int, Int)](repeating: (0, 0), count: returningCounts ? changed.count : 0)
         // In key order: the memtable's skip list then puts each key just after the one
         // before (it keeps where the last insert went) instead of searching from its top.
         let order = Self.keyOrder(changed)
-        // By index, each account read in place: binding an element (or its account) copies
-        // it, a retain and release of each of its parts.
+        // By index, each account read in place (through the buffer: an array's element, or
+        // its account, is copied, a retain and release of each of its parts).
         for i in order {
-            let d = changed[i].account.devices.count, m = changed[i].account.tree.markCount
+            let (d, m) = changed.withUnsafeBufferPointer { c in
+                RowCache.encode(c[i].account, json: none, seed: rules.storeSeed, into: &value)
+            }
+            if returningCounts { counts[i] = (d, m) }
             if let (od, om) = changed[i].storedCounts.map({ ($0.devices, $0.marks) }) ?? previous[changed[i].id] {
                 devices += d - od
                 marks += m - om
@@ -853,7 +847,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                 devices += d
                 marks += m
             }
-            RowCache.encode(changed[i].account, json: none, seed: rules.storeSeed, into: &value)
             Self.setKey(&key, 1, changed[i].id)
             put(batch, key, value)
         }
@@ -880,6 +873,10 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         try write(batch, what: "cannot write a checkpoint")
         shared.withLock { $0.meta.merge(entries) { _, new in new } }
         guard returningCounts else { return [] }
-        return Self.storedCounts(of: changed)
+        // In the order of `changed` (the stream matches them to its commit by position).
+        var stored: [(String, (Int, Int))] = []
+        stored.reserveCapacity(changed.count)
+        for i in changed.indices { stored.append((changed[i].id, counts[i])) }
+        return stored
     }
 }
