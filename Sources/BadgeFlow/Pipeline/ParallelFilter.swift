@@ -243,11 +243,10 @@ public final class ParallelFilter {
             }
             metrics = counts
         } else {
-            var none = NotCounted()
             batch.takeEachResult { result, number, hash in
                 n += 1
                 if number > last { last = number }
-                local.apply(result, seq: number > 0 ? number : n, accountHash: hash, into: &w, counting: &none)
+                local.apply(result, seq: number > 0 ? number : n, accountHash: hash, into: &w)
             }
         }
         seq = n

@@ -48,8 +48,7 @@ package struct AccountTable: Sendable {
         var id: String
         /// The id's hash (``IDIndex/hash(_:)``), for the id → slot table.
         var hash: Int
-        /// The account (in a free slot: the account that left it, until the slot is reused,
-        /// or ``AccountTable/vacant``).
+        /// The account (in a free slot: ``AccountTable/vacant``, shared).
         var account: Account
         /// Whether the slot holds an account (false: it is on the free list).
         var live = true
@@ -198,12 +197,13 @@ package struct AccountTable: Sendable {
 
     /// Drops the account in slot `s` from memory (its slot goes on the free list).
     ///
-    /// The account stays in the free slot until the slot is reused
-    /// (``insert(_:as:hash:loaded:)`` releases it then): putting an empty account in its place
-    /// would copy one in and release it again for each account that leaves. Free slots are
-    /// reused first, so what they hold never exceeds the most accounts memory held at once.
+    /// The account is released here, an empty one shared by every free slot put in its
+    /// place: kept until its slot was reused, the accounts evicted in a burst (slots freed
+    /// together go to the bottom of the free list, which is reused last in, first out) stayed
+    /// in memory for the rest of the run, above `--max-resident`.
     mutating func remove(_ s: Int) {
         guard slots[s].live else { return }
+        slots[s].account = Self.vacant
         slots[s].live = false
         slots[s].changed = false
         if slots[s].inFlight {

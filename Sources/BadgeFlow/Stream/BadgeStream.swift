@@ -220,6 +220,13 @@ public struct BadgeStream: Sendable {
         apply(line, seq: seq, into: &out, counting: &none)
     }
 
+    /// ``apply(_:seq:into:)`` with the hash of the event's account id (``IDIndex/hash(_:)``)
+    /// when the analysing thread computed it.
+    mutating func apply(_ line: consuming LineResult, seq: Int, accountHash: Int?, into out: inout JSONWriter) {
+        var none = NotCounted()
+        apply(line, seq: seq, accountHash: accountHash, into: &out, counting: &none)
+    }
+
     /// ``apply(_:seq:into:)`` that also counts the result in `counter` (`--metrics`): the
     /// result line is still written from the account's tree, never built as a value.
     /// `accountHash`: the hash of the event's account id (``IDIndex/hash(_:)``) when the

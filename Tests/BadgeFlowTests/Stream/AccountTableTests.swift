@@ -107,6 +107,19 @@ import Testing
         #expect(t.takeChanged().map(\.id) == ["y"])
     }
 
+    /// A removed account is released at once, not kept in its free slot until the slot is
+    /// reused: slots freed in a burst are reused last, so what they kept stayed in memory.
+    @Test func aRemovedAccountIsReleasedAtOnce() throws {
+        var t = AccountTable()
+        var account = Account(rules: .builtIn)
+        account.devices["d"] = Device(rules: .builtIn)
+        account.clock = 42
+        let s = t.insert(account, as: "gone")
+        t.remove(s)
+        #expect(t.slots[s].account.devices.isEmpty && t.slots[s].account.clock != 42)
+        #expect(t.slot(of: "gone") == nil && t.count == 0)
+    }
+
     /// An account loaded from the store the table commits to knows its stored counts; one
     /// made in memory does not.
     @Test func aLoadedAccountKnowsItsStoredCounts() throws {
