@@ -7,12 +7,7 @@
 package enum CompactCoding {
     /// Appends `value` as a LEB128 varint.
     @inlinable package static func varint(_ value: UInt64, _ out: inout [UInt8]) {
-        var v = value
-        while v >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(v))
+        appending(to: &out) { $0.varint(value) }
     }
 
     /// `n` zigzagged: small negative numbers stay small.
@@ -23,25 +18,20 @@ package enum CompactCoding {
 
     /// Appends a string: its UTF-8 length and bytes.
     @inlinable package static func string(_ s: String, _ out: inout [UInt8]) {
-        var s = s
-        s.withUTF8 { bytes in
-            varint(UInt64(bytes.count), &out)
-            out.append(contentsOf: bytes)
-        }
+        appending(to: &out) { $0.string(s) }
     }
 
     /// Appends a time.
     @inlinable package static func time(_ t: Double, _ out: inout [UInt8]) {
-        if abs(t) < 0x1p52, t == t.rounded(.towardZero), !(t == 0 && t.sign == .minus) {
-            varint(zigzag(Int(t)) << 1, &out)
-        } else {
-            varint(1, &out)
-            var bits = t.bitPattern
-            for _ in 0..<8 {
-                out.append(UInt8(truncatingIfNeeded: bits))
-                bits >>= 8
-            }
-        }
+        appending(to: &out) { $0.time(t) }
+    }
+
+    /// Appends to `out` what `write` writes with a ``CompactWriter``, which holds each
+    /// form's one implementation.
+    @inlinable static func appending(to out: inout [UInt8], _ write: (inout CompactWriter) -> Void) {
+        var w = CompactWriter(capacity: 16)
+        write(&w)
+        w.withWritten { out.append(contentsOf: $0) }
     }
 }
 
@@ -129,7 +119,7 @@ package struct CompactWriter: ~Copyable {
         }
     }
 
-    /// A time, as ``CompactCoding/time(_:_:)`` writes it.
+    /// A time (the form ``CompactCoding`` describes).
     @inlinable package mutating func time(_ t: Double) {
         if abs(t) < 0x1p52, t == t.rounded(.towardZero), !(t == 0 && t.sign == .minus) {
             varint(CompactCoding.zigzag(Int(t)) << 1)
