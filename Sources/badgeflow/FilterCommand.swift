@@ -26,7 +26,7 @@ struct FilterCommand: TakesManyInputs {
         "--rules": "rules", "--state": "state", "--max-line-bytes": "max-line-bytes", "--jobs": "jobs",
         "--files-from": "files-from", "-o": "output", "--output": "output",
         "--checkpoint": "checkpoint", "--max-resident": "max-resident", "--expanded-accounts": "expanded-accounts",
-        "--metrics": "metrics",
+        "--metrics": "metrics", "--block-cache": "block-cache",
     ]
 
     @OptionGroup var rules: RulesOption
@@ -72,6 +72,13 @@ struct FilterCommand: TakesManyInputs {
             "Without an SQLite or RocksDB state: keep the N most recently used accounts expanded and the others in a compact form (about 100 bytes for one device and three marks instead of ~1.5 KB), expanded again on their next event.",
             valueName: "N"))
     var expandedAccounts = 65536
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "RocksDB state: the block cache for the state's data blocks, in bytes, or with a K, M or G suffix (powers of 1024); default 64M. More cache, fewer reads through the OS: faster on a fleet whose accounts do not stay in memory, at that much more memory.",
+            valueName: "SIZE"))
+    var blockCache: String?
 
     @Flag(name: .long, help: "SQLite or RocksDB state: print the number of checkpoints and the longest one to stderr at the end.")
     var checkpointStats = false
@@ -149,6 +156,16 @@ struct FilterCommand: TakesManyInputs {
         if noResume && !checkpointed { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
         if resume && noResume { throw ValidationError("--resume and --no-resume exclude each other") }
         guard expandedAccounts >= 1 else { throw ValidationError("--expanded-accounts must be at least 1, got \(expandedAccounts)") }
+        if let blockCache {
+            guard let bytes = ByteSize.parse(blockCache), bytes >= 1 << 20 else {
+                throw ValidationError(
+                    "--block-cache must be a size of at least 1M (bytes, or a number with K, M or G: 256M), got \(blockCache)")
+            }
+            guard state.map(RocksDBStore.isRocksDBPath) == true else {
+                throw ValidationError("--block-cache needs --state FILE.rocksdb (only RocksDB has a block cache)")
+            }
+            _ = bytes
+        }
         if let maxResident {
             guard checkpointed else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
             guard maxResident >= 1 else { throw ValidationError("--max-resident must be at least 1, got \(maxResident)") }
@@ -171,6 +188,7 @@ struct FilterCommand: TakesManyInputs {
         options.resultsAtEnd = resultsFile != nil
         options.maxLineBytes = maxLineBytes
         options.stamp = stamp
+        options.blockCacheBytes = blockCache.flatMap(ByteSize.parse)
         let session: StateSession
         do {
             session = try StateSession(

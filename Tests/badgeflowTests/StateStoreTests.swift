@@ -59,6 +59,37 @@ import Testing
         return Int(line.dropFirst(7).prefix { $0.isNumber })
     }
 
+    /// `--block-cache SIZE` sizes a RocksDB state's block cache and changes no result (a
+    /// cache of 1M makes most reads go through the OS); without a RocksDB state, or with a
+    /// size that is not one of at least 1M, the run stops before any line with a usage error.
+    @Test func blockCacheSizesARocksDBStateAndNothingElse() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let input = dir + "/in.ndjson"
+        try Self.fleet(lines: 6000, accounts: 2000, seed: 3).write(toFile: input, atomically: true, encoding: .utf8)
+        let plain = try CLI.run(["filter", "--state", dir + "/a.rocksdb", "--max-resident", "100", input])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        for size in ["1M", "256M"] {
+            let sized = try CLI.run(["filter", "--state", dir + "/\(size).rocksdb", "--max-resident", "100", "--block-cache", size, input])
+            #expect(sized.status == 0, "\(sized.stderr)")
+            #expect(sized.stdout == plain.stdout)
+        }
+        let refused: [([String], String)] = [
+            (["--state", dir + "/c.sqlite", "--block-cache", "64M"], "--block-cache needs --state FILE.rocksdb"),
+            (["--state", dir + "/c.json", "--block-cache", "64M"], "--block-cache needs --state FILE.rocksdb"),
+            (["--block-cache", "64M"], "--block-cache needs --state FILE.rocksdb"),
+            (["--state", dir + "/d.rocksdb", "--block-cache", "512K"], "--block-cache must be a size of at least 1M"),
+            (["--state", dir + "/d.rocksdb", "--block-cache", "lots"], "got lots"),
+        ]
+        for (arguments, message) in refused {
+            let run = try CLI.run(["filter"] + arguments + [input])
+            #expect(run.status == 2, "\(arguments)")
+            #expect(run.stderr.contains(message), "\(run.stderr)")
+            #expect(run.stdout.isEmpty)
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/c.sqlite") && !FileManager.default.fileExists(atPath: dir + "/d.rocksdb"))
+    }
+
     /// The kill -9 smoke test of an SQLite or RocksDB state (the checkpoint policy itself is
     /// tested in process, `StateSessionTests`): each round is killed once a random share of
     /// the results is out, and the rounds resumed in turn give the results of one run.

@@ -45,6 +45,8 @@ package final class StateSession {
         package var maxLineBytes = 1 << 20
         /// Push results carry the stamped payload (`--stamp`).
         package var stamp = false
+        /// A RocksDB state's block cache, in bytes (`--block-cache`; nil: the default).
+        package var blockCacheBytes: Int?
 
         /// The defaults.
         package init() {}
@@ -197,6 +199,10 @@ package final class StateSession {
         }
         self.rules = rules
         self.store = store
+        if let bytes = options.blockCacheBytes, let store, !store.setBlockCache(bytes: bytes) {
+            store.close()
+            throw Failure(message: "--block-cache needs --state FILE.rocksdb (only RocksDB has a block cache)", kind: .usage)
+        }
         checkpointsOnTheWay = store.map { type(of: $0).checkpoints } == true && !options.resultsAtEnd
         if let store, let point = store.resumePoint {
             stats.committedSeq = point.seq

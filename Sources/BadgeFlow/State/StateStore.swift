@@ -82,6 +82,15 @@ package protocol StateStore: AnyObject {
 
     /// Closes the store (read-ahead connections before the writing ones).
     func close()
+
+    /// Sets the memory the format caches the database's blocks in to `bytes`; false when
+    /// the format has no such cache (only RocksDB has: `filter --block-cache`).
+    func setBlockCache(bytes: Int) -> Bool
+}
+
+extension StateStore {
+    /// No block cache (JSON, SQLite).
+    package func setBlockCache(bytes: Int) -> Bool { false }
 }
 
 /// What commits a checkpointing format's checkpoints on a thread of its own

@@ -88,6 +88,29 @@ import Darwin
         #expect(a.tree.markCount == 2)
     }
 
+    /// `filter --block-cache`: a RocksDB state's writer takes the size given (a checkpoint
+    /// and a read through the resized cache still work); JSON and SQLite states have no block
+    /// cache and say so.
+    @Test func onlyARocksDBStateHasABlockCacheToSize() throws {
+        let folder = try TemporaryFolder()
+        let rocks = try RocksDBStateStore(path: folder.file("s.rocksdb"), readOnly: false)
+        defer { rocks.close() }
+        #expect(rocks.store.blockCacheCapacity == RocksDBStore.blockCacheBytes)
+        #expect(rocks.setBlockCache(bytes: 160 << 20))
+        #expect(rocks.store.blockCacheCapacity == 160 << 20)
+        #expect(rocks.setBlockCache(bytes: 2 << 20))
+        #expect(rocks.store.blockCacheCapacity == 2 << 20)
+        var stream = StoreFixtures.stream(accounts: ["a", "b"])
+        try rocks.store.checkpoint(&stream, seq: 2, input: "in")
+        #expect(try rocks.store.loadAccount("b", rules: .builtIn) != nil)
+
+        let sqlite = try SQLiteStateStore(path: folder.file("s.sqlite"), readOnly: false)
+        defer { sqlite.close() }
+        #expect(!sqlite.setBlockCache(bytes: 160 << 20))
+        let json = try JSONStateStore(path: folder.file("s.json"), readOnly: false)
+        #expect(!json.setBlockCache(bytes: 160 << 20))
+    }
+
     @Test func thePrefetcherAndTheCheckpointerShareTheWritersHandle() throws {
         let folder = try TemporaryFolder()
         let store = try RocksDBStore(path: folder.file("s.rocksdb"))

@@ -39,6 +39,12 @@ package final class RocksDBStateStore: DatabaseStateStore {
         return reader
     }
 
+    /// Sets the block cache of the writer's handle (`filter --block-cache`).
+    package func setBlockCache(bytes: Int) -> Bool {
+        store.setBlockCache(bytes: bytes)
+        return true
+    }
+
     deinit { close() }
 }
 

@@ -49,8 +49,8 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     public static let layout = 1
 
     /// RocksDB's memory for a writer: the block cache for data blocks (index and filter
-    /// blocks stay with their table files).
-    static let blockCacheBytes = 64 << 20
+    /// blocks stay with their table files), unless `filter --block-cache` sets it.
+    public static let blockCacheBytes = 64 << 20
     /// Each memtable; at most two exist.
     static let memtableBytes = 32 << 20
 
@@ -69,6 +69,16 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         var rulesBySeed: [UInt64: RuleSet] = [:]
     }
     private let shared = Locked(Shared())
+
+    /// The block cache's size in bytes (``blockCacheBytes`` unless set for a writer with
+    /// ``setBlockCache(bytes:)``).
+    public var blockCacheCapacity: Int { cache.map { Int(rocksdb_cache_get_capacity($0)) } ?? 0 }
+
+    /// Sets the block cache's size to `bytes` (RocksDB shrinks it at once when smaller).
+    public func setBlockCache(bytes: Int) {
+        guard let cache, bytes > 0 else { return }
+        rocksdb_cache_set_capacity(cache, bytes)
+    }
 
     /// Meta as read at open time and updated by each commit.
     public var meta: [String: String] { shared.withLock { $0.meta } }
