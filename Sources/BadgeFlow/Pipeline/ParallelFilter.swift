@@ -45,7 +45,11 @@ public final class ParallelFilter {
     /// Reads the stored accounts a batch needs while the batch before it is applied (an
     /// SQLite state's reader thread); only with worker threads, which analyse batches ahead.
     public var prefetcher: (any AccountPrefetcher)? {
-        didSet { stream.table.recordsEvictions = prefetcher != nil }
+        didSet {
+            stream.table.recordsEvictions = prefetcher != nil
+            stream.table.deferredRelease = prefetcher is any PartedAccountPrefetcher
+            if !stream.table.deferredRelease { _ = stream.table.takeReleased() }
+        }
     }
     /// The batch whose accounts the prefetcher is reading.
     private var requested: Batch?
@@ -277,6 +281,9 @@ extension ParallelFilter {
         stream.table.clearEvictions()
         // Waiting for the next batch's analysis (a few ms of the workers) costs less than
         // loading its accounts here, one by one, after this batch.
+        // Accounts that left memory since the last request: freed by the readers with the
+        // next one, or here when there is none.
+        var released = stream.table.takeReleased()
         guard let next = inFlight.first else { return }
         queue.waitDone(next)
         var ids: [String] = []
@@ -297,7 +304,12 @@ extension ParallelFilter {
         swap(&seen, &requestIndex)
         guard !ids.isEmpty else { return }
         requested = next
-        prefetcher.request(ids)
+        if let parted = prefetcher as? any PartedAccountPrefetcher {
+            parted.request(ids, releasing: released)
+            released = []
+        } else {
+            prefetcher.request(ids)
+        }
     }
 }
 

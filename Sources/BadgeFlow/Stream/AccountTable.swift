@@ -113,6 +113,22 @@ package struct AccountTable: Sendable {
     private var evictedIndex = IDIndex()
     /// Whether ``evict(keeping:)`` records the ids it drops (a prefetcher reads ahead).
     var recordsEvictions = false
+    /// Whether an account leaving memory is kept in ``released`` for another thread to free
+    /// (``takeReleased()``), instead of being freed here: a read-ahead's reader frees them.
+    /// Freeing an account costs about as much as its share of the eviction's search, and on
+    /// the fleet bench evictions took 2 s of the applying thread, 2.2 s of them freeing.
+    var deferredRelease = false
+    /// With ``deferredRelease``: the accounts that left memory since ``takeReleased()``.
+    private var released: [Account] = []
+
+    /// The accounts that left memory since the last call, for another thread to free (with
+    /// ``deferredRelease``; else none).
+    mutating func takeReleased() -> [Account] {
+        guard !released.isEmpty else { return [] }
+        var out: [Account] = []
+        swap(&out, &released)
+        return out
+    }
     /// Whether ``beginBatch()`` and ``undoBatch()`` work.
     var keepsUndo = false {
         didSet { undo.removeAll() }
@@ -197,13 +213,19 @@ package struct AccountTable: Sendable {
 
     /// Drops the account in slot `s` from memory (its slot goes on the free list).
     ///
-    /// The account is released here, an empty one shared by every free slot put in its
-    /// place: kept until its slot was reused, the accounts evicted in a burst (slots freed
+    /// The account is released here (with ``deferredRelease``, handed to
+    /// ``takeReleased()``), an empty one shared by every free slot put in its place: kept until its slot was reused, the accounts evicted in a burst (slots freed
     /// together go to the bottom of the free list, which is reused last in, first out) stayed
     /// in memory for the rest of the run, above `--max-resident`.
     mutating func remove(_ s: Int) {
         guard slots[s].live else { return }
-        slots[s].account = Self.vacant
+        if deferredRelease {
+            var gone = Self.vacant
+            swap(&gone, &slots[s].account)
+            released.append(gone)
+        } else {
+            slots[s].account = Self.vacant
+        }
         slots[s].live = false
         slots[s].changed = false
         if slots[s].inFlight {

@@ -47,6 +47,9 @@ public protocol AccountPrefetcher: AnyObject {
 package protocol PartedAccountPrefetcher: AccountPrefetcher {
     /// ``AccountPrefetcher/collect()`` as one part per reader (their ids do not overlap).
     func collectParts() -> [[String: Account?]]
+    /// ``AccountPrefetcher/request(_:)`` that also frees `released` (accounts that left
+    /// memory) on the readers' threads, off the applying thread.
+    func request(_ ids: [String], releasing released: consuming [Account])
 }
 
 /// The stateful half of the filter: applies events to accounts and their devices in input

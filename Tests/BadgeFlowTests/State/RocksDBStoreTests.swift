@@ -132,6 +132,18 @@ import Darwin
             let a = try #require(got[id] ?? nil)
             #expect(Self.json(a) == Self.json(try #require(stream.accounts[id])))
         }
+        // Accounts to free, shared out between the readers with the ids (301: uneven),
+        // change nothing read.
+        let released = (0..<301).compactMap { got["u\($0)"] ?? nil }
+        #expect(released.count == 301)
+        prefetcher.request(wanted, releasing: released)
+        let again = prefetcher.collectParts()
+        #expect(again.count == 2 && again.map(\.count).reduce(0, +) == 600)
+        for part in again {
+            for (id, account) in part { #expect(account.map(Self.json) == (got[id] ?? nil).map(Self.json)) }
+        }
+        prefetcher.request(["u1"], releasing: [])
+        #expect(prefetcher.collect().count == 1)
         prefetcher.close()
         checkpointer.close()
     }

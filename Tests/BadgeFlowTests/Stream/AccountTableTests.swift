@@ -120,6 +120,29 @@ import Testing
         #expect(t.slot(of: "gone") == nil && t.count == 0)
     }
 
+    /// With deferred release (a read-ahead frees them), an account leaving memory is handed
+    /// over by the next `takeReleased()`, once, and its slot holds none of it; without, it
+    /// is freed at once and nothing is handed over.
+    @Test func withDeferredReleaseALeavingAccountIsHandedOverOnce() {
+        var t = AccountTable()
+        t.deferredRelease = true
+        let a = t.insert(Self.account(clock: 1), as: "a")
+        let b = t.insert(Self.account(clock: 2), as: "b")
+        _ = t.insert(Self.account(clock: 3), as: "c")
+        t.remove(a)
+        t.remove(b)
+        t.remove(b)
+        #expect(t.slots[a].account.clock == 0 && t.slots[b].account.clock == 0)
+        #expect(t.takeReleased().map(\.clock).sorted() == [1, 2])
+        #expect(t.takeReleased().isEmpty)
+        #expect(t.count == 1 && t.slot(of: "c") != nil)
+
+        var now = AccountTable()
+        let c = now.insert(Self.account(clock: 3), as: "c")
+        now.remove(c)
+        #expect(now.takeReleased().isEmpty)
+    }
+
     /// An account loaded from the store the table commits to knows its stored counts; one
     /// made in memory does not.
     @Test func aLoadedAccountKnowsItsStoredCounts() throws {

@@ -146,6 +146,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         rocksdb_options_set_max_write_buffer_number(options, 2)
         rocksdb_options_set_compression(options, Int32(rocksdb_no_compression))
         rocksdb_options_set_max_background_jobs(options, 2)
+        if !readOnly { Self.lowerCompactionPriority() }
         rocksdb_options_set_level_compaction_dynamic_level_bytes(options, 1)
         // Each checkpoint's flush makes a level-0 file, and a fleet's keys are spread evenly,
         // so every level-0 compaction rewrites the whole bottom level: compacting after 8
@@ -179,6 +180,19 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
             throw error
         }
     }
+
+    /// Runs RocksDB's compactions (its low-priority threads, in the whole process) at the
+    /// lowest CPU priority (nice 19): they are deferred work, and on a busy host the threads
+    /// of the run (applying, reading ahead, committing) go first. Flushes, which a checkpoint
+    /// waits for, keep their priority. Fleet bench, 3 runs each way side by side: 2-9% less
+    /// wall time.
+    private static func lowerCompactionPriority() { _ = compactionPriorityLowered }
+    private static let compactionPriorityLowered: Bool = {
+        guard let env = rocksdb_create_default_env() else { return false }
+        rocksdb_env_lower_thread_pool_cpu_priority(env)
+        rocksdb_env_destroy(env)
+        return true
+    }()
 
     /// Refuses a file, and a folder with content that RocksDB did not make (a folder of
     /// RocksDB's files without `CURRENT` is a creation cut short, made again); a reader also
