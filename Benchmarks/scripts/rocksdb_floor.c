@@ -1,6 +1,6 @@
 /* rocksdb_floor.c -- lower bound for a RocksDB state under `badgeflow filter`: RocksDB's own work.
  *
- * Usage: rocksdb_floor DIR ACCOUNTS COUNT [BATCH] [--multiget] [--no-wal] [--cache MIB]
+ * Usage: rocksdb_floor DIR ACCOUNTS COUNT [BATCH] [--multiget] [--no-wal] [--sorted] [--cache MIB]
  *
  * DIR is a RocksDB folder. If it holds no database yet, one is made with ACCOUNTS keys
  * "a0".."a<ACCOUNTS-1>" (the fleet bench's account ids) and a value of 90-110 bytes each
@@ -11,7 +11,9 @@
  * commits at once):
  *   - reads each account's value, copying the bytes out, as a read-ahead thread would:
  *     one Get per account, or with --multiget a MultiGet of 1,024 keys at a time;
- *   - puts each found account back, one byte changed, into one WriteBatch;
+ *   - puts each found account back, one byte changed, into one WriteBatch (with --sorted in
+ *     the bytewise order of their keys, as the store's checkpoints do, the sort counted in
+ *     the WriteBatch's CPU; an account drawn twice in a batch is put once);
  *   - commits the batch: written with the WAL synced (fsync per batch), or with --no-wal
  *     written with the WAL off and the memtable then flushed to a table file (waited for),
  *     which is as durable once the flush returns.
@@ -78,6 +80,17 @@ static uint64_t property(rocksdb_t *db, const char *name) {
     return rocksdb_property_int(db, name, &v) == 0 ? v : 0;
 }
 
+/* The ids of a batch, for sorting its indices by key (bytewise, as RocksDB orders keys). */
+static char **sortIds;
+static size_t *sortLens;
+static int byKey(const void *a, const void *b) {
+    long i = *(const long *)a, j = *(const long *)b;
+    size_t n = sortLens[i] < sortLens[j] ? sortLens[i] : sortLens[j];
+    int c = memcmp(sortIds[i], sortIds[j], n);
+    if (c != 0) return c;
+    return sortLens[i] < sortLens[j] ? -1 : sortLens[i] > sortLens[j];
+}
+
 /* Flush the memtable and wait until no flush or compaction is pending or running. */
 static void settle(rocksdb_t *db) {
     char *err = NULL;
@@ -129,10 +142,11 @@ int main(int argc, char **argv) {
         return 2;
     }
     long accounts = atol(argv[2]), count = atol(argv[3]), batch = 51200, cacheMiB = 64;
-    bool multiget = false, noWAL = false;
+    bool multiget = false, noWAL = false, sorted = false;
     for (int a = 4; a < argc; a++) {
         if (strcmp(argv[a], "--multiget") == 0) multiget = true;
         else if (strcmp(argv[a], "--no-wal") == 0) noWAL = true;
+        else if (strcmp(argv[a], "--sorted") == 0) sorted = true;
         else if (strcmp(argv[a], "--cache") == 0 && a + 1 < argc) cacheMiB = atol(argv[++a]);
         else if (argv[a][0] != '-') batch = atol(argv[a]);
         else {
@@ -182,10 +196,11 @@ int main(int argc, char **argv) {
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
 
     char **data = calloc(batch, sizeof(char *));
+    long *order = calloc(batch, sizeof(long));
     size_t *dataLen = calloc(batch, sizeof(size_t));
     rocksdb_pinnableslice_t **slices = calloc(MULTIGET_CHUNK, sizeof(rocksdb_pinnableslice_t *));
     char **errs = calloc(MULTIGET_CHUNK, sizeof(char *));
-    if (!data || !dataLen || !slices || !errs) return 1;
+    if (!data || !dataLen || !slices || !errs || !order) return 1;
     double readCPU = 0, writeCPU = 0, commitCPU = 0, readWall = 0, writeWall = 0, commitWall = 0;
     long found = 0;
     double p0 = now(CLOCK_PROCESS_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC);
@@ -232,8 +247,15 @@ int main(int argc, char **argv) {
             }
         }
         double c1 = now(CLOCK_THREAD_CPUTIME_ID), t1 = now(CLOCK_MONOTONIC);
-        for (long i = 0; i < n; i++) {
+        for (long i = 0; i < n; i++) order[i] = i;
+        if (sorted) {
+            sortIds = part, sortLens = partLens;
+            qsort(order, (size_t)n, sizeof(long), byKey);
+        }
+        for (long k = 0; k < n; k++) {
+            long i = order[k];
             if (!data[i]) continue;
+            if (sorted && k > 0 && byKey(&order[k - 1], &i) == 0) continue;
             data[i][0] ^= 1;
             rocksdb_writebatch_put_cf(wb, cf, part[i], partLens[i], data[i], dataLen[i]);
         }
@@ -256,16 +278,16 @@ int main(int argc, char **argv) {
     double background = totalCPU - readCPU - writeCPU - commitCPU;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("rocksdb floor (%s, %s, %ld of %ld accounts, %ld a commit, %ld MiB cache): CPU per account: read %.1f us, "
+    printf("rocksdb floor (%s, %s%s, %ld of %ld accounts, %ld a commit, %ld MiB cache): CPU per account: read %.1f us, "
            "WriteBatch %.1f us, commit %.1f us, background %.1f us, total %.1f us (wall: %.1f, %.1f, %.1f; all %.1f "
            "us); peak RSS %ld MiB\n",
-           multiget ? "MultiGet" : "Get", noWAL ? "WAL off + flush" : "WAL synced", found, count, batch, cacheMiB,
+           multiget ? "MultiGet" : "Get", noWAL ? "WAL off + flush" : "WAL synced", sorted ? ", sorted" : "", found, count, batch, cacheMiB,
            readCPU * 1e6 / count, writeCPU * 1e6 / count, commitCPU * 1e6 / count, background * 1e6 / count,
            totalCPU * 1e6 / count, readWall * 1e6 / count, writeWall * 1e6 / count, commitWall * 1e6 / count,
            totalWall * 1e6 / count, ru.ru_maxrss / 1024);
 
     for (long i = 0; i < count; i++) free(ids[i]);
-    free(ids), free(idLens), free(data), free(dataLen), free(slices), free(errs);
+    free(ids), free(idLens), free(data), free(dataLen), free(slices), free(errs), free(order);
     rocksdb_writebatch_destroy(wb);
     rocksdb_flushoptions_destroy(fo);
     rocksdb_writeoptions_destroy(wo);

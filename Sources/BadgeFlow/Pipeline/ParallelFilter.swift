@@ -283,7 +283,7 @@ extension ParallelFilter {
         // loading its accounts here, one by one, after this batch.
         // Accounts that left memory since the last request: freed by the readers with the
         // next one, or here when there is none.
-        var released = stream.table.takeReleased()
+        let released = stream.table.takeReleased()
         guard let next = inFlight.first else { return }
         queue.waitDone(next)
         var ids: [String] = []
@@ -305,8 +305,7 @@ extension ParallelFilter {
         guard !ids.isEmpty else { return }
         requested = next
         if let parted = prefetcher as? any PartedAccountPrefetcher {
-            parted.request(ids, releasing: released)
-            released = []
+            parted.request(ids, releasing: consume released)
         } else {
             prefetcher.request(ids)
         }

@@ -50,9 +50,10 @@ package protocol AccountStore: AccountSource {
 /// Unchecked Sendable: the applying thread gives up every reference to the accounts when it
 /// makes the box, and only the thread that calls ``now()`` touches them after.
 private final class Release: @unchecked Sendable {
-    private var accounts: [Account]
+    private var accounts: [Account] = []
 
-    init(_ accounts: consuming [Account]) { self.accounts = accounts }
+    /// Takes `accounts` (leaving it empty).
+    init(_ accounts: inout [Account]) { swap(&self.accounts, &accounts) }
 
     /// Frees the accounts.
     func now() { accounts = [] }
@@ -99,15 +100,24 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
     /// for the accounts read, on the same thread (mimalloc frees fastest on the thread that
     /// allocated, and readers allocated most of them).
     package func request(_ ids: [String], releasing released: consuming [Account]) {
-        let parts = ids.count < Self.splitAbove ? 1 : workers.count
-        let size = (ids.count + parts - 1) / parts
         var released = consume released
-        let share = (released.count + parts - 1) / max(parts, 1)
+        // Split when either is large: one reader freeing a whole eviction would hold up the
+        // collect while the other idles.
+        let parts = ids.count < Self.splitAbove && released.count < Self.splitAbove ? 1 : workers.count
+        let size = (ids.count + parts - 1) / parts
+        let share = (released.count + parts - 1) / parts
         for n in 0..<parts {
             let part = Array(ids[min(n * size, ids.count)..<min((n + 1) * size, ids.count)])
-            // The last reader's share is the array itself; the others' are moved out of it.
-            let freed = Release(n == parts - 1 ? released : Array(released.suffix(share)))
-            if n < parts - 1 { released.removeLast(min(share, released.count)) }
+            // Moved, never copied: the applying thread keeps no reference to them (the last
+            // reader's share is what is left of the array).
+            var mine: [Account] = []
+            if n == parts - 1 {
+                swap(&mine, &released)
+            } else {
+                mine.reserveCapacity(share)
+                while mine.count < share, let a = released.popLast() { mine.append(a) }
+            }
+            let freed = Release(&mine)
             let store = readers[n], rules = rules[n]
             workers[n].start {
                 freed.now()

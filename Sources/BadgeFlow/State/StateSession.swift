@@ -199,8 +199,8 @@ package final class StateSession {
         }
         self.rules = rules
         self.store = store
-        if let bytes = options.blockCacheBytes, let store, !store.setBlockCache(bytes: bytes) {
-            store.close()
+        if let bytes = options.blockCacheBytes, store?.setBlockCache(bytes: bytes) != true {
+            store?.close()
             throw Failure(message: "--block-cache needs --state FILE.rocksdb (only RocksDB has a block cache)", kind: .usage)
         }
         checkpointsOnTheWay = store.map { type(of: $0).checkpoints } == true && !options.resultsAtEnd
@@ -454,6 +454,10 @@ package final class StateSession {
     /// (-1: until input comes).
     package func idle() -> Int32 {
         guard checkpointsOnTheWay, stateError == nil else { return -1 }
+        // Accounts that left memory and wait for the next read-ahead to free them: none comes
+        // while idle.
+        filter.withStream { _ = $0.table.takeReleased() }
+        defer { filter.withStream { _ = $0.table.takeReleased() } }
         // A commit begun while lines came has had its time: waiting costs little now.
         settleCheckpoint()
         guard stateError == nil, filter.resumeSeq != begunSeq else { return -1 }

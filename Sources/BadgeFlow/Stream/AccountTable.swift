@@ -120,6 +120,8 @@ package struct AccountTable: Sendable {
     var deferredRelease = false
     /// With ``deferredRelease``: the accounts that left memory since ``takeReleased()``.
     private var released: [Account] = []
+    /// How many accounts left memory and wait to be freed (``takeReleased()``).
+    var releasedCount: Int { released.count }
 
     /// The accounts that left memory since the last call, for another thread to free (with
     /// ``deferredRelease``; else none).

@@ -71,6 +71,32 @@ import Darwin
         return store.resumePoint
     }
 
+    /// Accounts that left memory wait for the next read-ahead to free them; once the input
+    /// is idle none comes, so `idle()` frees them (else they stay beside `--max-resident`).
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func accountsThatLeftMemoryAreFreedWhenTheInputIsIdle(_ format: String) throws {
+        let folder = try TemporaryFolder()
+        var options = StateSession.Options()
+        options.maxResident = 1000
+        let clock = Clock()
+        let session = try StateSession(
+            state: folder.file("s." + format), rules: .builtIn, rulesGiven: false, input: "in.ndjson", options: options,
+            clock: { clock.now }, notice: { _ in })
+        _ = try session.start(jobs: 2, linesPerBatch: 512)
+        for i in 0..<6000 {
+            var line = Self.push("a\(i)")
+            line.withUTF8 { bytes in session.filter.feed(.text(UnsafeRawBufferPointer(bytes))) { _ in session.batchWritten() } }
+        }
+        session.filter.finish { _ in session.batchWritten() }
+        // Left memory and kept for the readers.
+        #expect(session.filter.withStream { $0.table.releasedCount } > 0)
+        clock.now += 10
+        _ = session.idle()
+        #expect(session.filter.withStream { $0.table.releasedCount } == 0)
+        #expect(session.filter.withStream { $0.residentCount } <= 1000)
+        try Self.close(session)
+    }
+
     @Test(arguments: ["sqlite", "rocksdb"])
     func aCheckpointIsDueWhenTheIntervalHasPassedNotBefore(_ format: String) throws {
         let folder = try TemporaryFolder()

@@ -70,8 +70,8 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     }
     private let shared = Locked(Shared())
 
-    /// The block cache's size in bytes (``blockCacheBytes`` unless set for a writer with
-    /// ``setBlockCache(bytes:)``).
+    /// The block cache's size in bytes: for a writer ``blockCacheBytes`` unless set with
+    /// ``setBlockCache(bytes:)``, 8 MiB for a read-only handle.
     public var blockCacheCapacity: Int { cache.map { Int(rocksdb_cache_get_capacity($0)) } ?? 0 }
 
     /// Sets the block cache's size to `bytes` (RocksDB shrinks it at once when smaller).
@@ -146,7 +146,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         rocksdb_options_set_max_write_buffer_number(options, 2)
         rocksdb_options_set_compression(options, Int32(rocksdb_no_compression))
         rocksdb_options_set_max_background_jobs(options, 2)
-        if !readOnly { Self.lowerCompactionPriority() }
         rocksdb_options_set_level_compaction_dynamic_level_bytes(options, 1)
         // Each checkpoint's flush makes a level-0 file, and a fleet's keys are spread evenly,
         // so every level-0 compaction rewrites the whole bottom level: compacting after 8
@@ -180,19 +179,6 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
             throw error
         }
     }
-
-    /// Runs RocksDB's compactions (its low-priority threads, in the whole process) at the
-    /// lowest CPU priority (nice 19): they are deferred work, and on a busy host the threads
-    /// of the run (applying, reading ahead, committing) go first. Flushes, which a checkpoint
-    /// waits for, keep their priority. Fleet bench, 3 runs each way side by side: 2-9% less
-    /// wall time.
-    private static func lowerCompactionPriority() { _ = compactionPriorityLowered }
-    private static let compactionPriorityLowered: Bool = {
-        guard let env = rocksdb_create_default_env() else { return false }
-        rocksdb_env_lower_thread_pool_cpu_priority(env)
-        rocksdb_env_destroy(env)
-        return true
-    }()
 
     /// Refuses a file, and a folder with content that RocksDB did not make (a folder of
     /// RocksDB's files without `CURRENT` is a creation cut short, made again); a reader also
