@@ -157,14 +157,13 @@ struct FilterCommand: TakesManyInputs {
         if resume && noResume { throw ValidationError("--resume and --no-resume exclude each other") }
         guard expandedAccounts >= 1 else { throw ValidationError("--expanded-accounts must be at least 1, got \(expandedAccounts)") }
         if let blockCache {
-            guard let bytes = ByteSize.parse(blockCache), bytes >= 1 << 20 else {
+            guard let bytes = ByteSize.parse(blockCache), bytes >= StateSession.Options.minBlockCacheBytes else {
                 throw ValidationError(
                     "--block-cache must be a size of at least 1M (bytes, or a number with K, M or G: 256M), got \(blockCache)")
             }
             guard state.map(RocksDBStore.isRocksDBPath) == true else {
-                throw ValidationError("--block-cache needs --state FILE.rocksdb (only RocksDB has a block cache)")
+                throw ValidationError(StateSession.Options.blockCacheNeedsRocksDB)
             }
-            _ = bytes
         }
         if let maxResident {
             guard checkpointed else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }

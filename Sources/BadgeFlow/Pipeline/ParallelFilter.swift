@@ -279,11 +279,11 @@ extension ParallelFilter {
         stream.installPrefetched(parts: consume parts)
         // No request is outstanding now: evictions before the next one cannot matter.
         stream.table.clearEvictions()
-        // Waiting for the next batch's analysis (a few ms of the workers) costs less than
-        // loading its accounts here, one by one, after this batch.
         // Accounts that left memory since the last request: freed by the readers with the
         // next one, or here when there is none.
         let released = stream.table.takeReleased()
+        // Waiting for the next batch's analysis (a few ms of the workers) costs less than
+        // loading its accounts here, one by one, after this batch.
         guard let next = inFlight.first else { return }
         queue.waitDone(next)
         var ids: [String] = []

@@ -47,6 +47,10 @@ package final class StateSession {
         package var stamp = false
         /// A RocksDB state's block cache, in bytes (`--block-cache`; nil: the default).
         package var blockCacheBytes: Int?
+        /// The smallest `--block-cache`.
+        package static let minBlockCacheBytes = 1 << 20
+        /// Why `--block-cache` is refused without a RocksDB state.
+        package static let blockCacheNeedsRocksDB = "--block-cache needs --state FILE.rocksdb (only RocksDB has a block cache)"
 
         /// The defaults.
         package init() {}
@@ -201,7 +205,7 @@ package final class StateSession {
         self.store = store
         if let bytes = options.blockCacheBytes, store?.setBlockCache(bytes: bytes) != true {
             store?.close()
-            throw Failure(message: "--block-cache needs --state FILE.rocksdb (only RocksDB has a block cache)", kind: .usage)
+            throw Failure(message: Options.blockCacheNeedsRocksDB, kind: .usage)
         }
         checkpointsOnTheWay = store.map { type(of: $0).checkpoints } == true && !options.resultsAtEnd
         if let store, let point = store.resumePoint {

@@ -216,9 +216,10 @@ package struct AccountTable: Sendable {
     /// Drops the account in slot `s` from memory (its slot goes on the free list).
     ///
     /// The account is released here (with ``deferredRelease``, handed to
-    /// ``takeReleased()``), an empty one shared by every free slot put in its place: kept until its slot was reused, the accounts evicted in a burst (slots freed
-    /// together go to the bottom of the free list, which is reused last in, first out) stayed
-    /// in memory for the rest of the run, above `--max-resident`.
+    /// ``takeReleased()``), an empty one shared by every free slot put in its place: kept
+    /// until its slot was reused, the accounts evicted in a burst (slots freed together go to
+    /// the bottom of the free list, which is reused last in, first out) stayed in memory for
+    /// the rest of the run, above `--max-resident`.
     mutating func remove(_ s: Int) {
         guard slots[s].live else { return }
         if deferredRelease {
