@@ -110,6 +110,11 @@ struct ReportCommand: TakesManyInputs {
         let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
+            // A signal (Ctrl-C on a pipe that never ends) stops the copy, as it stops a replay.
+            if !SignalWake.waitForInput(0) {
+                unlink(path)
+                throw ExitCode(Signals.status(receivedSignal))
+            }
             let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n < 0 {

@@ -6,11 +6,13 @@ import Darwin
 import BadgeFlow
 
 /// Catches SIGINT, SIGTERM and SIGHUP (a closed terminal) without SA_RESTART, so a blocked read returns and the
-/// filter can save its state before exiting (``receivedSignal``, which `FilterRun` reads). SIGPIPE is ignored: write errors are handled.
+/// filter can save its state before exiting (``receivedSignal``, which `FilterRun` reads); the handler also wakes a
+/// reader about to wait for input (``SignalWake``). SIGPIPE is ignored: write errors are handled.
 enum Signals {
     static func install() {
+        SignalWake.open()
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = { sig in receivedSignal = sig }
+        action.__sigaction_handler.sa_handler = { sig in SignalWake.note(sig) }
         sigemptyset(&action.sa_mask)
         action.sa_flags = 0
         sigaction(SIGINT, &action, nil)

@@ -136,6 +136,20 @@ enum CLI {
         return TerminalRun(status: process.terminationStatus, terminal: String(decoding: data, as: UTF8.self))
     }
 
+    /// Waits up to `seconds` for `process` to exit; false when it had not, and it is then
+    /// killed (SIGKILL) and reaped, so a hang fails the test instead of the whole run.
+    static func exits(_ process: Process, within seconds: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if !process.isRunning {
+            process.waitUntilExit()
+            return true
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return false
+    }
+
     /// A fresh temporary folder; the caller removes it with ``removeTemporaryDirectory(_:)``
     /// (in a `defer`), or uses ``withTemporaryDirectory(_:)``.
     static func temporaryDirectory() throws -> String {

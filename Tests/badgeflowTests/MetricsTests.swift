@@ -112,7 +112,7 @@ import Testing
             try filter.send([LiveStreamTests.push])
             #expect(LiveStreamTests.eventually(within: 5) { filter.output.count == 4 })
             filter.process.terminate()
-            filter.process.waitUntilExit()
+            #expect(CLI.exits(filter.process, within: 60), "SIGTERM while idle did not stop the filter")
             #expect(filter.process.terminationStatus == 128 + SIGTERM)
             #expect(Self.read(path)["badgeflow_results_total"] == 4)
             #expect(Self.read(path)["badgeflow_lines_read_total"] == 4)

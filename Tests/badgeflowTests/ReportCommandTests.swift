@@ -64,6 +64,31 @@ import Testing
         #expect(r.stdout.contains(#"<span data-final="results">11</span>"#))
     }
 
+    /// `report -` copies stdin before it reads it twice. Ctrl-C (here SIGINT) on a pipe that
+    /// stays open stops that copy at once, exit 130 and no page; the copy went on
+    /// reading after the signal before, until the input ended.
+    @Test func aSignalWhileCopyingStdinStopsTheReport() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.executable)
+        p.arguments = ["report", "-o", dir + "/r.html", "-"]
+        let input = Pipe()
+        p.standardInput = input
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        input.fileHandleForWriting.write(Data("{\"op\":\"push\",\"device\":\"d\",\"payload\":{\"aps\":{\"badge\":1}}}\n".utf8))
+        // Time to install its handlers and start the copy (a signal before that kills it outright).
+        usleep(300_000)
+        kill(p.processIdentifier, SIGINT)
+        let stopped = CLI.exits(p, within: 30)
+        try? input.fileHandleForWriting.close()
+        #expect(stopped, "SIGINT did not stop the copy of stdin")
+        #expect(p.terminationStatus == 128 + SIGINT)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/r.html"))
+    }
+
     @Test func replacesTheOutputAtomicallyAndKeepsItOnFailure() throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }

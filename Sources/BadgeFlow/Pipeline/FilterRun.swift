@@ -4,11 +4,6 @@ import Glibc
 import Darwin
 #endif
 
-/// The last SIGINT, SIGTERM or SIGHUP received; 0 when none. Written only by the signal
-/// handler the CLI installs; the line loop reads it after each line (a plain load: the
-/// handler is installed without `SA_RESTART`, so a blocked read returns too).
-nonisolated(unsafe) package var receivedSignal: Int32 = 0
-
 /// write(2), named apart from ``FilterRun/write(to:)``.
 private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { write(fd, p, n) }
 
@@ -216,6 +211,7 @@ package final class FilterRun {
         // Numbered: the limit applies to the text after the N<TAB> prefix (ParallelFilter).
         let options = session.options
         let reader = LineReader(fd: stdin, maxLineBytes: options.maxLineBytes + (options.numbered ? LineNumber.maxPrefixBytes : 0))
+        reader.wakeFD = SignalWake.fds.read
         for source in sources {
             if receivedSignal != 0 || outputClosed || session.failed { break }
             let fd: Int32 = source == "-" ? stdin : open(source, O_RDONLY | O_CLOEXEC)

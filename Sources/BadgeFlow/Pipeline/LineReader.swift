@@ -26,6 +26,11 @@ public final class LineReader {
     /// line, set before `forEachLine` hands out its `.overlong`: enough to read the `N<TAB>`
     /// prefix of a numbered line (`LineNumber`) that is not kept.
     public private(set) var overlongHead: [UInt8] = []
+    /// A descriptor that ends the wait for input when it becomes readable (-1: none), as a
+    /// signal's `EINTR` ends a blocked `read`: ``forEachLine(_:idle:_:)`` then returns. The CLI
+    /// gives the read end of the pipe its signal handler writes to (``SignalWake``), so a
+    /// signal that lands just before the reader waits is not lost.
+    public var wakeFD: Int32 = -1
     private var fd: Int32
     private var buffer: UnsafeMutableRawBufferPointer
     private var start = 0
@@ -120,17 +125,21 @@ public final class LineReader {
     }
 
     /// Calls `idle` while no input is ready, waiting as long as it says in between; false
-    /// when a signal interrupted the wait (as a read returns on `EINTR`).
+    /// when a signal interrupted the wait (as a read returns on `EINTR`) or ``wakeFD`` became
+    /// readable. True only once input is ready (or at its end, or an error the read reports),
+    /// so the read that follows never blocks: a signal caught between this wait and that read
+    /// would otherwise leave the reader blocked until the next line.
     private func waitUntilReady(_ idle: () -> Int32) -> Bool {
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         var timeout: Int32 = 0
         while true {
-            let r = poll(&p, 1, timeout)
-            if r > 0 { return true }
-            if r < 0 { return errno != EINTR }  // another error: the read reports it
-            // Nothing ready at the first look, or after the wait `idle` asked for.
-            timeout = idle()
-            if timeout < 0 { return true }  // the read blocks until input comes
+            switch SignalWake.wait(for: fd, wake: wakeFD, timeout: timeout) {
+            case .ready: return true
+            case .woken, .interrupted: return false
+            case .timedOut:
+                // Nothing ready at the first look, or after the wait `idle` asked for; a
+                // negative answer waits for input (or the wake) without a limit.
+                timeout = idle()
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 @testable import BadgeFlow
 
@@ -153,5 +154,48 @@ private func read(_ input: String, maxLineBytes: Int = 1 << 20, chunkBytes: Int 
             }
         ) { _ in true }
         #expect(fileIdles == 0)
+    }
+
+    /// A signal that lands after the line loop last looked and before the reader blocks
+    /// (here: while `idle` runs, which then asks to wait without a limit) makes `wakeFD`
+    /// readable, and the wait ends at once. A reader that went on to `read` would block
+    /// until the next line, which on a quiet stream never comes: the filter then ignored
+    /// SIGTERM (seen in CI under TSan, 10 runs in 100 of a test that signals right away).
+    @Test func aWakeDuringIdleEndsTheWaitInsteadOfBlockingInRead() throws {
+        var input: [Int32] = [0, 0], wake: [Int32] = [0, 0]
+        #expect(pipe(&input) == 0)
+        #expect(pipe(&wake) == 0)
+        defer { close(input[0]); close(wake[0]); close(wake[1]) }
+        nonisolated(unsafe) let reader = LineReader(fd: input[0])
+        reader.wakeFD = wake[0]
+        let line = Array("a\n".utf8)
+        #expect(write(input[1], line, line.count) == line.count)
+        nonisolated(unsafe) var seen: [String] = []
+        nonisolated(unsafe) var idles = 0
+        let wakeWrite = wake[1]
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? reader.forEachLine(
+                "pipe",
+                idle: {
+                    idles += 1
+                    var byte: UInt8 = 1
+                    _ = write(wakeWrite, &byte, 1)
+                    return -1
+                }
+            ) { line in
+                if case .text(let bytes) = line { seen.append(String(decoding: bytes, as: UTF8.self)) }
+                return true
+            }
+            done.signal()
+        }
+        let returned = done.wait(timeout: .now() + 20) == .success
+        // A reader blocked in read gets its way out here (the input ends), so a failure
+        // is reported instead of hanging the run.
+        close(input[1])
+        if !returned { done.wait() }
+        #expect(returned, "the reader did not return while its wake was readable")
+        #expect(seen == ["a"])
+        #expect(idles == 1)
     }
 }

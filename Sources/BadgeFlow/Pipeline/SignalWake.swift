@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The last SIGINT, SIGTERM or SIGHUP received; 0 when none. Written only by the signal
+/// handler the CLI installs (``SignalWake/note(_:)``); the line loop reads it after each
+/// line (a plain load).
+nonisolated(unsafe) package var receivedSignal: Int32 = 0
+
+/// The self-pipe that wakes a reader waiting for input when a signal arrives.
+///
+/// A flag alone loses a signal that lands after the line loop last looked at it and before
+/// the reader blocks in `read(2)`: the read then waits for the next line, which on a quiet
+/// stream may never come (a service's SIGTERM hung until SIGKILL). The handler also writes
+/// a byte here, and ``LineReader`` waits for input and this pipe together
+/// (``LineReader/wakeFD``), so a signal before the wait ends it at once.
+package enum SignalWake {
+    /// The pipe's read end and write end; -1 until ``open()``.
+    nonisolated(unsafe) private(set) package static var fds: (read: Int32, write: Int32) = (-1, -1)
+
+    /// Makes the pipe (once), before the handler is installed. Both ends close on exec; the
+    /// write end does not block, so a handler never waits on a full pipe (one byte is enough).
+    package static func open() {
+        // Touched here, not first inside the handler.
+        receivedSignal = 0
+        guard fds.read < 0 else { return }
+        var p: [Int32] = [-1, -1]
+        guard pipe(&p) == 0 else { return }  // no pipe: the flag and EINTR still work
+        for fd in p { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK)
+        fds = (p[0], p[1])
+    }
+
+    /// Records `sig` and wakes the reader. Async-signal-safe: a store, one `write(2)`, and
+    /// `errno` put back as it was for the code the signal interrupted.
+    package static func note(_ sig: Int32) {
+        let saved = errno
+        receivedSignal = sig
+        if fds.write >= 0 {
+            var byte: UInt8 = 1
+            _ = write(fds.write, &byte, 1)
+        }
+        errno = saved
+    }
+
+    /// What one wait for input ended with.
+    package enum Wait {
+        /// `fd` has input, is at its end, or has an error the next `read` reports: that read does not block.
+        case ready
+        /// The wake descriptor became readable (a signal came).
+        case woken
+        /// The time asked for passed with nothing ready.
+        case timedOut
+        /// A signal interrupted the wait (`EINTR`).
+        case interrupted
+    }
+
+    /// One poll(2) of `fd` and `wake` (-1: none) for up to `timeout` ms (negative: no limit).
+    package static func wait(for fd: Int32, wake: Int32, timeout: Int32) -> Wait {
+        var fds = (pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0))
+        let r = withUnsafeMutablePointer(to: &fds) {
+            $0.withMemoryRebound(to: pollfd.self, capacity: 2) { poll($0, 2, timeout) }
+        }
+        if r > 0 { return fds.1.revents == 0 ? .ready : .woken }
+        if r == 0 { return .timedOut }
+        return errno == EINTR ? .interrupted : .ready
+    }
+
+    /// Waits until `fd` has input (or is at its end, or has an error a read reports); false
+    /// when a signal came first, before the wait or during it.
+    package static func waitForInput(_ fd: Int32) -> Bool {
+        while receivedSignal == 0 {
+            switch wait(for: fd, wake: fds.read, timeout: -1) {
+            case .ready: return true
+            case .woken: return false
+            case .timedOut, .interrupted: continue
+            }
+        }
+        return false
+    }
+}
