@@ -28,7 +28,7 @@ public final class LineReader {
     public private(set) var overlongHead: [UInt8] = []
     /// A descriptor that ends the wait for input when it becomes readable (-1: none), as a
     /// signal's `EINTR` ends a blocked `read`: ``forEachLine(_:idle:_:)`` then returns. The CLI
-    /// gives the read end of the pipe its signal handler writes to (``SignalWake``), so a
+    /// gives the read end of the pipe its signal handler writes to (`SignalWake`), so a
     /// signal that lands just before the reader waits is not lost.
     public var wakeFD: Int32 = -1
     private var fd: Int32
