@@ -50,10 +50,10 @@ package protocol AccountStore: AccountSource {
 /// Unchecked Sendable: the applying thread gives up every reference to the accounts when it
 /// makes the box, and only the thread that calls ``now()`` touches them after.
 private final class Release: @unchecked Sendable {
-    private var accounts: [Account] = []
+    private var accounts: [AccountBox] = []
 
     /// Takes `accounts` (leaving it empty).
-    init(_ accounts: inout [Account]) { swap(&self.accounts, &accounts) }
+    init(_ accounts: inout [AccountBox]) { swap(&self.accounts, &accounts) }
 
     /// Frees the accounts.
     func now() { accounts = [] }
@@ -99,7 +99,7 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
     /// its share of both, the accounts freed first: the memory they held is then at hand
     /// for the accounts read, on the same thread (mimalloc frees fastest on the thread that
     /// allocated, and readers allocated most of them).
-    package func request(_ ids: [String], releasing released: consuming [Account]) {
+    package func request(_ ids: [String], releasing released: consuming [AccountBox]) {
         var released = consume released
         // Split when either is large: one reader freeing a whole eviction would hold up the
         // collect while the other idles.
@@ -110,7 +110,7 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
             let part = Array(ids[min(n * size, ids.count)..<min((n + 1) * size, ids.count)])
             // Moved, never copied: the applying thread keeps no reference to them (the last
             // reader's share is what is left of the array).
-            var mine: [Account] = []
+            var mine: [AccountBox] = []
             if n == parts - 1 {
                 swap(&mine, &released)
             } else {

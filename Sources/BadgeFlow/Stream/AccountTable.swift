@@ -5,8 +5,14 @@ import BadgeTree
 package struct ChangedAccount: Sendable {
     /// The account's id.
     package var id: String
-    /// The account as it was when taken (a copy: the stream goes on changing its own).
-    package var account: Account
+    /// The account as it was when taken: the stream's own box, shared. The stream copies
+    /// the account out of it before it next changes it (``AccountBox``), so what a commit
+    /// reads here on its own thread stays as it was taken.
+    package let box: AccountBox
+    /// The account as it was when taken (borrowed from ``box``, not copied).
+    package var account: Account {
+        _read { yield box.value }
+    }
     /// Its devices and marks as last stored in the state it was loaded from or committed
     /// to; nil when not known (the store then reads them, if it holds the account).
     package var storedCounts: (devices: Int, marks: Int)?
@@ -17,11 +23,37 @@ package struct ChangedAccount: Sendable {
     /// An account with no stored counts known and no stale due entry (e.g. one of a whole
     /// stream written to a new state).
     package init(id: String, account: Account, storedCounts: (devices: Int, marks: Int)? = nil, dueStale: Bool = false) {
+        self.init(id: id, box: AccountBox(account), storedCounts: storedCounts, dueStale: dueStale)
+    }
+
+    /// An account taken in the box the stream keeps it in.
+    init(id: String, box: AccountBox, storedCounts: (devices: Int, marks: Int)?, dueStale: Bool) {
         self.id = id
-        self.account = account
+        self.box = box
         self.storedCounts = storedCounts
         self.dueStale = dueStale
     }
+}
+
+/// An account in memory, held by reference so that a commit can take it without copying
+/// it, and changed in place only while nothing else holds it (copy on write, as Swift's
+/// arrays do): ``AccountTable/Slot/account`` copies the account into a new box before
+/// changing one that a commit under way still holds.
+///
+/// Copying an account retains each of its parts (a dozen references, some, like the rules'
+/// display table, shared by every account and so contended between threads); on the fleet
+/// bench copying the changed accounts for each checkpoint, and releasing the copies on the
+/// commit's thread, took about a tenth of the run's CPU. Taking a box is one retain.
+///
+/// Unchecked Sendable: after a box is handed to a commit, its account is only read; the
+/// stream writes only to a box it holds alone (`isKnownUniquelyReferenced`, which sees
+/// every other holder's retain, and their release as a release store).
+package final class AccountBox: @unchecked Sendable {
+    /// The account.
+    @exclusivity(unchecked) package var value: Account
+
+    /// A box holding `value`.
+    package init(_ value: consuming Account) { self.value = value }
 }
 
 /// The accounts a ``BadgeStream`` holds in memory, and their residency: when each was last
@@ -48,8 +80,17 @@ package struct AccountTable: Sendable {
         var id: String
         /// The id's hash (``IDIndex/hash(_:)``), for the id → slot table.
         var hash: Int
-        /// The account (in a free slot: ``AccountTable/vacant``, shared).
-        var account: Account
+        /// The account's box (in a free slot: ``AccountTable/vacant``, shared).
+        var box: AccountBox
+        /// The account, read in place; changing it first copies it into a box of the slot's
+        /// own when another holds the box (a commit under way).
+        var account: Account {
+            _read { yield box.value }
+            _modify {
+                if !isKnownUniquelyReferenced(&box) { box = AccountBox(box.value) }
+                yield &box.value
+            }
+        }
         /// Whether the slot holds an account (false: it is on the free list).
         var live = true
         /// When the account was last used (the table's use counter), for eviction and
@@ -72,8 +113,8 @@ package struct AccountTable: Sendable {
     }
 
     /// What a slot holds once its account moved out (``compact(keeping:)``): one shared
-    /// empty account, so that it allocates nothing.
-    private static let vacant = Account(tree: BadgeTree())
+    /// box of an empty account, so that it allocates nothing.
+    private static let vacant = AccountBox(Account(tree: BadgeTree()))
 
     /// The slot of each account in memory, by the hash of its id.
     private var index = IDIndex()
@@ -119,15 +160,15 @@ package struct AccountTable: Sendable {
     /// accounts (cold in the cache, allocated on a reader's thread).
     var deferredRelease = false
     /// With ``deferredRelease``: the accounts that left memory since ``takeReleased()``.
-    private var released: [Account] = []
+    private var released: [AccountBox] = []
     /// How many accounts left memory and wait to be freed (``takeReleased()``).
     var releasedCount: Int { released.count }
 
     /// The accounts that left memory since the last call, for another thread to free (with
     /// ``deferredRelease``; else none).
-    mutating func takeReleased() -> [Account] {
+    mutating func takeReleased() -> [AccountBox] {
         guard !released.isEmpty else { return [] }
-        var out: [Account] = []
+        var out: [AccountBox] = []
         swap(&out, &released)
         return out
     }
@@ -167,7 +208,7 @@ package struct AccountTable: Sendable {
     /// knows of their stored counts), for writing them all to a store.
     var residentForStore: some Collection<ChangedAccount> {
         slots.lazy.filter(\.live).map {
-            ChangedAccount(id: $0.id, account: $0.account, storedCounts: $0.storedCounts, dueStale: $0.dueStale)
+            ChangedAccount(id: $0.id, box: $0.box, storedCounts: $0.storedCounts, dueStale: $0.dueStale)
         }
     }
 
@@ -203,10 +244,10 @@ package struct AccountTable: Sendable {
         let s: Int
         if let reused = free.popLast() {
             s = reused
-            slots[s] = Slot(id: id, hash: hash, account: account)
+            slots[s] = Slot(id: id, hash: hash, box: AccountBox(account))
         } else {
             s = slots.count
-            slots.append(Slot(id: id, hash: hash, account: account))
+            slots.append(Slot(id: id, hash: hash, box: AccountBox(account)))
         }
         index.insert(hash, position: s)
         if loaded { slots[s].storedCounts = (slots[s].account.devices.count, slots[s].account.tree.markCount) }
@@ -222,13 +263,9 @@ package struct AccountTable: Sendable {
     /// the rest of the run, above `--max-resident`.
     mutating func remove(_ s: Int) {
         guard slots[s].live else { return }
-        if deferredRelease {
-            var gone = Self.vacant
-            swap(&gone, &slots[s].account)
-            released.append(gone)
-        } else {
-            slots[s].account = Self.vacant
-        }
+        var gone = Self.vacant
+        swap(&gone, &slots[s].box)
+        if deferredRelease { released.append(gone) }
         slots[s].live = false
         slots[s].changed = false
         if slots[s].inFlight {
@@ -242,7 +279,7 @@ package struct AccountTable: Sendable {
     /// Takes the account in slot `s` out of memory and returns its slot as it was (its slot
     /// goes on the free list).
     private mutating func vacate(_ s: Int) -> Slot {
-        var gone = Slot(id: "", hash: 0, account: Self.vacant, live: false)
+        var gone = Slot(id: "", hash: 0, box: Self.vacant, live: false)
         guard slots[s].live else { return gone }
         swap(&gone, &slots[s])
         index.remove(gone.hash, position: s)
@@ -285,9 +322,9 @@ package struct AccountTable: Sendable {
         return take(forCommit: true)
     }
 
-    /// The changed accounts, copied out of their slots (the commit reads the copies on its
-    /// own thread while the stream goes on changing its own); `forCommit`: marked as in a
-    /// commit under way, their slots kept in ``commitSlots``.
+    /// The changed accounts, their boxes shared with their slots (the commit reads them on
+    /// its own thread; the stream copies an account out of a shared box before it changes
+    /// it); `forCommit`: marked as in a commit under way, their slots kept in ``commitSlots``.
     private mutating func take(forCommit: Bool) -> [ChangedAccount] {
         var out: [ChangedAccount] = []
         out.reserveCapacity(changedSlots.count)
@@ -302,7 +339,7 @@ package struct AccountTable: Sendable {
             }
             out.append(
                 ChangedAccount(
-                    id: slots[s].id, account: slots[s].account, storedCounts: slots[s].storedCounts,
+                    id: slots[s].id, box: slots[s].box, storedCounts: slots[s].storedCounts,
                     dueStale: slots[s].dueStale))
         }
         changedSlots.removeAll(keepingCapacity: true)

@@ -49,7 +49,7 @@ package protocol PartedAccountPrefetcher: AccountPrefetcher {
     func collectParts() -> [[String: Account?]]
     /// ``AccountPrefetcher/request(_:)`` that also frees `released` (accounts that left
     /// memory) on the readers' threads, off the applying thread.
-    func request(_ ids: [String], releasing released: consuming [Account])
+    func request(_ ids: [String], releasing released: consuming [AccountBox])
 }
 
 /// The stateful half of the filter: applies events to accounts and their devices in input

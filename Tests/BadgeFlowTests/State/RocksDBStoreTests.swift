@@ -134,7 +134,7 @@ import Darwin
         }
         // Accounts to free, shared out between the readers with the ids (301: uneven),
         // change nothing read.
-        let released = (0..<301).compactMap { got["u\($0)"] ?? nil }
+        let released = (0..<301).compactMap { (got["u\($0)"] ?? nil).map(AccountBox.init) }
         #expect(released.count == 301)
         prefetcher.request(wanted, releasing: released)
         let again = prefetcher.collectParts()

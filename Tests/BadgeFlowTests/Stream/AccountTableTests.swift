@@ -80,16 +80,28 @@ import Testing
         #expect(t.inFlightCount == 2)
     }
 
-    /// A commit takes copies: the table's accounts change on without changing what the
-    /// commit writes.
-    @Test func aCommitTakesCopies() throws {
+    /// A commit takes each account's box, not a copy of the account; the table's accounts
+    /// change on without changing what the commit writes (the first change copies the
+    /// account into a box of the slot's own), and once the commit lets go of a box the
+    /// account changes in it in place again.
+    @Test func aCommitSharesTheBoxUntilTheAccountChanges() throws {
         var t = Self.table(["a"], tracksChanges: true)
         try Self.use(&t, ["a"])
-        let taken = t.beginCommit()
+        var taken = t.beginCommit()
         let s = try #require(t.slot(of: "a"))
+        let before = t.slots[s].box
+        #expect(taken.first?.box === before)
         t.slots[s].account.clock = 42
         #expect(taken.first?.account.clock == 0)
         #expect(t["a"]?.clock == 42)
+        // By identity: holding the box here would share it.
+        let own = ObjectIdentifier(t.slots[s].box)
+        #expect(own != ObjectIdentifier(before))
+        // Nothing else holds the slot's box now: changed in place.
+        t.slots[s].account.clock = 43
+        #expect(ObjectIdentifier(t.slots[s].box) == own && t["a"]?.clock == 43)
+        taken.removeAll()
+        #expect(before.value.clock == 0)
     }
 
     /// A freed slot is reused; a changed account that left does not make the next account
@@ -133,7 +145,7 @@ import Testing
         t.remove(b)
         t.remove(b)
         #expect(t.slots[a].account.clock == 0 && t.slots[b].account.clock == 0)
-        #expect(t.takeReleased().map(\.clock).sorted() == [1, 2])
+        #expect(t.takeReleased().map(\.value.clock).sorted() == [1, 2])
         #expect(t.takeReleased().isEmpty)
         #expect(t.count == 1 && t.slot(of: "c") != nil)
 
