@@ -54,6 +54,16 @@ package final class AccountBox: @unchecked Sendable {
 
     /// A box holding `value`.
     package init(_ value: consuming Account) { self.value = value }
+
+    /// Calls `body` with the account where it is, to read it (not to change it). Passed as
+    /// an argument, a class's stored property is copied first, since any call could change
+    /// it: a retain and release of each part of the account (on the fleet bench, 800
+    /// instructions of the commit's 11k an account). An inout access is exclusive, so the
+    /// account is read in place.
+    @inline(__always)
+    package func read<R, E: Error>(_ body: (inout Account) throws(E) -> R) throws(E) -> R {
+        try body(&value)
+    }
 }
 
 /// The accounts a ``BadgeStream`` holds in memory, and their residency: when each was last

@@ -845,9 +845,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         // By index, each account read in place (through the buffer: an array's element, or
         // its account, is copied, a retain and release of each of its parts).
         for i in order {
-            let (d, m) = changed.withUnsafeBufferPointer { c in
-                RowCache.encode(c[i].account, json: none, seed: rules.storeSeed, into: &value)
-            }
+            let (d, m) = RowCache.encode(changed[i].box, json: none, seed: rules.storeSeed, into: &value)
             if returningCounts { counts[i] = (d, m) }
             if let (od, om) = changed[i].storedCounts.map({ ($0.devices, $0.marks) }) ?? previous[changed[i].id] {
                 devices += d - od
@@ -862,7 +860,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         }
         // The due index after the accounts (its keys sort after theirs), in the same order.
         for i in order {
-            if let due = changed[i].account.tree.earliestPendingExpiry {
+            if let due = changed[i].box.read({ $0.tree.earliestPendingExpiry }) {
                 var bits = due.bitPattern
                 let bytes = withUnsafeBytes(of: &bits) { Array($0) }
                 Self.setKey(&key, 2, changed[i].id)
