@@ -95,6 +95,14 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// 64 MiB: 0.6-0.85 s a read instead of 30-45 ms (README, "Fleet state").
     static let durability: Durability = .flushedTables
 
+    /// Turns off RocksDB's per-thread performance counters on the calling thread (its
+    /// `perf_level`, a thread-local that starts at counting): each counted step reaches the
+    /// counters through `__tls_get_addr`, as the library is loaded as a shared object.
+    /// Callgrind, 100k accounts: 6.5% of a reader's instructions, 5.5% of the commit's.
+    static func countNothing() {
+        rocksdb_set_perf_level(Int32(rocksdb_disable))
+    }
+
     /// True when `path` names a RocksDB state (ends in `.rocksdb`).
     public static func isRocksDBPath(_ path: String) -> Bool { path.hasSuffix(".rocksdb") }
 
@@ -129,6 +137,8 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     public init(path: String, readOnly: Bool = false) throws(StateFile.Failure) {
         self.path = path
         isReadOnly = readOnly
+        // The opening thread is the one that reads an account now and then (not read ahead).
+        Self.countNothing()
         try Self.checkFolder(path, readOnly: readOnly)
         cache = rocksdb_cache_create_lru(readOnly ? 8 << 20 : Self.blockCacheBytes)
         table = rocksdb_block_based_options_create()
@@ -612,6 +622,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     public func loadAccounts(_ ids: [String], rules: RuleSet) -> [String: Account?] {
         var found: [String: Account?] = [:]
         guard let db, !ids.isEmpty else { return found }
+        Self.countNothing()
         found.reserveCapacity(ids.count)
         let chunk = 1024
         var slices = [OpaquePointer?](repeating: nil, count: chunk)
@@ -821,6 +832,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         _ changed: [ChangedAccount], seq: Int, input: String, rules: RuleSet,
         returningCounts: Bool = true
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
+        Self.countNothing()
         var accounts = accountCount, devices = deviceCount, marks = markCount
         // Accounts whose stored counts are unknown (not loaded from here): read, if stored.
         // Ids only: filtering the accounts would copy each one kept.
