@@ -53,7 +53,7 @@ import Darwin
             store.close()
         }
         let reopened = try RocksDBStore(path: path, readOnly: true)
-        #expect(reopened.meta["format"] == StateFile.format && reopened.meta["layout"] == "1")
+        #expect(reopened.meta["format"] == StateFile.format && reopened.meta["layout"] == "2")
         #expect(reopened.seq == 8 && reopened.input == "stdin" && reopened.accountCount == 2 && reopened.markCount == 6)
         #expect(try reopened.recordedRules()?.fingerprint == RuleSet.builtIn.fingerprint)
         for id in ["alice", "bob"] {
@@ -270,6 +270,73 @@ import Darwin
         #expect(failure?.at == #"accounts["a"]"#)
         // The read-ahead leaves it out: the stream loads it itself and reports it.
         #expect(store.loadAccounts(["a"], rules: .builtIn).isEmpty)
+    }
+
+    /// A layout 2 value with one byte of its binary form changed fails its check under
+    /// every recorded rules, as a layout 1 value does (above); so does one cut short.
+    @Test func aDamagedValueOfLayout2IsAnErrorToo() throws {
+        let folder = try TemporaryFolder()
+        var stream = StoreFixtures.stream(accounts: ["a"])
+        let store = try RocksDBStore(path: folder.file("s.rocksdb"))
+        try store.checkpoint(&stream, seq: 4, input: "stdin")
+        var value: [UInt8] = []
+        RocksDBStore.encode(AccountBox(try #require(stream.accounts["a"])), seed: RuleSet.builtIn.storeSeed, into: &value)
+        #expect(value[0] == RocksDBStore.valueTag)
+        for damage in [{ (v: inout [UInt8]) in v[v.count - 3] ^= 0x40 }, { $0[1] ^= 1 }, { $0.removeLast() }] {
+            var bad = value
+            damage(&bad)
+            try store.overwrite(account: "a", with: bad)
+            let failure = #expect(throws: StateFile.Failure.self) { _ = try store.loadAccount("a", rules: .builtIn) }
+            #expect(failure?.message.contains("damaged") == true)
+        }
+        try store.overwrite(account: "a", with: value)
+        #expect(try store.loadAccount("a", rules: .builtIn).map(Self.json) == stream.accounts["a"].map(Self.json))
+    }
+
+    /// A state of layout 1 (values behind an FNV-1a hash, as the release before wrote them)
+    /// is read as it is; its first checkpoint writes the accounts it changed in the form of
+    /// layout 2 and marks the state layout 2 in the same batch, and the accounts it did not
+    /// touch are still read from their layout 1 values. A layout this build does not know is
+    /// refused at open, naming the layouts it reads.
+    @Test func aStateOfLayout1IsReadAndBecomesLayout2WithItsFirstCheckpoint() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.rocksdb")
+        var stream = StoreFixtures.stream(accounts: ["a", "b"])
+        let store = try RocksDBStore(path: path)
+        try store.recordRules(.builtIn)
+        try store.checkpoint(&stream, seq: 4, input: "stdin")
+        // Made layout 1 by hand: each value in the old form, the meta saying so.
+        for id in ["a", "b"] {
+            var old: [UInt8] = []
+            RowCache.encode(
+                try #require(stream.accounts[id]), json: UnsafeRawBufferPointer(start: nil, count: 0), seed: RuleSet.builtIn.storeSeed,
+                into: &old)
+            #expect(old[0] == RowCache.tag)
+            try store.overwrite(account: id, with: old)
+        }
+        try store.writeMeta(["layout": "1"])
+        store.close()
+        let reopened = try RocksDBStore(path: path)
+        #expect(reopened.meta["layout"] == "1")
+        for id in ["a", "b"] {
+            #expect(try reopened.loadAccount(id, rules: .builtIn).map(Self.json) == stream.accounts[id].map(Self.json))
+        }
+        var later = BadgeStream(rules: .builtIn)
+        later.tracksChanges = true
+        later.source = reopened
+        let analyzer = LineAnalyzer(rules: .builtIn)
+        _ = later.apply(analyzer.analyze(#"{"op":"clear","account":"a","device":"d0","path":"root.mail"}"#), seq: 5)
+        try reopened.checkpoint(&later, seq: 5, input: "stdin")
+        #expect(reopened.meta["layout"] == "2")
+        var tags: [String: UInt8] = [:]
+        try reopened.forEachRawEntry(kind: 1) { id, value in tags[String(decoding: id, as: UTF8.self)] = value.first }
+        #expect(tags == ["a": RocksDBStore.valueTag, "b": RowCache.tag])
+        #expect(try reopened.loadAccount("a", rules: .builtIn)?.tree.markCount == 2)
+        #expect(try reopened.loadAccount("b", rules: .builtIn).map(Self.json) == stream.accounts["b"].map(Self.json))
+        try reopened.writeMeta(["layout": "3"])
+        reopened.close()
+        let refused = #expect(throws: StateFile.Failure.self) { _ = try RocksDBStore(path: path, readOnly: true) }
+        #expect(refused?.message.contains("layout 3") == true && refused?.message.contains("layout 1 or 2") == true)
     }
 
     @Test func theDueIndexListsStoredAccountsWithExpiringMarks() throws {
