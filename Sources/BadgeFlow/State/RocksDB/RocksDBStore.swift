@@ -45,8 +45,8 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     public let path: String
     /// Whether this handle only reads.
     public let isReadOnly: Bool
-    /// The key layout written into meta (`layout`): 2 since values are checked by
-    /// ``check(_:_:)`` (``valueTag``). A state of layout 1 (values checked by FNV-1a) is
+    /// The key layout written into meta (`layout`): 2 since values are checked by a hash
+    /// taken 8 bytes at a time (`check`, format byte `valueTag`). A state of layout 1 (values checked by FNV-1a) is
     /// read too, and becomes layout 2 with its first checkpoint, in the same batch as the
     /// first values of the new form; a build that reads only layout 1 then refuses it at
     /// open, by its layout, instead of taking every new value for a damaged one.
