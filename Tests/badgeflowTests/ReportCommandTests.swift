@@ -79,8 +79,16 @@ import Testing
         p.standardError = FileHandle.nullDevice
         try p.run()
         input.fileHandleForWriting.write(Data("{\"op\":\"push\",\"device\":\"d\",\"payload\":{\"aps\":{\"badge\":1}}}\n".utf8))
-        // Time to install its handlers and start the copy (a signal before that kills it outright).
-        usleep(300_000)
+        // Once the copy has its temporary file open, the handlers are installed (a signal
+        // before that would kill the report outright).
+        let deadline = Date().addingTimeInterval(30)
+        func copying() -> Bool {
+            let fds = "/proc/\(p.processIdentifier)/fd"
+            return ((try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []).contains { fd in
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + fd))?.contains("badgeflow-report-") == true
+            }
+        }
+        while !copying() && Date() < deadline { usleep(10_000) }
         kill(p.processIdentifier, SIGINT)
         let stopped = CLI.exits(p, within: 30)
         try? input.fileHandleForWriting.close()

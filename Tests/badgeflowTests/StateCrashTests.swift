@@ -202,6 +202,24 @@ import Testing
         }
     }
 
+    /// With stdin closed (`filter <&-`), the filter's wake pipe does not take descriptor 0:
+    /// reading stdin fails, and the filter says so and exits 4, at once (it took its own
+    /// wake pipe for stdin and waited on it for ever).
+    @Test func aClosedStdinIsAnErrorNotAWait() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", "exec \"$0\" filter <&-", CLI.executable]
+        let output = Pipe(), errors = Pipe()
+        p.standardOutput = output
+        p.standardError = errors
+        try p.run()
+        let stopped = CLI.exits(p, within: 30)
+        #expect(stopped, "filter with stdin closed did not exit")
+        #expect(p.terminationStatus == 4)
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(message.contains("<stdin>"), "\(message)")
+    }
+
     /// The whole text of a /proc file such as `/proc/PID/maps`, read to its end. Such a file
     /// reports size 0, and Foundation's `String(contentsOfFile:)` then makes one `read`,
     /// which the kernel answers with one page at most (4 KB of a maps file that may hold

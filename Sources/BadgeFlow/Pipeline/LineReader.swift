@@ -29,7 +29,9 @@ public final class LineReader {
     /// A descriptor that ends the wait for input when it becomes readable (-1: none), as a
     /// signal's `EINTR` ends a blocked `read`: ``forEachLine(_:idle:_:)`` then returns. The CLI
     /// gives the read end of the pipe its signal handler writes to (`SignalWake`), so a
-    /// signal that lands just before the reader waits is not lost.
+    /// signal that lands just before the reader waits is not lost. Used only when `idle` is
+    /// given (a live stream); without it the reader reads, and a signal ends a blocked read
+    /// with `EINTR` alone.
     public var wakeFD: Int32 = -1
     private var fd: Int32
     private var buffer: UnsafeMutableRawBufferPointer

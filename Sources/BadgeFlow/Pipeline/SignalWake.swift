@@ -20,17 +20,28 @@ package enum SignalWake {
     /// The pipe's read end and write end; -1 until ``open()``.
     nonisolated(unsafe) private(set) package static var fds: (read: Int32, write: Int32) = (-1, -1)
 
-    /// Makes the pipe (once), before the handler is installed. Both ends close on exec; the
-    /// write end does not block, so a handler never waits on a full pipe (one byte is enough).
+    /// Makes the pipe (once), before the handler is installed, on descriptors above 2. Both
+    /// ends close on exec; the write end does not block, so a handler never waits on a full
+    /// pipe (one byte is enough).
     package static func open() {
         // Touched here, not first inside the handler.
         receivedSignal = 0
         guard fds.read < 0 else { return }
         var p: [Int32] = [-1, -1]
         guard pipe(&p) == 0 else { return }  // no pipe: the flag and EINTR still work
-        for fd in p { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        _ = fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK)
-        fds = (p[0], p[1])
+        // Above 2: with stdin closed (`filter <&-`) pipe(2) would hand out fd 0, and the
+        // filter would read its own wake pipe as its input and wait on it for ever.
+        var moved: [Int32] = [-1, -1]
+        for i in 0..<2 {
+            moved[i] = fcntl(p[i], F_DUPFD_CLOEXEC, 3)
+            close(p[i])
+        }
+        guard moved[0] >= 0, moved[1] >= 0 else {
+            for fd in moved where fd >= 0 { close(fd) }
+            return
+        }
+        _ = fcntl(moved[1], F_SETFL, fcntl(moved[1], F_GETFL) | O_NONBLOCK)
+        fds = (moved[0], moved[1])
     }
 
     /// Records `sig` and wakes the reader. Async-signal-safe: a store, one `write(2)`, and

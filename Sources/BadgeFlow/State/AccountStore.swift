@@ -162,8 +162,9 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
 /// Commits checkpoints of a state's database on a thread of its own (a ``Worker``), so that
 /// encoding the changed accounts, writing them and waiting for the disk overlap the filter.
 ///
-/// ``begin(_:seq:input:)`` takes the changed accounts from the stream (copies that share
-/// storage with the stream's until it changes them) and returns at once; ``finish(_:)``
+/// ``begin(_:seq:input:)`` takes the changed accounts from the stream (their boxes, which the
+/// stream copies an account out of before changing it until the commit has ended) and
+/// returns at once; ``finish(_:)``
 /// waits for that commit. An account may leave memory only once its last change is
 /// committed, or loading it again would read an older row: the accounts of the commit under
 /// way are marked in the stream, and ``BadgeStream/evict(keeping:)`` passes them over until

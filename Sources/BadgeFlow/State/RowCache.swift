@@ -50,28 +50,11 @@ enum RowCache {
     static func encode(_ account: Account, json: UnsafeRawBufferPointer, seed: UInt64, into out: inout [UInt8]) -> (
         devices: Int, marks: Int
     ) {
-        encode(json: json, seed: seed, into: &out) { AccountCodec.encode(account, into: &$0) }
-    }
-
-    /// ``encode(_:json:seed:into:)`` of the account in `box`, read where it is
-    /// (``AccountCodec/encode(_:into:)-(AccountBox,_)``).
-    @discardableResult
-    static func encode(_ box: AccountBox, json: UnsafeRawBufferPointer, seed: UInt64, into out: inout [UInt8]) -> (
-        devices: Int, marks: Int
-    ) {
-        encode(json: json, seed: seed, into: &out) { AccountCodec.encode(box, into: &$0) }
-    }
-
-    @inline(__always)
-    private static func encode(
-        json: UnsafeRawBufferPointer, seed: UInt64, into out: inout [UInt8],
-        _ body: (inout CompactWriter) -> (devices: Int, marks: Int)
-    ) -> (devices: Int, marks: Int) {
         // The tag, room for the hash, then the binary form, written into one buffer.
         var w = CompactWriter(capacity: max(out.count * 2, 256))
         w.byte(tag)
         for _ in 0..<8 { w.byte(0) }
-        let counts = body(&w)
+        let counts = AccountCodec.encode(account, into: &w)
         w.withWritten { bytes in
             let h = fnv(fnv(seed, json), UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: bytes[header...])))
             for i in 0..<8 { bytes[1 + i] = UInt8(truncatingIfNeeded: h >> (8 * UInt64(i))) }

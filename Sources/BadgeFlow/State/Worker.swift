@@ -5,8 +5,8 @@
 /// takes its output with ``wait()``. The hand-off is a ``Locked`` state with two conditions:
 /// the job goes in under the lock and the thread is signalled; the thread takes it, runs it
 /// without the lock, puts the output in under the lock and signals back. A job's captures
-/// (ids, copy-on-write copies of accounts) and its output so cross threads only through the
-/// lock.
+/// (ids, boxes of accounts that the applying thread leaves alone until the job has ended) and
+/// its output so cross threads only through the lock.
 ///
 /// ``close()`` (and `deinit`) lets the job under way finish, ends the thread and joins it:
 /// a worker never leaves a thread behind, and never hangs on an idle one. Should the system

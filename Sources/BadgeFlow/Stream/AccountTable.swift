@@ -46,24 +46,15 @@ package struct ChangedAccount: Sendable {
 /// commit's thread, took about a tenth of the run's CPU. Taking a box is one retain.
 ///
 /// Unchecked Sendable: after a box is handed to a commit, its account is only read; the
-/// stream writes only to a box it holds alone (`isKnownUniquelyReferenced`, which sees
-/// every other holder's retain, and their release as a release store).
+/// stream writes in place only to a box that no commit under way was given
+/// (``AccountTable/Slot/boxInCommit``, cleared when the commit has ended, after the wait for
+/// it) and that nothing else holds (`isKnownUniquelyReferenced`).
 package final class AccountBox: @unchecked Sendable {
     /// The account.
     @exclusivity(unchecked) package var value: Account
 
     /// A box holding `value`.
     package init(_ value: consuming Account) { self.value = value }
-
-    /// Calls `body` with the account where it is, to read it (not to change it). Passed as
-    /// an argument, a class's stored property is copied first, since any call could change
-    /// it: a retain and release of each part of the account (on the fleet bench, 800
-    /// instructions of the commit's 11k an account). An inout access is exclusive, so the
-    /// account is read in place.
-    @inline(__always)
-    package func read<R, E: Error>(_ body: (inout Account) throws(E) -> R) throws(E) -> R {
-        try body(&value)
-    }
 }
 
 /// The accounts a ``BadgeStream`` holds in memory, and their residency: when each was last
@@ -92,12 +83,22 @@ package struct AccountTable: Sendable {
         var hash: Int
         /// The account's box (in a free slot: ``AccountTable/vacant``, shared).
         var box: AccountBox
+        /// The box is the one a commit under way was given (``AccountTable/beginCommit()``):
+        /// changing the account copies it into a box of the slot's own first, even once the
+        /// commit has let go of the box, until the commit has ended
+        /// (``AccountTable/endCommit(_:)``, after the wait for it). The commit's last read of
+        /// the account is then ordered before any write here by that wait, not by a reference
+        /// count alone (which ThreadSanitizer does not see).
+        var boxInCommit = false
         /// The account, read in place; changing it first copies it into a box of the slot's
-        /// own when another holds the box (a commit under way).
+        /// own when a commit under way holds the box, or anything else does.
         var account: Account {
             _read { yield box.value }
             _modify {
-                if !isKnownUniquelyReferenced(&box) { box = AccountBox(box.value) }
+                if boxInCommit || !isKnownUniquelyReferenced(&box) {
+                    box = AccountBox(box.value)
+                    boxInCommit = false
+                }
                 yield &box.value
             }
         }
@@ -341,6 +342,7 @@ package struct AccountTable: Sendable {
         for s in changedSlots where slots[s].live && slots[s].changed {
             slots[s].changed = false
             if forCommit {
+                slots[s].boxInCommit = true
                 commitSlots.append(s)
                 if !slots[s].inFlight {
                     slots[s].inFlight = true
@@ -371,6 +373,7 @@ package struct AccountTable: Sendable {
                 continue
             }
             slots[s].storedCounts = counts
+            slots[s].boxInCommit = false
             if slots[s].inFlight {
                 slots[s].inFlight = false
                 inFlightCount -= 1
@@ -384,6 +387,7 @@ package struct AccountTable: Sendable {
     mutating func abortCommit(_ ids: some Sequence<String>) {
         for id in ids {
             guard let s = slot(of: id) else { continue }
+            slots[s].boxInCommit = false
             if slots[s].inFlight {
                 slots[s].inFlight = false
                 inFlightCount -= 1

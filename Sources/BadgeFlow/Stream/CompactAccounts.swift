@@ -143,16 +143,7 @@ enum AccountCodec {
     /// - Returns: the account's devices and marks (what a store records of it), counted on
     ///   the way.
     @discardableResult
-    static func encode(_ a: Account, into w: inout CompactWriter) -> (devices: Int, marks: Int) { write(a, &w) }
-
-    /// ``encode(_:into:)`` of the account in `box`, read where it is (``AccountBox/read(_:)``).
-    @discardableResult
-    static func encode(_ box: AccountBox, into w: inout CompactWriter) -> (devices: Int, marks: Int) {
-        box.read { write($0, &w) }
-    }
-
-    @inline(__always)
-    private static func write(_ a: Account, _ w: inout CompactWriter) -> (devices: Int, marks: Int) {
+    static func encode(_ a: Account, into w: inout CompactWriter) -> (devices: Int, marks: Int) {
         w.time(a.clock)
         let marks = a.tree.writeCompact(into: &w)
         w.varint(UInt64(a.devices.count))

@@ -280,7 +280,7 @@ import Darwin
         let store = try RocksDBStore(path: folder.file("s.rocksdb"))
         try store.checkpoint(&stream, seq: 4, input: "stdin")
         var value: [UInt8] = []
-        RocksDBStore.encode(AccountBox(try #require(stream.accounts["a"])), seed: RuleSet.builtIn.storeSeed, into: &value)
+        RocksDBStore.encode(try #require(stream.accounts["a"]), seed: RuleSet.builtIn.storeSeed, into: &value)
         #expect(value[0] == RocksDBStore.valueTag)
         for damage in [{ (v: inout [UInt8]) in v[v.count - 3] ^= 0x40 }, { $0[1] ^= 1 }, { $0.removeLast() }] {
             var bad = value

@@ -182,6 +182,32 @@ import Testing
         #expect(try writer.accountsDue(through: 1_732_269_702 + 601).count == Self.ids.count)
     }
 
+    /// Parts of one split may be of two layouts (one still layout 1 as split, one that a
+    /// filter has checkpointed since): the merge records the higher, since it copies every
+    /// value as it is.
+    @Test func aMergeRecordsTheHighestLayoutOfItsParts() throws {
+        let folder = try TemporaryFolder()
+        let whole = folder.file("state.rocksdb")
+        try Self.rocksDBState(whole)
+        let paths = try StateSplit.split(whole, parts: 2, into: folder.file("parts"))
+        for (path, layout) in zip(paths, ["1", "2"]) {
+            let store = try RocksDBStore(path: path)
+            try store.writeMeta(["layout": layout])
+            store.close()
+        }
+        let merged = folder.file("merged.rocksdb")
+        try StateSplit.merge(paths, into: merged)
+        #expect(try RocksDBStore(path: merged, readOnly: true).meta["layout"] == "2")
+        let older = folder.file("older.rocksdb")
+        for path in paths {
+            let store = try RocksDBStore(path: path)
+            try store.writeMeta(["layout": "1"])
+            store.close()
+        }
+        try StateSplit.merge(paths, into: older)
+        #expect(try RocksDBStore(path: older, readOnly: true).meta["layout"] == "1")
+    }
+
     /// A raw batch is written each time it holds its limit, before `finish()`.
     @Test func aRocksDBRawBatchIsWrittenAtItsLimit() throws {
         let folder = try TemporaryFolder()

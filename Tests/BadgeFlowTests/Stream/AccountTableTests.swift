@@ -104,6 +104,28 @@ import Testing
         #expect(before.value.clock == 0)
     }
 
+    /// A box a commit was given is not changed in place before the commit has ended, even
+    /// once the commit let go of it: the end (after the wait for the commit) orders the
+    /// commit's reads before the stream's writes. After the end, changes are in place.
+    @Test func aCommitsBoxIsCopiedUntilTheCommitHasEnded() throws {
+        var t = Self.table(["a"], tracksChanges: true)
+        try Self.use(&t, ["a"])
+        var taken = t.beginCommit()
+        let s = try #require(t.slot(of: "a"))
+        let given = ObjectIdentifier(t.slots[s].box)
+        taken.removeAll()  // the commit is done with it, but has not ended
+        t.slots[s].account.clock = 7
+        #expect(ObjectIdentifier(t.slots[s].box) != given)
+        // Taken again and ended: from then on, in place.
+        try Self.use(&t, ["a"])
+        let again = t.beginCommit()
+        t.endCommit(again.map { ($0.id, (0, 0)) })
+        let ended = ObjectIdentifier(t.slots[s].box)
+        _ = consume again
+        t.slots[s].account.clock = 8
+        #expect(ObjectIdentifier(t.slots[s].box) == ended && t["a"]?.clock == 8)
+    }
+
     /// A freed slot is reused; a changed account that left does not make the next account
     /// in its slot count as changed, and one that changes is taken once.
     @Test func aReusedSlotCarriesNothingOver() throws {

@@ -8,8 +8,9 @@
 /// batch before is applied; one read-write one (``StoreCheckpointer``) encodes and commits
 /// each checkpoint's changed accounts in key order. Each of those three is used only on the
 /// thread of its own ``Worker``, one job at a time; the hand-off is the job: the applying
-/// thread starts it with what it needs (ids, or copy-on-write copies of the changed
-/// accounts) and later waits for its output under the worker's lock, which orders the two.
+/// thread starts it with what it needs (ids, or the boxes of the changed accounts, not
+/// changed in place until the commit has ended: ``AccountBox``) and later waits for its
+/// output under the worker's lock, which orders the two.
 /// ``close()`` closes the read-only connections first (the last connection to close
 /// removes the WAL files, which a read-only one cannot).
 package final class SQLiteStateStore: DatabaseStateStore {

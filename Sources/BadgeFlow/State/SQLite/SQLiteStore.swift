@@ -534,19 +534,10 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// entry of the due index, adding its counts to `totals`. The one per-row writer of
     /// ``commit(_:seq:input:cacheSeed:rules:returningCounts:thenCompact:)``'s two orders.
     private func writeRow(_ changed: ChangedAccount, cacheSeed seed: UInt64?, totals: inout Totals) throws(StateFile.Failure) {
-        // The account read in place (``AccountBox/read(_:)``): binding it, or passing it,
-        // copies it (a retain and release of each part).
-        try changed.box.read { (account: inout Account) throws(StateFile.Failure) in
-            try writeRow(changed, account: &account, cacheSeed: seed, totals: &totals)
-        }
-    }
-
-    private func writeRow(
-        _ changed: ChangedAccount, account: inout Account, cacheSeed seed: UInt64?, totals: inout Totals
-    ) throws(StateFile.Failure) {
+        // The account read in place: binding it copies it (a retain and release of each part).
         let id = changed.id
         guard let upsertAccount, let upsertDue, let deleteDue else { throw failure("cannot write account \"\(id)\"") }
-        let d = account.devices.count, m = account.tree.markCount
+        let d = changed.account.devices.count, m = changed.account.tree.markCount
         var old = changed.storedCounts.map { ($0.devices, $0.marks) }
         if old == nil { old = try storedCounts(id) }
         if let (od, om) = old {
@@ -558,12 +549,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             totals.marks += m
         }
         writer.removeAll()
-        StateFile.writeAccount(account, compact: true, into: &writer)
+        StateFile.writeAccount(changed.account, compact: true, into: &writer)
         upsertAccount.reset()
         upsertAccount.bind(1, id)
         writer.withUnsafeBytes { json in
             upsertAccount.bind(2, text: json)
-            if let seed { RowCache.encode(account, json: json, seed: seed, into: &cache) }
+            if let seed { RowCache.encode(changed.account, json: json, seed: seed, into: &cache) }
         }
         if seed != nil {
             cache.withUnsafeBytes { upsertAccount.bind(5, blob: $0) }
@@ -576,7 +567,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         _ = try upsertAccount.step(or: "cannot write account \"\(id)\"")
         // The due index: kept for accounts with expiring marks; an entry that outlived its
         // marks goes once an `expire` found nothing due there (`dueStale`).
-        if let due = account.tree.earliestPendingExpiry {
+        if let due = changed.account.tree.earliestPendingExpiry {
             upsertDue.reset()
             upsertDue.bind(1, id)
             upsertDue.bind(2, due)
@@ -648,6 +639,6 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
             throw error
         }
         guard returningCounts else { return [] }
-        return changed.map { c in (c.id, c.box.read { ($0.devices.count, $0.tree.markCount) }) }
+        return changed.map { ($0.id, ($0.account.devices.count, $0.account.tree.markCount)) }
     }
 }
