@@ -89,17 +89,17 @@ import Testing
         try Self.use(&t, ["a"])
         var taken = t.beginCommit()
         let s = try #require(t.slot(of: "a"))
-        let before = t.slots[s].box
+        let before = try #require(t.slots[s].box)
         #expect(taken.first?.box === before)
         t.slots[s].account.clock = 42
         #expect(taken.first?.account.clock == 0)
         #expect(t["a"]?.clock == 42)
         // By identity: holding the box here would share it.
-        let own = ObjectIdentifier(t.slots[s].box)
-        #expect(own != ObjectIdentifier(before))
+        let own = Self.boxID(t, s)
+        #expect(own != nil && own != ObjectIdentifier(before))
         // Nothing else holds the slot's box now: changed in place.
         t.slots[s].account.clock = 43
-        #expect(ObjectIdentifier(t.slots[s].box) == own && t["a"]?.clock == 43)
+        #expect(Self.boxID(t, s) == own && t["a"]?.clock == 43)
         taken.removeAll()
         #expect(before.value.clock == 0)
     }
@@ -112,18 +112,37 @@ import Testing
         try Self.use(&t, ["a"])
         var taken = t.beginCommit()
         let s = try #require(t.slot(of: "a"))
-        let given = ObjectIdentifier(t.slots[s].box)
+        let given = Self.boxID(t, s)
         taken.removeAll()  // the commit is done with it, but has not ended
         t.slots[s].account.clock = 7
-        #expect(ObjectIdentifier(t.slots[s].box) != given)
+        #expect(given != nil && Self.boxID(t, s) != given)
         // Taken again and ended: from then on, in place.
         try Self.use(&t, ["a"])
         let again = t.beginCommit()
         t.endCommit(again.map { ($0.id, (0, 0)) })
-        let ended = ObjectIdentifier(t.slots[s].box)
+        let ended = Self.boxID(t, s)
         _ = consume again
         t.slots[s].account.clock = 8
-        #expect(ObjectIdentifier(t.slots[s].box) == ended && t["a"]?.clock == 8)
+        #expect(Self.boxID(t, s) == ended && t["a"]?.clock == 8)
+    }
+
+    /// The identity of slot `s`'s box (nil: the account sits in the slot), without holding it.
+    private static func boxID(_ t: AccountTable, _ s: Int) -> ObjectIdentifier? { t.slots[s].box.map(ObjectIdentifier.init) }
+
+    /// Accounts sit in their slots unless changes are tracked for commits (a state with
+    /// checkpoints): only then are they boxed, and a table without boxes still hands a
+    /// commit copies that the stream's changes leave alone.
+    @Test func onlyATableThatTracksChangesBoxesItsAccounts() throws {
+        var plain = Self.table(["a"])
+        let p = try #require(plain.slot(of: "a"))
+        #expect(plain.slots[p].box == nil)
+        plain.tracksChanges = true
+        try Self.use(&plain, ["a"])
+        let taken = plain.beginCommit()
+        plain.slots[p].account.clock = 5
+        #expect(taken.first?.account.clock == 0 && plain["a"]?.clock == 5 && plain.slots[p].box == nil)
+        let boxed = Self.table(["b"], tracksChanges: true)
+        #expect(boxed.slots[try #require(boxed.slot(of: "b"))].box != nil)
     }
 
     /// A freed slot is reused; a changed account that left does not make the next account
