@@ -271,13 +271,23 @@ package struct AccountTable: Sendable {
     /// ``insert(_:as:loaded:)`` with the hash of `id` (``IDIndex/hash(_:)``).
     @discardableResult
     mutating func insert(_ account: consuming Account, as id: String, hash: Int, loaded: Bool = false) -> Int {
+        // Each slot made where it goes: made first and then stored, it was copied (a retain
+        // and release of each part of its account).
         let s: Int
         if let reused = free.popLast() {
             s = reused
-            slots[s] = boxes ? Slot(id: id, hash: hash, inline: Self.vacant, box: AccountBox(account)) : Slot(id: id, hash: hash, inline: account)
+            if boxes {
+                slots[s] = Slot(id: id, hash: hash, inline: Self.vacant, box: AccountBox(account))
+            } else {
+                slots[s] = Slot(id: id, hash: hash, inline: account)
+            }
         } else {
             s = slots.count
-            slots.append(boxes ? Slot(id: id, hash: hash, inline: Self.vacant, box: AccountBox(account)) : Slot(id: id, hash: hash, inline: account))
+            if boxes {
+                slots.append(Slot(id: id, hash: hash, inline: Self.vacant, box: AccountBox(account)))
+            } else {
+                slots.append(Slot(id: id, hash: hash, inline: account))
+            }
         }
         index.insert(hash, position: s)
         if loaded { slots[s].storedCounts = (slots[s].account.devices.count, slots[s].account.tree.markCount) }
