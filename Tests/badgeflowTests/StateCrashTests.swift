@@ -54,28 +54,36 @@ import Testing
         #expect(leftovers.filter { $0.hasPrefix("state.json.tmp.") }.count <= 1)
     }
 
-    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
-    func aSignalSavesTheState(_ sig: Int32) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let state = dir + "/state.json"
+    /// `badgeflow filter --line-buffered ARGS` on pipes (stderr dropped), sent `lines`, once
+    /// `answers` result lines have come out (not after a fixed sleep, which a slow sanitizer
+    /// build can outlast): the process, its input and what it wrote.
+    private static func answered(_ arguments: [String], _ lines: [String], answers: Int) throws -> (Process, Pipe, Data) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLI.executable)
-        p.arguments = ["filter", "--line-buffered", "--state", state]
+        p.arguments = ["filter", "--line-buffered"] + arguments
         let input = Pipe(), output = Pipe()
         p.standardInput = input
         p.standardOutput = output
         p.standardError = FileHandle.nullDevice
         try p.run()
-        input.fileHandleForWriting.write(Data("{\"aps\":{\"alert\":\"hi\",\"thread-id\":\"alice\"},\"type\":\"chat\"}\n".utf8))
-        // Signal once the line's result is out (not after a fixed sleep, which a slow
-        // sanitizer build can outlast): the state must then hold what the result said.
+        for line in lines { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
         var seen = Data()
-        while !seen.contains(UInt8(ascii: "\n")) {
+        while seen.filter({ $0 == UInt8(ascii: "\n") }).count < answers {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             seen.append(chunk)
         }
+        return (p, input, seen)
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
+    func aSignalSavesTheState(_ sig: Int32) throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { CLI.removeTemporaryDirectory(dir) }
+        let state = dir + "/state.json"
+        // Signalled once the line's result is out: the state must then hold what it said.
+        let (p, input, seen) = try Self.answered(
+            ["--state", state], [#"{"aps":{"alert":"hi","thread-id":"alice"},"type":"chat"}"#], answers: 1)
         #expect(String(decoding: seen, as: UTF8.self).contains("\"root.chat.alice\""))
         kill(p.processIdentifier, sig)
         p.waitUntilExit()
@@ -141,26 +149,10 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/state.json"
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLI.executable)
-        p.arguments = ["filter", "--line-buffered", "--expanded-accounts", "1", "--state", state]
-        let input = Pipe(), output = Pipe()
-        p.standardInput = input
-        p.standardOutput = output
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        for device in ["ann", "bob", "cat", "dan"] {
-            input.fileHandleForWriting.write(
-                Data(
-                    "{\"op\":\"push\",\"device\":\"\(device)\",\"payload\":{\"aps\":{\"alert\":\"hi\",\"thread-id\":\"t-\(device)\"}}}\n"
-                        .utf8))
+        let lines = ["ann", "bob", "cat", "dan"].map { device in
+            "{\"op\":\"push\",\"device\":\"\(device)\",\"payload\":{\"aps\":{\"alert\":\"hi\",\"thread-id\":\"t-\(device)\"}}}"
         }
-        var seen = Data()
-        while seen.filter({ $0 == UInt8(ascii: "\n") }).count < 4 {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen.append(chunk)
-        }
+        let (p, input, _) = try Self.answered(["--expanded-accounts", "1", "--state", state], lines, answers: 4)
         kill(p.processIdentifier, SIGTERM)
         #expect(CLI.exits(p, within: 60), "SIGTERM right after the answers did not stop the filter")
         try? input.fileHandleForWriting.close()
@@ -178,21 +170,7 @@ import Testing
     /// read, and the filter waited for a line that never came: 10 runs in 100 under TSan.)
     @Test func aSignalJustAfterTheAnswersIsNeverLost() throws {
         for round in 0..<20 {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: CLI.executable)
-            p.arguments = ["filter", "--line-buffered"]
-            let input = Pipe(), output = Pipe()
-            p.standardInput = input
-            p.standardOutput = output
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            input.fileHandleForWriting.write(Data("{\"op\":\"push\",\"device\":\"d\",\"payload\":{\"aps\":{\"badge\":1}}}\n".utf8))
-            var seen = Data()
-            while !seen.contains(UInt8(ascii: "\n")) {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                seen.append(chunk)
-            }
+            let (p, input, _) = try Self.answered([], [#"{"op":"push","device":"d","payload":{"aps":{"badge":1}}}"#], answers: 1)
             kill(p.processIdentifier, SIGTERM)
             let stopped = CLI.exits(p, within: 30)
             try? input.fileHandleForWriting.close()

@@ -13,6 +13,16 @@ import Darwin
 @Suite struct RocksDBStoreTests {
     private static func json(_ a: Account) -> String { StateFile.encodeAccount(a) }
 
+    /// A new state at `path` that recorded the built-in rules and committed a stream of
+    /// `accounts` at `seq`: the store (open to write) and the stream.
+    private static func committed(_ accounts: [String], seq: Int, at path: String) throws -> (RocksDBStore, BadgeStream) {
+        var stream = StoreFixtures.stream(accounts: accounts)
+        let store = try RocksDBStore(path: path)
+        try store.recordRules(.builtIn)
+        try store.checkpoint(&stream, seq: seq, input: "stdin")
+        return (store, stream)
+    }
+
     /// A checkpoint puts its accounts in key order (bytewise, as RocksDB sorts keys): ids
     /// sharing their first 8 bytes, shorter than 8, equal up to a length, and of several
     /// UTF-8 lengths, in a shuffled order.
@@ -226,10 +236,7 @@ import Darwin
     @Test func rulesChangeOverTime() throws {
         let folder = try TemporaryFolder()
         let path = folder.file("s.rocksdb")
-        var stream = StoreFixtures.stream(accounts: ["a", "b"])
-        let store = try RocksDBStore(path: path)
-        try store.recordRules(.builtIn)
-        try store.checkpoint(&stream, seq: 8, input: "stdin")
+        let (store, stream) = try Self.committed(["a", "b"], seq: 8, at: path)
         let capped = try RuleSet.parse(RuleSet.builtInText.replacing(#""maxDisplay": 99"#, with: #""maxDisplay": 50"#))
         #expect(capped.fingerprint != RuleSet.builtIn.fingerprint && capped.storeSeed != RuleSet.builtIn.storeSeed)
         try store.checkFits(capped)
@@ -301,10 +308,7 @@ import Darwin
     @Test func aStateOfLayout1IsReadAndBecomesLayout2WithItsFirstCheckpoint() throws {
         let folder = try TemporaryFolder()
         let path = folder.file("s.rocksdb")
-        var stream = StoreFixtures.stream(accounts: ["a", "b"])
-        let store = try RocksDBStore(path: path)
-        try store.recordRules(.builtIn)
-        try store.checkpoint(&stream, seq: 4, input: "stdin")
+        let (store, stream) = try Self.committed(["a", "b"], seq: 4, at: path)
         // Made layout 1 by hand: each value in the old form, the meta saying so.
         for id in ["a", "b"] {
             var old: [UInt8] = []
