@@ -11,7 +11,7 @@ package struct ChangedAccount: Sendable {
     package let box: AccountBox
     /// The account as it was when taken (borrowed from ``box``, not copied).
     package var account: Account {
-        _read { yield box.value }
+        unsafeAddress { UnsafePointer(box.address) }
     }
     /// Its devices and marks as last stored in the state it was loaded from or committed
     /// to; nil when not known (the store then reads them, if it holds the account).
@@ -50,11 +50,28 @@ package struct ChangedAccount: Sendable {
 /// (``AccountTable/Slot/boxInCommit``, cleared when the commit has ended, after the wait for
 /// it) and that nothing else holds (`isKnownUniquelyReferenced`).
 package final class AccountBox: @unchecked Sendable {
+    /// Where the account is: memory of the box's own, so that readers reach it through an
+    /// address (``value``), never through a `_read` coroutine: yielding a class's stored
+    /// property from one, a debug build let the caller read the account from the
+    /// coroutine's frame after the frame was freed (valgrind, `make leaks`).
+    package let address: UnsafeMutablePointer<Account>
+
     /// The account.
-    @exclusivity(unchecked) package var value: Account
+    package var value: Account {
+        unsafeAddress { UnsafePointer(address) }
+        unsafeMutableAddress { address }
+    }
 
     /// A box holding `value`.
-    package init(_ value: consuming Account) { self.value = value }
+    package init(_ value: consuming Account) {
+        address = .allocate(capacity: 1)
+        address.initialize(to: value)
+    }
+
+    deinit {
+        address.deinitialize(count: 1)
+        address.deallocate()
+    }
 }
 
 /// The accounts a ``BadgeStream`` holds in memory, and their residency: when each was last
@@ -81,11 +98,8 @@ package struct AccountTable: Sendable {
         var id: String
         /// The id's hash (``IDIndex/hash(_:)``), for the id → slot table.
         var hash: Int
-        /// The account, when the table keeps it in the slot itself (``AccountTable/boxes``
-        /// off: no commit runs beside the stream; in a free slot or a boxed one: ``AccountTable/vacant``).
-        var inline: Account
-        /// The account's box, when the table keeps accounts in boxes (``AccountTable/boxes``).
-        var box: AccountBox?
+        /// The account's box (in a free slot: ``AccountTable/vacant``, shared).
+        var box: AccountBox
         /// The box is the one a commit under way was given (``AccountTable/beginCommit()``):
         /// changing the account copies it into a box of the slot's own first, even once the
         /// commit has let go of the box, until the commit has ended
@@ -93,25 +107,16 @@ package struct AccountTable: Sendable {
         /// the account is then ordered before any write here by that wait, not by a reference
         /// count alone (which ThreadSanitizer does not see).
         var boxInCommit = false
-        /// The account, read in place; changing a boxed one first copies it into a box of the
-        /// slot's own when a commit under way holds the box, or anything else does.
+        /// The account, read in place; changing it first copies it into a box of the slot's
+        /// own when a commit under way holds the box, or anything else does.
         var account: Account {
-            _read {
-                if let box { yield box.value } else { yield inline }
-            }
+            unsafeAddress { UnsafePointer(box.address) }
             _modify {
-                // Moved out while it is changed, so that the slot's reference is the only one
-                // when nothing else holds the box.
-                if var b = box.take() {
-                    if boxInCommit || !isKnownUniquelyReferenced(&b) {
-                        b = AccountBox(b.value)
-                        boxInCommit = false
-                    }
-                    defer { box = b }
-                    yield &b.value
-                } else {
-                    yield &inline
+                if boxInCommit || !isKnownUniquelyReferenced(&box) {
+                    box = AccountBox(box.value)
+                    boxInCommit = false
                 }
+                yield &box.address.pointee
             }
         }
         /// Whether the slot holds an account (false: it is on the free list).
@@ -135,16 +140,9 @@ package struct AccountTable: Sendable {
         var dueStale = false
     }
 
-    /// What a slot holds once its account moved out (``compact(keeping:)``), or beside its
-    /// box: one shared empty account, so that it allocates nothing.
-    private static let vacant = Account(tree: BadgeTree())
-
-    /// Whether accounts that come into memory are kept in boxes (``AccountBox``), which a
-    /// commit running beside the stream takes without copying them (on with
-    /// ``tracksChanges``, which a state with checkpoints sets). Without, each account sits in
-    /// its slot: a stream with no such commit (no state, a JSON state) reaches it without
-    /// going through a box, which on the fleet bench's no-state run cost 2-4% of its CPU.
-    var boxes: Bool { tracksChanges }
+    /// What a slot holds once its account moved out (``compact(keeping:)``): one shared
+    /// box of an empty account, so that it allocates nothing.
+    private static let vacant = AccountBox(Account(tree: BadgeTree()))
 
     /// The slot of each account in memory, by the hash of its id.
     private var index = IDIndex()
@@ -238,7 +236,7 @@ package struct AccountTable: Sendable {
     /// knows of their stored counts), for writing them all to a store.
     var residentForStore: some Collection<ChangedAccount> {
         slots.lazy.filter(\.live).map {
-            ChangedAccount(id: $0.id, box: $0.box ?? AccountBox($0.inline), storedCounts: $0.storedCounts, dueStale: $0.dueStale)
+            ChangedAccount(id: $0.id, box: $0.box, storedCounts: $0.storedCounts, dueStale: $0.dueStale)
         }
     }
 
@@ -271,23 +269,13 @@ package struct AccountTable: Sendable {
     /// ``insert(_:as:loaded:)`` with the hash of `id` (``IDIndex/hash(_:)``).
     @discardableResult
     mutating func insert(_ account: consuming Account, as id: String, hash: Int, loaded: Bool = false) -> Int {
-        // Each slot made where it goes: made first and then stored, it was copied (a retain
-        // and release of each part of its account).
         let s: Int
         if let reused = free.popLast() {
             s = reused
-            if boxes {
-                slots[s] = Slot(id: id, hash: hash, inline: Self.vacant, box: AccountBox(account))
-            } else {
-                slots[s] = Slot(id: id, hash: hash, inline: account)
-            }
+            slots[s] = Slot(id: id, hash: hash, box: AccountBox(account))
         } else {
             s = slots.count
-            if boxes {
-                slots.append(Slot(id: id, hash: hash, inline: Self.vacant, box: AccountBox(account)))
-            } else {
-                slots.append(Slot(id: id, hash: hash, inline: account))
-            }
+            slots.append(Slot(id: id, hash: hash, box: AccountBox(account)))
         }
         index.insert(hash, position: s)
         if loaded { slots[s].storedCounts = (slots[s].account.devices.count, slots[s].account.tree.markCount) }
@@ -303,14 +291,9 @@ package struct AccountTable: Sendable {
     /// the rest of the run, above `--max-resident`.
     mutating func remove(_ s: Int) {
         guard slots[s].live else { return }
-        if let gone = slots[s].box.take() {
-            if deferredRelease { released.append(gone) }
-        } else {
-            var gone = Self.vacant
-            swap(&gone, &slots[s].inline)
-            if deferredRelease { released.append(AccountBox(gone)) }
-        }
-        slots[s].boxInCommit = false
+        var gone = Self.vacant
+        swap(&gone, &slots[s].box)
+        if deferredRelease { released.append(gone) }
         slots[s].live = false
         slots[s].changed = false
         if slots[s].inFlight {
@@ -324,7 +307,7 @@ package struct AccountTable: Sendable {
     /// Takes the account in slot `s` out of memory and returns its slot as it was (its slot
     /// goes on the free list).
     private mutating func vacate(_ s: Int) -> Slot {
-        var gone = Slot(id: "", hash: 0, inline: Self.vacant, live: false)
+        var gone = Slot(id: "", hash: 0, box: Self.vacant, live: false)
         guard slots[s].live else { return gone }
         swap(&gone, &slots[s])
         index.remove(gone.hash, position: s)
@@ -376,7 +359,7 @@ package struct AccountTable: Sendable {
         for s in changedSlots where slots[s].live && slots[s].changed {
             slots[s].changed = false
             if forCommit {
-                slots[s].boxInCommit = slots[s].box != nil
+                slots[s].boxInCommit = true
                 commitSlots.append(s)
                 if !slots[s].inFlight {
                     slots[s].inFlight = true
@@ -385,7 +368,7 @@ package struct AccountTable: Sendable {
             }
             out.append(
                 ChangedAccount(
-                    id: slots[s].id, box: slots[s].box ?? AccountBox(slots[s].inline), storedCounts: slots[s].storedCounts,
+                    id: slots[s].id, box: slots[s].box, storedCounts: slots[s].storedCounts,
                     dueStale: slots[s].dueStale))
         }
         changedSlots.removeAll(keepingCapacity: true)
@@ -469,10 +452,7 @@ package struct AccountTable: Sendable {
         for s in leastRecentlyUsed(count - n, onlyClean: false) {
             // Moved out of its slot, not copied (a copy retains every part of the account).
             var gone = vacate(s)
-            // The slot's own account read where it is: through ``Slot/account`` (an
-            // accessor) it was copied first, 84k copies on a 200k-line no-state run.
-            let fits = gone.box.map { compacted.insert($0.value, as: gone.id) } ?? compacted.insert(gone.inline, as: gone.id)
-            if !fits {
+            if !compacted.insert(gone.account, as: gone.id) {
                 // Too large for the compact form: it stays, counted as just used so that
                 // the next compaction does not encode it again at once.
                 useCounter &+= 1
