@@ -185,8 +185,8 @@ public final class ParallelFilter {
         if !workersStarted && jobs > 1 {
             workersStarted = true
             let rules = stream.rules, q = queue, limit = maxLineBytes, stamp = inline.stamp
-            analysers = (0..<jobs).compactMap { _ in
-                OwnedThread.start {
+            analysers = (0..<jobs).compactMap { n in
+                OwnedThread.start(name: "bf-scan\(n + 1)") {
                     JSONThread.useCLocale()
                     let analyzer = LineAnalyzer(rules: rules.independentCopy(), stamp: stamp)
                     while let b = q.take() {

@@ -88,7 +88,7 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
         precondition(!readers.isEmpty, "StorePrefetcher: no reader")
         self.readers = readers
         self.ownsReaders = ownsReaders
-        workers = readers.map { _ in Worker() }
+        workers = readers.indices.map { Worker(name: "bf-read\($0 + 1)") }
         self.rules = readers.map { _ in rules.independentCopy() }
     }
 
@@ -177,7 +177,8 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
 /// and are not recorded).
 package final class StoreCheckpointer<Store: AccountStore>: Checkpointer {
     private let store: Store
-    private let worker = Worker<Result<(stored: [(String, (Int, Int))], accounts: Int), StateFile.Failure>>()
+    private let worker = Worker<Result<(stored: [(String, (Int, Int))], accounts: Int), StateFile.Failure>>(
+        name: "bf-commit")
     /// Whether ``close()`` closes the store (a connection of its own).
     private let ownsStore: Bool
     private var closed = false

@@ -35,10 +35,10 @@ final class Worker<Output: Sendable> {
     /// Whether a job was started and its output not yet taken.
     private(set) var isPending = false
 
-    /// Starts the worker's thread.
-    init() {
+    /// Starts the worker's thread, named `name` (what `top -H` shows).
+    init(name: String) {
         let shared = shared, jobIn = jobIn, outputIn = outputIn
-        thread = OwnedThread.start {
+        thread = OwnedThread.start(name: name) {
             while true {
                 let job = shared.withLock(waitingOn: jobIn, until: { $0.job != nil || $0.closing }) { state in
                     defer { state.job = nil }

@@ -12,7 +12,7 @@ import Darwin
 /// thread left behind by `close()` or `deinit`.
 @Suite struct WorkerTests {
     @Test func jobsRunInTurnOnTheWorkersOwnThread() {
-        let worker = Worker<Int>()
+        let worker = Worker<Int>(name: "test")
         let caller = pthread_self()
         let ranElsewhere = Locked(0)
         for n in 1...5 {
@@ -31,7 +31,7 @@ import Darwin
     }
 
     @Test func closingWithAJobPendingLetsItFinishAndEndsTheThread() {
-        let worker = Worker<Int>()
+        let worker = Worker<Int>(name: "test")
         let ended = worker.threadEnded
         let finished = Locked(false)
         worker.start {
@@ -48,7 +48,7 @@ import Darwin
     }
 
     @Test func anIdleWorkerReleasedEndsItsThread() {
-        var worker: Worker<Int>? = Worker()
+        var worker: Worker<Int>? = Worker(name: "test")
         let ended = worker?.threadEnded ?? { false }
         worker?.start { 7 }
         #expect(worker?.wait() == 7)
@@ -59,7 +59,7 @@ import Darwin
 
     @Test func aWorkerReleasedWithAJobPendingEndsItsThread() {
         let finished = Locked(false)
-        var worker: Worker<Int>? = Worker()
+        var worker: Worker<Int>? = Worker(name: "test")
         let ended = worker?.threadEnded ?? { false }
         worker?.start {
             usleep(50_000)
