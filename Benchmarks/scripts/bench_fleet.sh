@@ -2,7 +2,8 @@
 # Fleet figures: ACCOUNTS accounts (3 marks, 1-3 devices each) in a starting state, LINES
 # events over them drawn at random. Lines/s and peak RSS of the release filter with no
 # state, a JSON state, and SQLite and RocksDB states with --max-resident; the longest
-# checkpoint; `state info` and a one-account `tree` on both; then the SQLite and RocksDB
+# checkpoint; PAIRS runs of no state and RocksDB one right after the other, and the median
+# of their ratios; `state info` and a one-account `tree` on both; then the SQLite and RocksDB
 # floors (sqlite_floor.c, rocksdb_floor.c) and the ceilings they set.
 #
 # Usage: [BASE_BIN=path/to/older/badgeflow] Benchmarks/scripts/bench_fleet.sh [ACCOUNTS] [LINES] [MAX_RESIDENT] [HOT]
@@ -60,8 +61,10 @@ if [ -n "${BASE_BIN:-}" ]; then
   grep checkpoint "$W/SQLite (base).err" || true
   rm -f "$W"/b.sqlite*
 fi
-rm -rf "$W/s.rocksdb"
+rm -rf "$W/s.rocksdb" "$W/p0.rocksdb"
 run "convert JSON -> RocksDB" "$BIN" state convert "$W/state.json" "$W/s.rocksdb"
+# Kept as converted, for the pairs below.
+[ "${PAIRS:-3}" = 0 ] || cp -r "$W/s.rocksdb" "$W/p0.rocksdb"
 run "RocksDB --max-resident $RESIDENT" "$BIN" filter --state "$W/s.rocksdb" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
 grep checkpoint "$W/RocksDB --max-resident $RESIDENT.err" || true
 # The same with a block cache that holds the uniform fleet's data blocks (ROCKS_CACHE, 160M
@@ -80,6 +83,27 @@ if [ -n "${BASE_BIN:-}" ]; then
   run "RocksDB (base)" "$BASE_BIN" filter --state "$W/b.rocksdb" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
   grep checkpoint "$W/RocksDB (base).err" || true
   rm -rf "$W/b.rocksdb"
+fi
+# Pairs: no state and RocksDB (default cache), run one right after the other PAIRS times
+# (3 unless set; 0: not run), each RocksDB run on a fresh copy of the converted state. On a
+# shared host a neighbour's load can slow one row above by 15% or more; a pair's two runs
+# share most of it, so the median of the pairs' ratios is the figure to compare.
+PAIRS=${PAIRS:-3}
+if [ "$PAIRS" != 0 ]; then
+  : > "$W/pairs"
+  for i in $(seq 1 "$PAIRS"); do
+    /usr/bin/time -f "%e" -o "$W/time" "$BIN" filter "$W/fleet.ndjson" > /dev/null 2> "$W/pair.err"
+    ns=$(cat "$W/time")
+    rm -rf "$W/p.rocksdb"; cp -r "$W/p0.rocksdb" "$W/p.rocksdb"
+    /usr/bin/time -f "%e" -o "$W/time" "$BIN" filter --state "$W/p.rocksdb" --max-resident "$RESIDENT" "$W/fleet.ndjson" > /dev/null 2> "$W/pair.err"
+    rs=$(cat "$W/time")
+    awk -v i="$i" -v ns="$ns" -v rs="$rs" -v l="$LINES" 'BEGIN {
+      printf "pair %d: no state %.2f s (%.0f lines/s), RocksDB --max-resident %.2f s (%.0f lines/s): %.1f%%\n", i, ns, l / ns, rs, l / rs, 100 * ns / rs
+      print 100 * ns / rs >> "'"$W/pairs"'" }'
+  done
+  sort -n "$W/pairs" | awk '{ r[NR] = $1 } END { m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+    printf "pairs: RocksDB at %.1f%% of the no-state rate (median of %d; lowest %.1f%%, highest %.1f%%)\n", m, NR, r[1], r[NR] }'
+  rm -rf "$W/p.rocksdb" "$W/p0.rocksdb"
 fi
 ls -l "$W/s.json" "$W/s.sqlite" | awk '{ print $5, $9 }'
 rocks=$(du -sb "$W/s.rocksdb" | cut -f1)
