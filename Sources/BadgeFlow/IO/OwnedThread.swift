@@ -34,10 +34,12 @@ final class OwnedThread {
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
         if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
-        let context = Unmanaged.passRetained(Body {
-            setName(name)
-            body()
-        }).toOpaque()
+        let context = Unmanaged.passRetained(
+            Body {
+                setName(name)
+                body()
+            }
+        ).toOpaque()
         let started = pthread_create(
             &thread.handle, &attributes,
             { raw in

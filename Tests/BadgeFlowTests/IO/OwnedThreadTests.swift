@@ -32,15 +32,16 @@ import Darwin
     /// A thread carries its name (what `top -H` and `perf` show), cut to Linux's 15 bytes.
     @Test func aThreadIsNamed() throws {
         let seen = Locked("")
-        let thread = try #require(OwnedThread.start(name: "bf-a-name-longer-than-15") {
-            let fd = open("/proc/thread-self/comm", O_RDONLY)
-            guard fd >= 0 else { return }
-            defer { close(fd) }
-            var buffer = [UInt8](repeating: 0, count: 64)
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            let name = String(decoding: buffer.prefix(max(n, 0)), as: UTF8.self)
-            seen.withLock { $0 = name }
-        })
+        let thread = try #require(
+            OwnedThread.start(name: "bf-a-name-longer-than-15") {
+                let fd = open("/proc/thread-self/comm", O_RDONLY)
+                guard fd >= 0 else { return }
+                defer { close(fd) }
+                var buffer = [UInt8](repeating: 0, count: 64)
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                let name = String(decoding: buffer.prefix(max(n, 0)), as: UTF8.self)
+                seen.withLock { $0 = name }
+            })
         thread.join()
         #expect(seen.withLock { $0 } == "bf-a-name-longe\n")
     }
