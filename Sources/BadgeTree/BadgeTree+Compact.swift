@@ -248,12 +248,25 @@ extension BadgeTree {
     /// - Returns: the number of marks (``markCount``), counted on the way.
     @discardableResult
     package func writeCompact(into w: inout CompactWriter) -> Int {
-        w.varint(UInt64(nodes.count))
-        w.varint(UInt64(origins.count))
-        for i in origins.indices { w.string(origins[i]) }
+        withUnsafePointer(to: self) { Self.writeCompact(at: $0, into: &w) }
+    }
+
+    /// Writes the compact form of the tree at `tree` with `w`, reading its parts where they
+    /// are: a tree passed by value from memory that another call might change (a box's, on a
+    /// commit's thread) is copied first, a retain of each of its parts, on tables every
+    /// account shares.
+    ///
+    /// - Returns: the number of marks (``markCount``), counted on the way.
+    package static func writeCompact(at tree: UnsafePointer<BadgeTree>, into w: inout CompactWriter) -> Int {
+        let nodeCount = tree.pointee.nodes.count
+        w.varint(UInt64(nodeCount))
+        w.varint(UInt64(tree.pointee.origins.count))
+        tree.pointee.origins.withUnsafeBufferPointer { origins in
+            for i in origins.indices { w.string(origins[i]) }
+        }
         var marks = 0
         // The nodes read where they are: no copy (and retain) of a node or its path.
-        nodes.withUnsafeBufferPointer { nodes in
+        tree.pointee.nodes.withUnsafeBufferPointer { nodes in
             for i in nodes.indices {
                 if i == 0 {
                     w.string(nodes[0].path)
@@ -289,8 +302,8 @@ extension BadgeTree {
                 if expires.isFinite { w.time(expires) }
             }
         }
-        w.varint(UInt64(tokens.count))
-        for (node, t) in tokens {
+        w.varint(UInt64(tree.pointee.tokens.count))
+        for (node, t) in tree.pointee.tokens {
             w.varint(UInt64(node))
             if let held = t.held {
                 w.varint(1)

@@ -144,26 +144,43 @@ enum AccountCodec {
     ///   the way.
     @discardableResult
     static func encode(_ a: Account, into w: inout CompactWriter) -> (devices: Int, marks: Int) {
-        w.time(a.clock)
-        let marks = a.tree.writeCompact(into: &w)
-        w.varint(UInt64(a.devices.count))
-        // By index, each device read in place: binding one copies it (a retain and release of
-        // each of its sets).
-        var i = a.devices.startIndex
-        while i != a.devices.endIndex {
-            w.string(a.devices.keys[i])
-            w.signed(a.devices.values[i].payloadIcon)
-            w.signed(a.devices.values[i].delivered)
-            encode(a.devices.values[i].sync, into: &w)
-            i = a.devices.index(after: i)
+        withUnsafePointer(to: a) { encode(at: $0, into: &w) }
+    }
+
+    /// Writes the encoding of the account at `account` with `w`, reading its parts where
+    /// they are (``BadgeTree/writeCompact(at:into:)``): a commit encodes the accounts in the
+    /// stream's boxes this way, without copying each first.
+    ///
+    /// - Returns: the account's devices and marks, counted on the way.
+    @discardableResult
+    static func encode(at account: UnsafePointer<Account>, into w: inout CompactWriter) -> (devices: Int, marks: Int) {
+        let a = account
+        w.time(a.pointee.clock)
+        let marks: Int
+        if let tree = a.pointer(to: \Account.tree) {
+            marks = BadgeTree.writeCompact(at: tree, into: &w)
+        } else {
+            marks = a.pointee.tree.writeCompact(into: &w)
+        }
+        // The table itself taken (one retain): each access through the pointer to an element
+        // copied the element (a retain of each of its parts).
+        let devices = a.pointee.devices
+        w.varint(UInt64(devices.count))
+        // Each device taken once (the dictionary hands out copies: a retain of each of its sets).
+        for (id, device) in devices {
+            w.string(id)
+            w.signed(device.payloadIcon)
+            w.signed(device.delivered)
+            encode(device.sync, into: &w)
         }
         // The recent event ids, oldest first, only when there are any (an account without
         // them encodes as before).
-        if !a.ids.isEmpty {
-            w.varint(UInt64(a.ids.list.count))
-            for id in a.ids.list { w.string(id) }
+        let ids = a.pointee.ids.list
+        if !ids.isEmpty {
+            w.varint(UInt64(ids.count))
+            for id in ids { w.string(id) }
         }
-        return (a.devices.count, marks)
+        return (devices.count, marks)
     }
 
     /// A device's sync state: a flag byte, then the parts that are not those of a new device.

@@ -664,10 +664,17 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// - Returns: the account's devices and marks, counted while encoding it.
     @discardableResult
     static func encode(_ account: Account, seed: UInt64, into out: inout [UInt8]) -> (devices: Int, marks: Int) {
+        withUnsafePointer(to: account) { encode(at: $0, seed: seed, into: &out) }
+    }
+
+    /// ``encode(_:seed:into:)`` of the account at `account`, read where it is (a box's:
+    /// passed by value, it was copied first, a retain of each of its parts).
+    @discardableResult
+    static func encode(at account: UnsafePointer<Account>, seed: UInt64, into out: inout [UInt8]) -> (devices: Int, marks: Int) {
         var w = CompactWriter(capacity: max(out.count * 2, 256))
         w.byte(valueTag)
         for _ in 0..<8 { w.byte(0) }
-        let counts = AccountCodec.encode(account, into: &w)
+        let counts = AccountCodec.encode(at: account, into: &w)
         w.withWritten { bytes in
             let h = check(seed, UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: bytes[valueHeader...])))
             for i in 0..<8 { bytes[1 + i] = UInt8(truncatingIfNeeded: h >> (8 * UInt64(i))) }
@@ -938,7 +945,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         // By index, each account read in place (through the buffer: an array's element, or
         // its account, is copied, a retain and release of each of its parts).
         for i in order {
-            let (d, m) = Self.encode(changed[i].account, seed: rules.storeSeed, into: &value)
+            let (d, m) = Self.encode(at: changed[i].box.address, seed: rules.storeSeed, into: &value)
             if returningCounts { counts[i] = (d, m) }
             if let (od, om) = changed[i].storedCounts.map({ ($0.devices, $0.marks) }) ?? previous[changed[i].id] {
                 devices += d - od
