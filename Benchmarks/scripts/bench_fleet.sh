@@ -14,6 +14,11 @@ ACCOUNTS=${1:-1000000}
 LINES=${2:-2000000}
 RESIDENT=${3:-100000}
 HOT=${4:-0}
+PAIRS=${PAIRS:-3}
+case $PAIRS in
+  '' | *[!0-9]*) echo "bench_fleet.sh: PAIRS must be a whole number, got '$PAIRS'" >&2; exit 2 ;;
+esac
+PAIRS=$((10#$PAIRS))
 cd "$(dirname "$0")/../.."
 BIN=.build/release/badgeflow
 [ -x "$BIN" ] || swift build -c release --product badgeflow >/dev/null
@@ -64,7 +69,7 @@ fi
 rm -rf "$W/s.rocksdb" "$W/p0.rocksdb"
 run "convert JSON -> RocksDB" "$BIN" state convert "$W/state.json" "$W/s.rocksdb"
 # Kept as converted, for the pairs below.
-[ "${PAIRS:-3}" = 0 ] || cp -r "$W/s.rocksdb" "$W/p0.rocksdb"
+[ "$PAIRS" -eq 0 ] || cp -r "$W/s.rocksdb" "$W/p0.rocksdb"
 run "RocksDB --max-resident $RESIDENT" "$BIN" filter --state "$W/s.rocksdb" --max-resident "$RESIDENT" --checkpoint-stats "$W/fleet.ndjson"
 grep checkpoint "$W/RocksDB --max-resident $RESIDENT.err" || true
 # The same with a block cache that holds the uniform fleet's data blocks (ROCKS_CACHE, 160M
@@ -88,18 +93,21 @@ fi
 # (3 unless set; 0: not run), each RocksDB run on a fresh copy of the converted state. On a
 # shared host a neighbour's load can slow one row above by 15% or more; a pair's two runs
 # share most of it, so the median of the pairs' ratios is the figure to compare.
-PAIRS=${PAIRS:-3}
-if [ "$PAIRS" != 0 ]; then
+if [ "$PAIRS" -gt 0 ]; then
   : > "$W/pairs"
   for i in $(seq 1 "$PAIRS"); do
-    /usr/bin/time -f "%e" -o "$W/time" "$BIN" filter "$W/fleet.ndjson" > /dev/null 2> "$W/pair.err"
+    /usr/bin/time -f "%e" -o "$W/time" "$BIN" filter "$W/fleet.ndjson" > /dev/null 2> "$W/pair.err" ||
+      { cat "$W/pair.err"; exit 1; }
     ns=$(cat "$W/time")
     rm -rf "$W/p.rocksdb"; cp -r "$W/p0.rocksdb" "$W/p.rocksdb"
-    /usr/bin/time -f "%e" -o "$W/time" "$BIN" filter --state "$W/p.rocksdb" --max-resident "$RESIDENT" "$W/fleet.ndjson" > /dev/null 2> "$W/pair.err"
+    /usr/bin/time -f "%e" -o "$W/time" "$BIN" filter --state "$W/p.rocksdb" --max-resident "$RESIDENT" "$W/fleet.ndjson" > /dev/null 2> "$W/pair.err" ||
+      { cat "$W/pair.err"; exit 1; }
     rs=$(cat "$W/time")
-    awk -v i="$i" -v ns="$ns" -v rs="$rs" -v l="$LINES" 'BEGIN {
+    # GNU time's %e has two decimals: a run under 5 ms reads 0.00, counted as 0.01.
+    awk -v i="$i" -v ns="$ns" -v rs="$rs" -v l="$LINES" -v f="$W/pairs" 'BEGIN {
+      if (ns <= 0) ns = 0.01; if (rs <= 0) rs = 0.01
       printf "pair %d: no state %.2f s (%.0f lines/s), RocksDB --max-resident %.2f s (%.0f lines/s): %.1f%%\n", i, ns, l / ns, rs, l / rs, 100 * ns / rs
-      print 100 * ns / rs >> "'"$W/pairs"'" }'
+      print 100 * ns / rs >> f }'
   done
   sort -n "$W/pairs" | awk '{ r[NR] = $1 } END { m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
     printf "pairs: RocksDB at %.1f%% of the no-state rate (median of %d; lowest %.1f%%, highest %.1f%%)\n", m, NR, r[1], r[NR] }'
