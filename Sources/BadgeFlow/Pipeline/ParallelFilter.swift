@@ -206,8 +206,13 @@ public final class ParallelFilter {
         queue.put(batch)
         while inFlight.count > 2 * jobs + 2 { applyOldest(output: output) }
         // Apply whatever is already done without waiting, to keep output flowing; with a
-        // prefetcher, keep one batch back, whose accounts are read while this one is applied.
-        let lookahead = prefetcher == nil ? 0 : 1
+        // prefetcher, keep two batches back: the next, whose accounts are read while this one
+        // is applied, and the one after, whose analysis the read of the next's successor
+        // needs. With one kept back, 40% of batches found the next one's analysis not done
+        // and the readers idled while the applying thread waited for it (fleet bench:
+        // 0.73-0.80 s of waits in a 13 s run; with two, 4-11 ms, and 0.5-0.6 core-seconds
+        // less idle).
+        let lookahead = prefetcher == nil ? 0 : 2
         while inFlight.count > lookahead, let first = inFlight.first, queue.isDone(first) {
             inFlight.removeFirst()
             apply(first, output: output)
