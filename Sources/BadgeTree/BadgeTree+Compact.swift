@@ -258,8 +258,7 @@ extension BadgeTree {
     ///
     /// - Returns: the number of marks (``markCount``), counted on the way.
     package static func writeCompact(at tree: UnsafePointer<BadgeTree>, into w: inout CompactWriter) -> Int {
-        let nodeCount = tree.pointee.nodes.count
-        w.varint(UInt64(nodeCount))
+        w.varint(UInt64(tree.pointee.nodes.count))
         w.varint(UInt64(tree.pointee.origins.count))
         tree.pointee.origins.withUnsafeBufferPointer { origins in
             for i in origins.indices { w.string(origins[i]) }

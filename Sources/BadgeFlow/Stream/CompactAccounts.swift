@@ -147,16 +147,17 @@ enum AccountCodec {
         withUnsafePointer(to: a) { encode(at: $0, into: &w) }
     }
 
-    /// Writes the encoding of the account at `account` with `w`, reading its parts where
+    /// Writes the encoding of the account at `a` with `w`, reading its parts where
     /// they are (``BadgeTree/writeCompact(at:into:)``): a commit encodes the accounts in the
     /// stream's boxes this way, without copying each first.
     ///
     /// - Returns: the account's devices and marks, counted on the way.
     @discardableResult
-    static func encode(at account: UnsafePointer<Account>, into w: inout CompactWriter) -> (devices: Int, marks: Int) {
-        let a = account
+    static func encode(at a: UnsafePointer<Account>, into w: inout CompactWriter) -> (devices: Int, marks: Int) {
         w.time(a.pointee.clock)
         let marks: Int
+        // A stored property always has an address; the else branch only satisfies the
+        // optional `pointer(to:)` returns.
         if let tree = a.pointer(to: \Account.tree) {
             marks = BadgeTree.writeCompact(at: tree, into: &w)
         } else {

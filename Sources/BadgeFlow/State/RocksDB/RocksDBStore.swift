@@ -200,7 +200,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         // live data (fleet bench: 344 MB from a 102 MB state; leveled compaction 321 MB). A
         // fleet's keys are spread evenly, so leveled compaction rewrote the whole bottom
         // level every 8 flushes; universal rewrites less (fleet bench: compaction CPU
-        // 1.86-1.90 -> 1.12-1.36 s; callgrind, 100k accounts: -40% of its instructions) for
+        // 1.86-2.10 -> 1.12-1.49 s; callgrind, 100k accounts: -45% of its instructions) for
         // a Bloom filter probe of each run a read passes. Leveled states open as they are
         // (each level is a sorted run) and are compacted this way from then on; a build
         // that compacts by level opens a state this one wrote too.
@@ -215,7 +215,8 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         // A Bloom filter over each memtable's keys: a read of a key it does not hold (nearly
         // all of a fleet's) skips the skip list's search, which with a checkpoint's batch
         // in the memtable (or being flushed) cost the readers 18% of their instructions
-        // (callgrind, 100k accounts: readers -12%, the commit +9% to fill the filter).
+        // (callgrind, 100k accounts, with universal compaction: readers -17%, the commit
+        // +2.7% to fill the filter).
         rocksdb_options_set_memtable_prefix_bloom_size_ratio(options, 0.02)
         rocksdb_options_set_memtable_whole_key_filtering(options, 1)
         // RocksDB's info log (`LOG`) takes only the header written at open: Debian's
@@ -943,8 +944,9 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         // In key order: the memtable's skip list then puts each key just after the one
         // before (it keeps where the last insert went) instead of searching from its top.
         let order = Self.keyOrder(changed)
-        // By index, each account read in place (through the buffer: an array's element, or
-        // its account, is copied, a retain and release of each of its parts).
+        // By index, each account read where its box holds it (``encode(at:seed:into:)``):
+        // an array's element, or its account passed by value, is copied, a retain and release
+        // of each of its parts.
         for i in order {
             let (d, m) = Self.encode(at: changed[i].box.address, seed: rules.storeSeed, into: &value)
             if returningCounts { counts[i] = (d, m) }
