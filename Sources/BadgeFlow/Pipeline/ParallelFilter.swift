@@ -51,8 +51,17 @@ public final class ParallelFilter {
             if !stream.table.deferredRelease { _ = stream.table.takeReleased() }
         }
     }
-    /// The batch whose accounts the prefetcher is reading.
-    private var requested: Batch?
+    /// The batches whose accounts were asked of the prefetcher and not yet installed, oldest
+    /// first: always the first batches of `inFlight`, in order (a batch that needed no read
+    /// has an entry too, with no request behind it).
+    private var requested: [ReadAhead] = []
+    /// A batch's read-ahead: whether a request went to the prefetcher, and the eviction mark
+    /// when it did (``AccountTable/evictionMark``).
+    private struct ReadAhead {
+        let batch: Batch
+        let asked: Bool
+        let evictionMark: Int
+    }
     /// The ids of the request being made, by hash (``readAhead(_:before:)``); kept for its buckets.
     private var requestIndex = IDIndex()
     /// Set by ``stop()``: batches are no longer applied.
@@ -206,13 +215,12 @@ public final class ParallelFilter {
         queue.put(batch)
         while inFlight.count > 2 * jobs + 2 { applyOldest(output: output) }
         // Apply whatever is already done without waiting, to keep output flowing; with a
-        // prefetcher, keep two batches back: the next, whose accounts are read while this one
-        // is applied, and the one after, whose analysis the read of the next's successor
-        // needs. With one kept back, 40% of batches found the next one's analysis not done
-        // and the readers idled while the applying thread waited for it (fleet bench:
-        // 0.73-0.80 s of waits in a 13 s run; with two, 4-11 ms, and 0.5-0.6 core-seconds
-        // less idle).
-        let lookahead = prefetcher == nil ? 0 : 2
+        // prefetcher, keep back the batches whose accounts are read while this one is applied
+        // (``PartedAccountPrefetcher/requestsAhead``, else one), and one more, whose analysis
+        // the next request needs. With none more, 40% of batches found the next one's
+        // analysis not done and the readers idled while the applying thread waited for it
+        // (fleet bench: 0.73-0.80 s of waits in a 13 s run; with one more, 4-11 ms).
+        let lookahead = prefetcher.map { Self.requestsAhead($0) + 1 } ?? 0
         while inFlight.count > lookahead, let first = inFlight.first, queue.isDone(first) {
             inFlight.removeFirst()
             apply(first, output: output)
@@ -269,28 +277,65 @@ public final class ParallelFilter {
 }
 
 extension ParallelFilter {
+    /// How many requests `prefetcher` may have outstanding.
+    private static func requestsAhead(_ prefetcher: any AccountPrefetcher) -> Int {
+        max(1, (prefetcher as? any PartedAccountPrefetcher)?.requestsAhead ?? 1)
+    }
+
     /// Installs the accounts read ahead for `batch`, if it had a request, and asks for those
-    /// of the next batch (once analysed): reading them overlaps applying `batch`.
+    /// of the batches after it (once analysed), up to the prefetcher's ``requestsAhead(_:)``:
+    /// reading them overlaps applying `batch`, and a reader that ends one request goes on
+    /// with the next.
     private func readAhead(_ prefetcher: any AccountPrefetcher, before batch: Batch) {
+        let parted = prefetcher as? any PartedAccountPrefetcher
+        // Requests for batches before this one (none when every batch is applied through
+        // here, in order) are collected and dropped: nothing read for another batch is used.
+        while let r = requested.first, r.batch !== batch, !inFlight.contains(where: { $0 === r.batch }) {
+            requested.removeFirst()
+            if r.asked { _ = parted?.collectParts() ?? [prefetcher.collect()] }
+        }
         // The readers' parts as they are (merging them would hash half the ids again), moved
         // in: a copy left here would make taking each account out of them copy the parts.
-        // Nothing read for an earlier batch is used.
         var parts: [[String: Account?]] = []
-        if let r = requested {
-            requested = nil
-            let collected = (prefetcher as? any PartedAccountPrefetcher)?.collectParts() ?? [prefetcher.collect()]
-            if r === batch { parts = consume collected }
+        var mark = stream.table.evictionMark
+        if let r = requested.first, r.batch === batch {
+            requested.removeFirst()
+            if r.asked {
+                parts = parted?.collectParts() ?? [prefetcher.collect()]
+                mark = r.evictionMark
+            }
         }
-        stream.installPrefetched(parts: consume parts)
-        // No request is outstanding now: evictions before the next one cannot matter.
-        stream.table.clearEvictions()
+        stream.installPrefetched(parts: consume parts, evictedSince: mark)
+        // Evictions before the oldest request outstanding cannot matter.
+        stream.table.forgetEvictions(before: requested.first(where: \.asked)?.evictionMark ?? stream.table.evictionMark)
         // Accounts that left memory since the last request: freed by the readers with the
         // next one, or here when there is none.
-        let released = stream.table.takeReleased()
-        // Waiting for the next batch's analysis (a few ms of the workers) costs less than
-        // loading its accounts here, one by one, after this batch.
-        guard let next = inFlight.first else { return }
-        queue.waitDone(next)
+        var released = stream.table.takeReleased()
+        let depth = Self.requestsAhead(prefetcher)
+        // The batches after this one not yet asked for are those past the requested ones.
+        while requested.count < depth, requested.count < inFlight.count {
+            let next = inFlight[requested.count]
+            // Waiting for the batch's analysis (a few ms of the workers) costs less than
+            // loading its accounts here, one by one, when it is applied.
+            queue.waitDone(next)
+            let ids = idsToRead(next)
+            guard !ids.isEmpty else {
+                requested.append(ReadAhead(batch: next, asked: false, evictionMark: 0))
+                continue
+            }
+            requested.append(ReadAhead(batch: next, asked: true, evictionMark: stream.table.evictionMark))
+            if let parted {
+                var mine: [AccountBox] = []
+                swap(&mine, &released)
+                parted.request(ids, releasing: consume mine)
+            } else {
+                prefetcher.request(ids)
+            }
+        }
+    }
+
+    /// The account ids of `batch` to read ahead: those not in memory, each once.
+    private func idsToRead(_ batch: Batch) -> [String] {
         var ids: [String] = []
         // The ids taken so far, by the hashes the analysing thread computed (no id is
         // hashed here); kept across batches for its buckets.
@@ -298,8 +343,8 @@ extension ParallelFilter {
         swap(&seen, &requestIndex)
         seen.removeAll()
         withStream { stream in
-            let hashes = next.accountHashes
-            for (k, id) in next.accountIDs.enumerated() {
+            let hashes = batch.accountHashes
+            for (k, id) in batch.accountIDs.enumerated() {
                 let hash = hashes[k]
                 guard stream.table.slot(of: id, hash: hash) == nil, seen.find(hash, where: { ids[$0] == id }) == nil else { continue }
                 seen.insert(hash, position: ids.count)
@@ -307,13 +352,7 @@ extension ParallelFilter {
             }
         }
         swap(&seen, &requestIndex)
-        guard !ids.isEmpty else { return }
-        requested = next
-        if let parted = prefetcher as? any PartedAccountPrefetcher {
-            parted.request(ids, releasing: consume released)
-        } else {
-            prefetcher.request(ids)
-        }
+        return ids
     }
 }
 

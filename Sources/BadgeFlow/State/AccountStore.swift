@@ -77,6 +77,12 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
     /// their owner (a shared handle).
     private let ownsReaders: Bool
     private var closed = false
+    /// Per request not collected yet, oldest first: how many readers have a part of it.
+    private var partsPending: [Int] = []
+
+    /// The requests that may be under way at once: a reader starts the next one as soon as
+    /// it ends one, while the applying thread is still on the batch before.
+    package var requestsAhead: Int { 2 }
 
     /// Requests of fewer accounts than this go to one reader: splitting them would cost
     /// more hand-overs than it saves.
@@ -92,7 +98,8 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
         self.rules = readers.map { _ in rules.independentCopy() }
     }
 
-    /// Starts reading `ids`; at most one request is outstanding (call ``collect()`` first).
+    /// Starts reading `ids`, after the requests before it; at most ``requestsAhead`` may be
+    /// outstanding (``collect()`` takes the oldest).
     package func request(_ ids: [String]) { request(ids, releasing: []) }
 
     /// Starts reading `ids` and freeing `released` (accounts that left memory), each reader
@@ -103,7 +110,9 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
         var released = consume released
         // Split when either is large: one reader freeing a whole eviction would hold up the
         // collect while the other idles.
+        precondition(partsPending.count < requestsAhead, "StorePrefetcher: collect() an earlier request first")
         let parts = ids.count < Self.splitAbove && released.count < Self.splitAbove ? 1 : workers.count
+        partsPending.append(parts)
         let size = (ids.count + parts - 1) / parts
         let share = (released.count + parts - 1) / parts
         for n in 0..<parts {
@@ -119,14 +128,15 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
             }
             let freed = Release(&mine)
             let store = readers[n], rules = rules[n]
-            workers[n].start {
-                freed.now()
-                return store.loadAccounts(part, rules: rules)
-            }
+            workers[n].start(
+                {
+                    freed.now()
+                    return store.loadAccounts(part, rules: rules)
+                }, limit: requestsAhead)
         }
     }
 
-    /// Waits for the last request's accounts (empty when there was none).
+    /// Waits for the oldest outstanding request's accounts (empty when there is none).
     package func collect() -> [String: Account?] {
         var all: [String: Account?] = [:]
         for found in collectParts() {
@@ -135,11 +145,14 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
         return all
     }
 
-    /// Waits for the last request's accounts, as each reader read its part (none when there
-    /// was no request).
+    /// Waits for the oldest outstanding request's accounts, as each reader read its part
+    /// (none when there is no request). Each reader runs its parts in the order requested,
+    /// so the first `n` readers' oldest outputs are this request's.
     package func collectParts() -> [[String: Account?]] {
+        guard !partsPending.isEmpty else { return [] }
+        let n = partsPending.removeFirst()
         var parts: [[String: Account?]] = []
-        for worker in workers {
+        for worker in workers.prefix(n) {
             guard let found = worker.wait() else { continue }
             parts.append(found)
         }
@@ -152,6 +165,7 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
     package func close() {
         guard !closed else { return }
         closed = true
+        partsPending = []
         for worker in workers { worker.close() }
         if ownsReaders { for store in readers { store.close() } }
     }

@@ -1,23 +1,23 @@
-/// One job at a time on a thread the worker owns: what the state stores' read-ahead
+/// Jobs run in order on a thread the worker owns: what the state stores' read-ahead
 /// (``StorePrefetcher``) and commits (``StoreCheckpointer``) run on.
 ///
-/// The owner (one thread: the filter's applying thread) starts a job with ``start(_:)`` and
-/// takes its output with ``wait()``. The hand-off is a ``Locked`` state with two conditions:
-/// the job goes in under the lock and the thread is signalled; the thread takes it, runs it
-/// without the lock, puts the output in under the lock and signals back. A job's captures
-/// (ids, boxes of accounts that the applying thread leaves alone until the job has ended) and
-/// its output so cross threads only through the lock.
+/// The owner (one thread: the filter's applying thread) starts jobs with ``start(_:)`` and
+/// takes their outputs, oldest first, with ``wait()``. A checkpointer keeps one job at a time;
+/// a read-ahead keeps up to two, so that its thread starts the next read as soon as one ends.
+/// The hand-off is a ``Locked`` state with two conditions: a job goes in under the lock and
+/// the thread is signalled; the thread takes the oldest, runs it without the lock, puts the
+/// output in under the lock and signals back. A job's captures (ids, boxes of accounts that
+/// the applying thread leaves alone until the job has ended) and its output so cross threads
+/// only through the lock.
 ///
-/// ``close()`` (and `deinit`) lets the job under way finish, ends the thread and joins it:
-/// a worker never leaves a thread behind, and never hangs on an idle one. Should the system
-/// give no thread, jobs run on the owner's thread in ``start(_:)``.
+/// ``close()`` (and `deinit`) lets the jobs started finish, ends the thread and joins it: a
+/// worker never leaves a thread behind, and never hangs on an idle one. Should the system give no thread, jobs run on the owner's thread in ``start(_:)``.
 final class Worker<Output: Sendable> {
     private struct State {
-        /// The job started and not yet taken by the thread.
-        var job: (@Sendable () -> Output)?
-        /// Whether the output of the last job started is in.
-        var finished = false
-        var output: Output?
+        /// The jobs started and not yet taken by the thread, oldest first.
+        var jobs: [@Sendable () -> Output] = []
+        /// The outputs of the jobs that ended and were not taken yet, oldest first.
+        var outputs: [Output] = []
         /// Set by ``close()``: the thread ends once no job is left.
         var closing = false
         /// Set by the thread as the last thing it does.
@@ -32,24 +32,22 @@ final class Worker<Output: Sendable> {
     private var closed = false
     /// Whether the system gave a thread (otherwise jobs run in ``start(_:)``).
     private var hasThread = false
+    /// The number of jobs started whose outputs were not taken yet.
+    private(set) var pendingCount = 0
     /// Whether a job was started and its output not yet taken.
-    private(set) var isPending = false
+    var isPending: Bool { pendingCount > 0 }
 
     /// Starts the worker's thread, named `name` (what `top -H` shows).
     init(name: String) {
         let shared = shared, jobIn = jobIn, outputIn = outputIn
         thread = OwnedThread.start(name: name) {
             while true {
-                let job = shared.withLock(waitingOn: jobIn, until: { $0.job != nil || $0.closing }) { state in
-                    defer { state.job = nil }
-                    return state.job
+                let job = shared.withLock(waitingOn: jobIn, until: { !$0.jobs.isEmpty || $0.closing }) { state in
+                    state.jobs.isEmpty ? nil : state.jobs.removeFirst()
                 }
                 guard let job else { break }
                 let output = job()
-                shared.withLock {
-                    $0.output = output
-                    $0.finished = true
-                }
+                shared.withLock { $0.outputs.append(output) }
                 shared.broadcast(outputIn)
             }
             shared.withLock { $0.exited = true }
@@ -57,51 +55,45 @@ final class Worker<Output: Sendable> {
         hasThread = thread != nil
     }
 
-    /// Starts `job` on the worker's thread; the previous job's output must have been taken
-    /// (``wait()``), and the worker not closed.
-    func start(_ job: @escaping @Sendable () -> Output) {
-        precondition(!isPending, "Worker: wait() for the previous job first")
+    /// Starts `job` on the worker's thread, after the jobs started before it; at most `limit`
+    /// jobs may be pending (started, their outputs not taken with ``wait()``), and the worker
+    /// must not be closed.
+    func start(_ job: @escaping @Sendable () -> Output, limit: Int = 1) {
+        precondition(pendingCount < limit, "Worker: wait() for an earlier job first")
         precondition(!closed, "Worker: start() after close()")
-        isPending = true
+        pendingCount += 1
         guard thread != nil else {
             let output = job()
-            shared.withLock {
-                $0.output = output
-                $0.finished = true
-            }
+            shared.withLock { $0.outputs.append(output) }
             return
         }
-        shared.withLock {
-            $0.finished = false
-            $0.job = job
-        }
+        shared.withLock { $0.jobs.append(job) }
         shared.signal(jobIn)
     }
 
-    /// Waits for the job started last and takes its output; nil when none is pending.
+    /// Waits for the oldest job pending and takes its output; nil when none is pending.
     func wait() -> Output? {
-        guard isPending else { return nil }
-        isPending = false
-        return shared.withLock(waitingOn: outputIn, until: { $0.finished }) { state in
-            defer {
-                state.output = nil
-                state.finished = false
-            }
-            return state.output
+        guard pendingCount > 0 else { return nil }
+        pendingCount -= 1
+        return shared.withLock(waitingOn: outputIn, until: { !$0.outputs.isEmpty }) { state in
+            state.outputs.removeFirst()
         }
     }
 
-    /// Lets the job under way finish (its output is dropped), ends the thread and joins it.
+    /// Lets the jobs started finish (their outputs are dropped), ends the thread and joins it.
     /// Later calls do nothing.
     func close() {
         guard !closed else { return }
         closed = true
-        isPending = false
+        pendingCount = 0
         shared.withLock { $0.closing = true }
         shared.signal(jobIn)
         thread?.join()
         thread = nil
-        shared.withLock { $0.output = nil }
+        shared.withLock {
+            $0.jobs = []
+            $0.outputs = []
+        }
     }
 
     /// Whether the worker's thread has ended (or never started), read from a value that

@@ -176,10 +176,15 @@ package struct AccountTable: Sendable {
     private var aheadAccounts: [Account??] = []
     /// ``aheadIDs`` by hash.
     private var aheadIndex = IDIndex()
-    /// With ``recordsEvictions``: the ids ``evict(keeping:)`` dropped since they were last
-    /// cleared (``clearEvictions()``, at the prefetcher's last request), with their index.
-    private(set) var evictedSinceRequest: [String] = []
+    /// With ``recordsEvictions``: the ids ``evict(keeping:)`` dropped, in order (an id once
+    /// per time it left), from eviction number ``evictionsForgotten`` on, with their hashes
+    /// and their index. A read-ahead request notes ``evictionMark``; its accounts that left
+    /// memory from then on are not installed (``installPrefetched(parts:evictedSince:)``).
+    private(set) var evictedIDs: [String] = []
+    private var evictedHashes: [Int] = []
     private var evictedIndex = IDIndex()
+    /// The number of evictions recorded and then forgotten (``forgetEvictions(before:)``).
+    private var evictionsForgotten = 0
     /// Whether ``evict(keeping:)`` records the ids it drops (a prefetcher reads ahead).
     var recordsEvictions = false
     /// Whether an account leaving memory is kept in ``released`` for another thread to free
@@ -432,17 +437,40 @@ package struct AccountTable: Sendable {
 
     /// Records that the account in slot `s` leaves memory while a read-ahead may be under way.
     private mutating func noteEvicted(_ s: Int) {
-        let id = slots[s].id, hash = slots[s].hash
-        guard evictedIndex.find(hash, where: { evictedSinceRequest[$0] == id }) == nil else { return }
-        evictedIndex.insert(hash, position: evictedSinceRequest.count)
-        evictedSinceRequest.append(id)
+        evictedIndex.insert(slots[s].hash, position: evictedIDs.count)
+        evictedIDs.append(slots[s].id)
+        evictedHashes.append(slots[s].hash)
     }
 
-    /// Forgets the ids evicted so far (a new read-ahead request starts).
-    mutating func clearEvictions() {
-        evictedSinceRequest.removeAll(keepingCapacity: true)
-        evictedIndex.removeAll()
+    /// The number of evictions recorded so far: what a read-ahead request notes when it is
+    /// made, to tell the accounts that left memory after it.
+    var evictionMark: Int { evictionsForgotten + evictedIDs.count }
+
+    /// Whether `id` (whose hash is `hash`) left memory at or after eviction number `mark`.
+    private func evicted(_ id: String, hash: Int, since mark: Int) -> Bool {
+        let first = mark - evictionsForgotten
+        return evictedIndex.find(hash, where: { $0 >= first && evictedIDs[$0] == id }) != nil
     }
+
+    /// Forgets the evictions before number `mark` (no request outstanding was made before
+    /// them).
+    mutating func forgetEvictions(before mark: Int) {
+        let drop = min(mark - evictionsForgotten, evictedIDs.count)
+        guard drop > 0 else { return }
+        evictionsForgotten += drop
+        evictedIndex.removeAll()
+        if drop == evictedIDs.count {
+            evictedIDs.removeAll(keepingCapacity: true)
+            evictedHashes.removeAll(keepingCapacity: true)
+            return
+        }
+        evictedIDs.removeFirst(drop)
+        evictedHashes.removeFirst(drop)
+        for (p, hash) in evictedHashes.enumerated() { evictedIndex.insert(hash, position: p) }
+    }
+
+    /// Forgets the ids evicted so far (no request is outstanding).
+    mutating func clearEvictions() { forgetEvictions(before: evictionMark) }
 
     /// Holds all but the `n` most recently used expanded accounts in compact form (see
     /// ``BadgeStream/compact(keeping:)``); an account too large for it stays expanded.
@@ -550,8 +578,10 @@ package struct AccountTable: Sendable {
 
     /// ``installPrefetched(_:)`` from the parts each reader read (``StorePrefetcher/collectParts()``),
     /// not merged first: each id is hashed once, and each account moved out of its part
-    /// (not copied).
-    mutating func installPrefetched(parts: consuming [[String: Account?]]) {
+    /// (not copied). `mark`: the ``evictionMark`` when they were requested (an account
+    /// evicted from then on is left out); by default every eviction recorded counts.
+    mutating func installPrefetched(parts: consuming [[String: Account?]], evictedSince mark: Int? = nil) {
+        let mark = mark ?? evictionsForgotten
         aheadIDs.removeAll(keepingCapacity: true)
         aheadAccounts.removeAll(keepingCapacity: true)
         aheadIndex.removeAll()
@@ -565,7 +595,7 @@ package struct AccountTable: Sendable {
                 let hash = IDIndex.hash(id)
                 let stale =
                     slot(of: id, hash: hash) != nil
-                    || evictedIndex.find(hash, where: { evictedSinceRequest[$0] == id }) != nil
+                    || evicted(id, hash: hash, since: mark)
                     || aheadIndex.find(hash, where: { aheadIDs[$0] == id }) != nil
                 if !stale {
                     var account: Account? = nil

@@ -47,6 +47,9 @@ public protocol AccountPrefetcher: AnyObject {
 package protocol PartedAccountPrefetcher: AccountPrefetcher {
     /// ``AccountPrefetcher/collect()`` as one part per reader (their ids do not overlap).
     func collectParts() -> [[String: Account?]]
+    /// How many requests may be outstanding at once (``AccountPrefetcher`` allows one):
+    /// each collect takes the oldest.
+    var requestsAhead: Int { get }
     /// ``AccountPrefetcher/request(_:)`` that also frees `released` (accounts that left
     /// memory) on the readers' threads, off the applying thread.
     func request(_ ids: [String], releasing released: consuming [AccountBox])
@@ -209,7 +212,10 @@ public struct BadgeStream: Sendable {
     mutating func installPrefetched(_ ahead: [String: Account?]) { table.installPrefetched(ahead) }
 
     /// ``installPrefetched(_:)`` from the parts each reader read, not merged first.
-    mutating func installPrefetched(parts: consuming [[String: Account?]]) { table.installPrefetched(parts: parts) }
+    /// `mark`: the eviction mark when they were requested (``AccountTable/evictionMark``).
+    mutating func installPrefetched(parts: consuming [[String: Account?]], evictedSince mark: Int? = nil) {
+        table.installPrefetched(parts: parts, evictedSince: mark)
+    }
 
     /// The state of `device` in `account` (by default the device's own account), if it has
     /// joined it.

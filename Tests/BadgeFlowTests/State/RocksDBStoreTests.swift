@@ -154,6 +154,18 @@ import Darwin
         }
         prefetcher.request(["u1"], releasing: [])
         #expect(prefetcher.collect().count == 1)
+        // Two requests outstanding (one split between the readers, one not): each collect
+        // takes the oldest, with its own accounts.
+        #expect(prefetcher.requestsAhead == 2)
+        prefetcher.request(wanted)
+        prefetcher.request(["u7", "nobody"])
+        #expect(Set(prefetcher.collect().keys) == Set(wanted))
+        #expect(Set(prefetcher.collect().keys) == ["u7", "nobody"])
+        prefetcher.request(["u2"])
+        prefetcher.request(wanted)
+        #expect(Array(prefetcher.collect().keys) == ["u2"])
+        #expect(prefetcher.collectParts().count == 2)
+        #expect(prefetcher.collect().isEmpty)
         prefetcher.close()
         checkpointer.close()
     }

@@ -8,8 +8,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The one worker type of the state stores: one job at a time on a thread it owns, and no
-/// thread left behind by `close()` or `deinit`.
+/// The one worker type of the state stores: jobs in the order started on a thread it owns,
+/// and no thread left behind by `close()` or `deinit`.
 @Suite struct WorkerTests {
     @Test func jobsRunInTurnOnTheWorkersOwnThread() {
         let worker = Worker<Int>(name: "test")
@@ -55,6 +55,42 @@ import Darwin
         #expect(!ended())
         worker = nil
         #expect(ended())
+    }
+
+    /// With a limit of two, a second job waits behind the first on the same thread, and
+    /// the outputs come back oldest first; closing lets both finish.
+    @Test func twoJobsPendingRunInTheOrderStarted() {
+        let worker = Worker<Int>(name: "test")
+        let order = Locked<[Int]>([])
+        worker.start(
+            {
+                usleep(50_000)
+                order.withLock { $0.append(1) }
+                return 1
+            }, limit: 2)
+        worker.start(
+            {
+                order.withLock { $0.append(2) }
+                return 2
+            }, limit: 2)
+        #expect(worker.pendingCount == 2)
+        #expect(worker.wait() == 1)
+        #expect(worker.pendingCount == 1)
+        #expect(worker.wait() == 2)
+        #expect(worker.wait() == nil)
+        #expect(order.withLock { $0 } == [1, 2])
+        let finished = Locked(0)
+        for n in 1...2 {
+            worker.start(
+                {
+                    usleep(20_000)
+                    finished.withLock { $0 += 1 }
+                    return n
+                }, limit: 2)
+        }
+        worker.close()
+        #expect(finished.withLock { $0 } == 2)
+        #expect(worker.wait() == nil)
     }
 
     @Test func aWorkerReleasedWithAJobPendingEndsItsThread() {

@@ -230,7 +230,7 @@ import Testing
         t.recordsEvictions = true
         try Self.use(&t, ["resident"])
         t.evict(keeping: 1)
-        #expect(t.slot(of: "evicted") == nil && t.evictedSinceRequest == ["evicted"])
+        #expect(t.slot(of: "evicted") == nil && t.evictedIDs == ["evicted"])
         t.installPrefetched(["resident": Self.account(clock: 1), "evicted": Self.account(clock: 2), "new": Self.account(clock: 3)])
         func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)) }
         #expect(take("resident") == nil && take("evicted") == nil)
@@ -238,6 +238,37 @@ import Testing
         t.clearEvictions()
         t.installPrefetched(["evicted": Self.account(clock: 4)])
         #expect(take("evicted")??.clock == 4)
+    }
+
+    /// With two requests outstanding, each leaves out only the accounts evicted since it
+    /// was made (its ``AccountTable/evictionMark``); forgetting the evictions before the
+    /// later one's mark keeps those after it.
+    @Test func eachReadAheadRequestLeavesOutWhatWasEvictedSinceItsOwnMark() throws {
+        var t = Self.table(["a", "b", "c"])
+        t.recordsEvictions = true
+        try Self.use(&t, ["c", "b", "a"])
+        t.evict(keeping: 2)  // c leaves before either request
+        let first = t.evictionMark
+        t.evict(keeping: 1)  // b leaves after the first request
+        let second = t.evictionMark
+        t.evict(keeping: 0)  // a leaves after both
+        #expect(t.evictedIDs == ["c", "b", "a"])
+        func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)) }
+        let copies: [String: Account?] = ["a": Self.account(clock: 1), "b": Self.account(clock: 2), "c": Self.account(clock: 3)]
+        t.installPrefetched(parts: [copies], evictedSince: first)
+        #expect(take("a") == nil && take("b") == nil && take("c")??.clock == 3)
+        t.forgetEvictions(before: second)
+        #expect(t.evictedIDs == ["a"] && t.evictionMark == second + 1)
+        t.installPrefetched(parts: [copies], evictedSince: second)
+        #expect(take("a") == nil && take("b")??.clock == 2 && take("c")??.clock == 3)
+        // An account evicted again after it came back counts from its latest eviction.
+        _ = t.insert(Self.account(clock: 4), as: "c")
+        let third = t.evictionMark
+        t.evict(keeping: 0)
+        t.installPrefetched(parts: [copies], evictedSince: third)
+        #expect(take("c") == nil && take("b")??.clock == 2)
+        t.clearEvictions()
+        #expect(t.evictedIDs.isEmpty && t.evictionMark == third + 1)
     }
 
     /// An account dropped from a commit under way's slot no longer counts as in flight, and
