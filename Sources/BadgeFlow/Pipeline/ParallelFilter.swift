@@ -292,16 +292,16 @@ extension ParallelFilter {
         // here, in order) are collected and dropped: nothing read for another batch is used.
         while let r = requested.first, r.batch !== batch, !inFlight.contains(where: { $0 === r.batch }) {
             requested.removeFirst()
-            if r.asked { _ = parted?.collectParts() ?? [prefetcher.collect()] }
+            if r.asked { _ = parted?.collectParts() ?? [ReadAccounts(prefetcher.collect())] }
         }
         // The readers' parts as they are (merging them would hash half the ids again), moved
         // in: a copy left here would make taking each account out of them copy the parts.
-        var parts: [[String: Account?]] = []
+        var parts: [ReadAccounts] = []
         var mark = stream.table.evictionMark
         if let r = requested.first, r.batch === batch {
             requested.removeFirst()
             if r.asked {
-                parts = parted?.collectParts() ?? [prefetcher.collect()]
+                parts = parted?.collectParts() ?? [ReadAccounts(prefetcher.collect())]
                 mark = r.evictionMark
             }
         }

@@ -22,10 +22,10 @@ package protocol AccountStore: AccountSource {
     func recordRules(_ rules: RuleSet) throws(StateFile.Failure)
     /// Checks that every stored account fits `rules`.
     func checkFits(_ rules: RuleSet) throws(StateFile.Failure)
-    /// Reads the accounts `ids`: each id with its account, or with nil when the state has
-    /// none. An id that could not be read is left out (the stream loads it itself and reports
-    /// the error with the line that needed it).
-    func loadAccounts(_ ids: [String], rules: RuleSet) -> [String: Account?]
+    /// Reads the accounts `ids`, in order: each id with its account, or with nil when the
+    /// state has none. An id that could not be read is left out (the stream loads it itself
+    /// and reports the error with the line that needed it).
+    func readAccounts(_ ids: [String], rules: RuleSet) -> ReadAccounts
     /// The stored accounts (`ids`: only these) in a new stream; `compact`: held compactly.
     func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream
     /// Writes every account of `stream` (`state convert`).
@@ -71,7 +71,7 @@ private final class Release: @unchecked Sendable {
 /// `request`/`collect` are called by the applying thread alone.
 package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetcher {
     private let readers: [Store]
-    private let workers: [Worker<[String: Account?]>]
+    private let workers: [Worker<ReadAccounts>]
     private let rules: [RuleSet]
     /// Whether ``close()`` closes the readers (connections of their own) or leaves them to
     /// their owner (a shared handle).
@@ -131,7 +131,7 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
             workers[n].start(
                 {
                     freed.now()
-                    return store.loadAccounts(part, rules: rules)
+                    return store.readAccounts(part, rules: rules)
                 }, limit: requestsAhead)
         }
     }
@@ -139,8 +139,8 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
     /// Waits for the oldest outstanding request's accounts (empty when there is none).
     package func collect() -> [String: Account?] {
         var all: [String: Account?] = [:]
-        for found in collectParts() {
-            if all.isEmpty { all = found } else { all.merge(found) { a, _ in a } }
+        for part in collectParts() {
+            for (i, id) in part.ids.enumerated() where all.index(forKey: id) == nil { all[id] = .some(part.accounts[i]) }
         }
         return all
     }
@@ -148,10 +148,10 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
     /// Waits for the oldest outstanding request's accounts, as each reader read its part
     /// (none when there is no request). Each reader runs its parts in the order requested,
     /// so the first `n` readers' oldest outputs are this request's.
-    package func collectParts() -> [[String: Account?]] {
+    package func collectParts() -> [ReadAccounts] {
         guard !partsPending.isEmpty else { return [] }
         let n = partsPending.removeFirst()
-        var parts: [[String: Account?]] = []
+        var parts: [ReadAccounts] = []
         for worker in workers.prefix(n) {
             guard let found = worker.wait() else { continue }
             parts.append(found)

@@ -573,14 +573,15 @@ package struct AccountTable: Sendable {
     /// Takes accounts read ahead for the next batch (``AccountPrefetcher/collect()``),
     /// without those that came into memory or were evicted since they were requested.
     mutating func installPrefetched(_ ahead: consuming [String: Account?]) {
-        installPrefetched(parts: [ahead])
+        installPrefetched(parts: [ReadAccounts(ahead)])
     }
 
     /// ``installPrefetched(_:)`` from the parts each reader read (``StorePrefetcher/collectParts()``),
-    /// not merged first: each id is hashed once, and each account moved out of its part
-    /// (not copied). `mark`: the ``evictionMark`` when they were requested (an account
-    /// evicted from then on is left out); by default every eviction recorded counts.
-    mutating func installPrefetched(parts: consuming [[String: Account?]], evictedSince mark: Int? = nil) {
+    /// not merged first: no id is hashed here (each part carries its hashes), and each
+    /// account is moved out of its part (not copied). `mark`: the ``evictionMark`` when they
+    /// were requested (an account evicted from then on is left out); by default every
+    /// eviction recorded counts.
+    mutating func installPrefetched(parts: consuming [ReadAccounts], evictedSince mark: Int? = nil) {
         let mark = mark ?? evictionsForgotten
         aheadIDs.removeAll(keepingCapacity: true)
         aheadAccounts.removeAll(keepingCapacity: true)
@@ -589,22 +590,18 @@ package struct AccountTable: Sendable {
         // accounts move out of it in place), in order: an id in two parts keeps the first.
         parts.reverse()
         while var part = parts.popLast() {
-            var i = part.startIndex
-            while i != part.endIndex {
-                let id = part.keys[i]
-                let hash = IDIndex.hash(id)
+            for i in part.ids.indices {
+                let id = part.ids[i], hash = part.hashes[i]
                 let stale =
                     slot(of: id, hash: hash) != nil
                     || evicted(id, hash: hash, since: mark)
                     || aheadIndex.find(hash, where: { aheadIDs[$0] == id }) != nil
-                if !stale {
-                    var account: Account? = nil
-                    swap(&account, &part.values[i])
-                    aheadIndex.insert(hash, position: aheadIDs.count)
-                    aheadIDs.append(id)
-                    aheadAccounts.append(.some(account))
-                }
-                part.formIndex(after: &i)
+                guard !stale else { continue }
+                var account: Account? = nil
+                swap(&account, &part.accounts[i])
+                aheadIndex.insert(hash, position: aheadIDs.count)
+                aheadIDs.append(id)
+                aheadAccounts.append(.some(account))
             }
         }
     }

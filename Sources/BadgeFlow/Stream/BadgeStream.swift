@@ -42,11 +42,54 @@ public protocol AccountPrefetcher: AnyObject {
     func collect() -> [String: Account?]
 }
 
+/// The accounts one reader read ahead, in the order asked: each id with its hash
+/// (``IDIndex/hash(_:)``, computed on the reader's thread) and its account (nil when the
+/// store has none). An id that could not be read is left out.
+///
+/// Arrays, not a dictionary: the reader inserts nothing into a hash table and the applying
+/// thread, which installs them, hashes no id again.
+package struct ReadAccounts: Sendable {
+    package var ids: [String] = []
+    package var hashes: [Int] = []
+    package var accounts: [Account?] = []
+
+    /// None, with room for `capacity`.
+    package init(capacity: Int = 0) {
+        ids.reserveCapacity(capacity)
+        hashes.reserveCapacity(capacity)
+        accounts.reserveCapacity(capacity)
+    }
+
+    /// The entries of `found`, in its order.
+    package init(_ found: consuming [String: Account?]) {
+        self.init(capacity: found.count)
+        for (id, account) in found { append(id, account) }
+    }
+
+    /// Adds `id` and what the store has for it.
+    package mutating func append(_ id: String, _ account: consuming Account?) {
+        ids.append(id)
+        hashes.append(IDIndex.hash(id))
+        accounts.append(account)
+    }
+
+    /// The number of ids.
+    package var count: Int { ids.count }
+
+    /// As a dictionary (an id in two entries keeps the first).
+    package func dictionary() -> [String: Account?] {
+        var out: [String: Account?] = [:]
+        out.reserveCapacity(ids.count)
+        for (i, id) in ids.enumerated() where out.index(forKey: id) == nil { out[id] = .some(accounts[i]) }
+        return out
+    }
+}
+
 /// An ``AccountPrefetcher`` that hands over what each of its readers read as it is
 /// (``collectParts()``), so that the stream takes the accounts without merging the parts.
 package protocol PartedAccountPrefetcher: AccountPrefetcher {
     /// ``AccountPrefetcher/collect()`` as one part per reader (their ids do not overlap).
-    func collectParts() -> [[String: Account?]]
+    func collectParts() -> [ReadAccounts]
     /// How many requests may be outstanding at once (``AccountPrefetcher`` allows one):
     /// each collect takes the oldest.
     var requestsAhead: Int { get }
@@ -209,11 +252,11 @@ public struct BadgeStream: Sendable {
 
     /// Takes accounts read ahead for the next batch (``AccountPrefetcher/collect()``),
     /// without those that came into memory or were evicted since they were requested.
-    mutating func installPrefetched(_ ahead: [String: Account?]) { table.installPrefetched(ahead) }
+    mutating func installPrefetched(_ ahead: [String: Account?]) { table.installPrefetched(parts: [ReadAccounts(ahead)]) }
 
     /// ``installPrefetched(_:)`` from the parts each reader read, not merged first.
     /// `mark`: the eviction mark when they were requested (``AccountTable/evictionMark``).
-    mutating func installPrefetched(parts: consuming [[String: Account?]], evictedSince mark: Int? = nil) {
+    mutating func installPrefetched(parts: consuming [ReadAccounts], evictedSince mark: Int? = nil) {
         table.installPrefetched(parts: parts, evictedSince: mark)
     }
 

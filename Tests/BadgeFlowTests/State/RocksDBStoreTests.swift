@@ -150,7 +150,10 @@ import Darwin
         let again = prefetcher.collectParts()
         #expect(again.count == 2 && again.map(\.count).reduce(0, +) == 600)
         for part in again {
-            for (id, account) in part { #expect(account.map(Self.json) == (got[id] ?? nil).map(Self.json)) }
+            // In the order asked, each with its hash.
+            #expect(part.hashes == part.ids.map(IDIndex.hash))
+            #expect(part.ids == wanted.filter(part.ids.contains))
+            for (id, account) in part.dictionary() { #expect(account.map(Self.json) == (got[id] ?? nil).map(Self.json)) }
         }
         prefetcher.request(["u1"], releasing: [])
         #expect(prefetcher.collect().count == 1)

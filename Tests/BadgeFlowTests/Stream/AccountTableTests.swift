@@ -206,7 +206,7 @@ import Testing
         var t = AccountTable()
         let first: [String: Account?] = ["a": Self.account(clock: 1), "gone": Account?.none, "both": Self.account(clock: 3)]
         let second: [String: Account?] = ["b": Self.account(clock: 2), "both": Self.account(clock: 4)]
-        t.installPrefetched(parts: [first, second])
+        t.installPrefetched(parts: [ReadAccounts(first), ReadAccounts(second)])
         func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)) }
         #expect(take("a")??.clock == 1)
         #expect(take("a") == nil)
@@ -218,7 +218,7 @@ import Testing
         #expect(storeHasNone)
         #expect(take("never") == nil)
         // A later install replaces what was left.
-        t.installPrefetched(parts: [["c": Self.account(clock: 5)]])
+        t.installPrefetched(parts: [ReadAccounts(["c": Self.account(clock: 5)])])
         #expect(take("b") == nil && take("c")??.clock == 5)
     }
 
@@ -255,17 +255,17 @@ import Testing
         #expect(t.evictedIDs == ["c", "b", "a"])
         func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)) }
         let copies: [String: Account?] = ["a": Self.account(clock: 1), "b": Self.account(clock: 2), "c": Self.account(clock: 3)]
-        t.installPrefetched(parts: [copies], evictedSince: first)
+        t.installPrefetched(parts: [ReadAccounts(copies)], evictedSince: first)
         #expect(take("a") == nil && take("b") == nil && take("c")??.clock == 3)
         t.forgetEvictions(before: second)
         #expect(t.evictedIDs == ["a"] && t.evictionMark == second + 1)
-        t.installPrefetched(parts: [copies], evictedSince: second)
+        t.installPrefetched(parts: [ReadAccounts(copies)], evictedSince: second)
         #expect(take("a") == nil && take("b")??.clock == 2 && take("c")??.clock == 3)
         // An account evicted again after it came back counts from its latest eviction.
         _ = t.insert(Self.account(clock: 4), as: "c")
         let third = t.evictionMark
         t.evict(keeping: 0)
-        t.installPrefetched(parts: [copies], evictedSince: third)
+        t.installPrefetched(parts: [ReadAccounts(copies)], evictedSince: third)
         #expect(take("c") == nil && take("b")??.clock == 2)
         t.clearEvictions()
         #expect(t.evictedIDs.isEmpty && t.evictionMark == third + 1)

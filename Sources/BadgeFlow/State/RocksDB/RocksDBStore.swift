@@ -711,10 +711,14 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// account, or with nil when the state has none. An id that could not be read or decoded
     /// is left out (the stream loads it itself and reports the error).
     public func loadAccounts(_ ids: [String], rules: RuleSet) -> [String: Account?] {
-        var found: [String: Account?] = [:]
+        readAccounts(ids, rules: rules).dictionary()
+    }
+
+    /// ``loadAccounts(_:rules:)`` in the order of `ids` (``AccountStore``).
+    package func readAccounts(_ ids: [String], rules: RuleSet) -> ReadAccounts {
+        var found = ReadAccounts(capacity: ids.count)
         guard let db, !ids.isEmpty else { return found }
         Self.countNothing()
-        found.reserveCapacity(ids.count)
         let chunk = 1024
         var slices = [OpaquePointer?](repeating: nil, count: chunk)
         var errors = [UnsafeMutablePointer<CChar>?](repeating: nil, count: chunk)
@@ -751,14 +755,14 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                     continue
                 }
                 guard let s = slices[i] else {
-                    found[id] = .some(nil)
+                    found.append(id, nil)
                     continue
                 }
                 var n = 0
                 if let v = rocksdb_pinnableslice_value(s, &n) {
-                    if let a = try? decode(id, UnsafeRawBufferPointer(start: v, count: n), rules: rules) { found[id] = .some(a) }
+                    if let a = try? decode(id, UnsafeRawBufferPointer(start: v, count: n), rules: rules) { found.append(id, a) }
                 } else {
-                    found[id] = .some(nil)
+                    found.append(id, nil)
                 }
                 rocksdb_pinnableslice_destroy(s)
                 slices[i] = nil
@@ -931,8 +935,9 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         for i in changed.indices where changed[i].storedCounts == nil { unknown.append(changed[i].id) }
         var previous: [String: (Int, Int)] = [:]
         if !unknown.isEmpty {
-            for (id, found) in loadAccounts(unknown, rules: rules) {
-                if let a = found { previous[id] = (a.devices.count, a.tree.markCount) }
+            let found = readAccounts(unknown, rules: rules)
+            for (i, id) in found.ids.enumerated() {
+                if let a = found.accounts[i] { previous[id] = (a.devices.count, a.tree.markCount) }
             }
         }
         let batch = rocksdb_writebatch_create()

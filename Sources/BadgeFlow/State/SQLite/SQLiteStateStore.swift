@@ -96,12 +96,11 @@ extension StoreCheckpointer where Store == SQLiteStore {
 
 extension SQLiteStore: AccountStore {
     /// Reads the accounts `ids` in one read transaction (``AccountStore``).
-    package func loadAccounts(_ ids: [String], rules: RuleSet) -> [String: Account?] {
-        var found: [String: Account?] = [:]
-        found.reserveCapacity(ids.count)
+    package func readAccounts(_ ids: [String], rules: RuleSet) -> ReadAccounts {
+        var found = ReadAccounts(capacity: ids.count)
         read {
             for id in ids {
-                do throws(StateFile.Failure) { found[id] = .some(try loadAccount(id, rules: rules)) } catch {}
+                do throws(StateFile.Failure) { found.append(id, try loadAccount(id, rules: rules)) } catch {}
             }
         }
         return found
