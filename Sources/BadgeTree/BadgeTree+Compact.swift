@@ -140,6 +140,11 @@ package struct CompactWriter: ~Copyable {
 /// cannot have been written), every read gives 0 or "" and sets ``failed``: a damaged form
 /// is refused, never trapped on.
 package struct CompactReader {
+    /// What a decode that found the bytes malformed throws (the reader is then failed).
+    package struct Malformed: Error {
+        package init() {}
+    }
+
     /// The bytes read.
     @usableFromInline package let bytes: UnsafeRawBufferPointer
     /// Where the next read starts.
@@ -235,7 +240,7 @@ package struct CompactReader {
 extension BadgeTree {
     /// Appends the tree's compact form: its nodes as they are (each as its parent's index and
     /// the last segment of its path, with its own mark, contribution, display mode, provenance
-    /// and expiry), the rule names they refer to and the once tokens. ``init(configuration:compact:)``
+    /// and expiry), the rule names they refer to and the once tokens. ``decodeCompact(configuration:from:)``
     /// makes the same nodes in the same order from it, without hashing or checking a path.
     package func writeCompact(into out: inout [UInt8]) {
         var w = CompactWriter()
@@ -316,20 +321,24 @@ extension BadgeTree {
         return marks
     }
 
-    /// The tree `writeCompact(into:)` wrote, read from `reader`; nil (with the reader
+    /// The tree `writeCompact(into:)` wrote, read from `reader`; throws (with the reader
     /// failed) when the bytes are not such a form.
-    package init?(configuration: Configuration, compact r: inout CompactReader) {
-        // Initialised here, not by delegating to another init: that made the tree in a temporary
-        // and copied it (a retain and release of each of its parts).
-        self.configuration = configuration
+    ///
+    /// A static func that fills a local tree and returns it (a move), not an init: an init,
+    /// failable or throwing, built the tree in a temporary and copied it into its result (a
+    /// retain and release of each of its parts, ~0.5k instructions a tree under callgrind).
+    package static func decodeCompact(configuration: Configuration, from r: inout CompactReader) throws(CompactReader.Malformed)
+        -> BadgeTree
+    {
+        var t = BadgeTree(decoding: configuration)
         let count = r.count()
-        nodes.reserveCapacity(count)
+        t.nodes.reserveCapacity(count)
         let originCount = r.count()
-        if originCount > 0 { origins.reserveCapacity(originCount) }
-        for _ in 0..<originCount { origins.append(r.string()) }
+        if originCount > 0 { t.origins.reserveCapacity(originCount) }
+        for _ in 0..<originCount { t.origins.append(r.string()) }
         guard count >= 1, !r.failed else {
             r.failed = true
-            return nil
+            throw CompactReader.Malformed()
         }
         for i in 0..<count {
             // Each node read whole, then appended once: its path made in one piece.
@@ -337,7 +346,7 @@ extension BadgeTree {
             if i == 0 {
                 guard Self.isRoot(r.raw(r.count()), of: configuration), !r.failed else {
                     r.failed = true
-                    return nil
+                    throw CompactReader.Malformed()
                 }
                 path = configuration.root
                 parent = -1
@@ -347,21 +356,21 @@ extension BadgeTree {
                 let name = r.raw(r.count())
                 // A segment is never empty and holds no dot; a path keeps BadgePath's limits.
                 guard !r.failed, !name.isEmpty, !name.contains(UInt8(ascii: ".")),
-                    Int(nodes[parent].depth) < BadgePath.maxSegments,
-                    nodes[parent].path.utf8.count + 1 + name.count <= BadgePath.maxBytes
+                    Int(t.nodes[parent].depth) < BadgePath.maxSegments,
+                    t.nodes[parent].path.utf8.count + 1 + name.count <= BadgePath.maxBytes
                 else {
                     r.failed = true
-                    return nil
+                    throw CompactReader.Malformed()
                 }
-                path = Self.path(nodes[parent].path, name)
-                depth = nodes[parent].depth &+ 1
+                path = Self.path(t.nodes[parent].path, name)
+                depth = t.nodes[parent].depth &+ 1
             }
             // -1 (no mark), 0 (a dot) or a count up to maxCount, as the tree keeps them: sums
             // of larger ones could overflow.
             let own = r.signed()
             guard own >= -1, own <= Self.maxCount else {
                 r.failed = true
-                return nil
+                throw CompactReader.Malformed()
             }
             let flags = r.byte()
             let contribution: Contribution
@@ -378,42 +387,48 @@ extension BadgeTree {
             }
             var origin: UInt16 = 0, seq = 0, at: Double = 0, expires = Double.infinity
             if flags & 16 != 0 {
-                let o = r.index(below: origins.count + 1)
+                let o = r.index(below: t.origins.count + 1)
                 guard o > 0 else {
                     r.failed = true
-                    return nil
+                    throw CompactReader.Malformed()
                 }
                 origin = UInt16(truncatingIfNeeded: o)
                 seq = r.signed()
                 at = r.time()
             }
             if flags & 32 != 0 { expires = r.time() }
-            guard !r.failed else { return nil }
-            nodes.append(
+            guard !r.failed else { throw CompactReader.Malformed() }
+            t.nodes.append(
                 Node(
-                    path: path, parent: Int32(parent), nextSibling: parent >= 0 ? nodes[parent].firstChild : -1, own: own,
+                    path: path, parent: Int32(parent), nextSibling: parent >= 0 ? t.nodes[parent].firstChild : -1, own: own,
                     depth: depth, contribution: contribution, origin: origin, seq: seq, at: at, expires: expires, mode: mode))
-            if parent >= 0 { nodes[parent].firstChild = Int32(i) }
+            if parent >= 0 { t.nodes[parent].firstChild = Int32(i) }
         }
         for _ in 0..<r.count() {
             let node = r.index(below: count)
-            var t = OnceTokens()
-            if r.varint() != 0 { t.held = r.string() }
-            for _ in 0..<r.count() { t.dismissed.append(r.string()) }
-            guard !r.failed else { return nil }
-            tokens[Int32(node)] = t
+            var once = OnceTokens()
+            if r.varint() != 0 { once.held = r.string() }
+            for _ in 0..<r.count() { once.dismissed.append(r.string()) }
+            guard !r.failed else { throw CompactReader.Malformed() }
+            t.tokens[Int32(node)] = once
         }
-        recomputeAggregates()
-        if nodes.count > Self.smallTree {
-            for n in nodes.indices { index.insert(nodes[n].path, Int32(n)) }
+        t.recomputeAggregates()
+        if t.nodes.count > Self.smallTree {
+            for n in t.nodes.indices { t.index.insert(t.nodes[n].path, Int32(n)) }
         }
-        if origins.count > 8 {
-            for (i, o) in origins.enumerated() { originIndex[o] = UInt16(truncatingIfNeeded: i + 1) }
+        if t.origins.count > 8 {
+            for (i, o) in t.origins.enumerated() { t.originIndex[o] = UInt16(truncatingIfNeeded: i + 1) }
         }
-        for n in nodes.indices where nodes[n].own >= 0 && nodes[n].expires.isFinite {
-            siftUp(appending: PendingExpiry(time: nodes[n].expires, node: Int32(n)))
+        for n in t.nodes.indices where t.nodes[n].own >= 0 && t.nodes[n].expires.isFinite {
+            t.siftUp(appending: PendingExpiry(time: t.nodes[n].expires, node: Int32(n)))
         }
+        // Moved out: a plain `return t` copied the tree and then destroyed the local.
+        return consume t
     }
+
+    /// A tree with `configuration` and no nodes, for ``decodeCompact(configuration:from:)``
+    /// to fill.
+    private init(decoding configuration: Configuration) { self.configuration = configuration }
 
     /// Whether `bytes` are the UTF-8 of the root `configuration` names (compared as strings
     /// when the bytes differ: a root written in another normalization still matches).

@@ -81,22 +81,30 @@ public struct SyncPolicy: Sendable, Equatable, Codable {
     public let configuration: Configuration
 
     /// Whether the user is logged in.
-    public private(set) var loggedIn = false
+    public private(set) var loggedIn: Bool
     /// Whether the app is in the foreground (devices start in the foreground).
-    public private(set) var foreground = true
+    public private(set) var foreground: Bool
     /// Pages visible now.
-    public private(set) var visible: Set<String> = []
+    public private(set) var visible: Set<String>
     /// Watched pages that have appeared since login.
-    public private(set) var appearedSinceLogin: Set<String> = []
+    public private(set) var appearedSinceLogin: Set<String>
     /// When each watched page last disappeared.
-    public private(set) var disappearedAt: [String: Double] = [:]
+    public private(set) var disappearedAt: [String: Double]
     /// Time of the last sync, or of login when there has been none.
-    public private(set) var intervalStart: Double = 0
+    public private(set) var intervalStart: Double
 
     /// Creates the state of a new device: logged out, in the foreground, no page visible.
     ///
     /// - Parameter configuration: the watched pages and the interval and away times.
-    public init(configuration: Configuration) { self.configuration = configuration }
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        loggedIn = false
+        foreground = true
+        visible = []
+        appearedSinceLogin = []
+        disappearedAt = [:]
+        intervalStart = 0
+    }
 
     /// Applies `happening` at time `now` and returns the sync it triggers, if any.
     ///
@@ -164,6 +172,8 @@ public struct SyncPolicy: Sendable, Equatable, Codable {
         configuration: Configuration, loggedIn: Bool, foreground: Bool, visible: Set<String>,
         appearedSinceLogin: Set<String>, disappearedAt: [String: Double], intervalStart: Double
     ) {
+        // The properties have no default values: with them, this init set each first and
+        // then replaced it, and copied the policy it made into its result.
         self.configuration = configuration
         self.loggedIn = loggedIn
         self.foreground = foreground

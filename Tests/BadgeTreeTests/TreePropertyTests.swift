@@ -331,7 +331,7 @@ private struct ReferenceModel {
         tree.writeCompact(into: &bytes)
         return bytes.withUnsafeBytes { b in
             var r = CompactReader(b)
-            let copy = BadgeTree(configuration: tree.configuration, compact: &r)
+            let copy = try? BadgeTree.decodeCompact(configuration: tree.configuration, from: &r)
             return r.isDone ? copy : nil
         }
     }
@@ -517,7 +517,7 @@ private struct ReferenceModel {
         func read(_ b: [UInt8]) -> BadgeTree? {
             b.withUnsafeBytes { raw in
                 var r = CompactReader(raw)
-                let tree = BadgeTree(configuration: BadgeTree.Configuration(), compact: &r)
+                let tree = try? BadgeTree.decodeCompact(configuration: BadgeTree.Configuration(), from: &r)
                 return r.isDone ? tree : nil
             }
         }

@@ -7,14 +7,14 @@ public struct Account: Sendable {
     /// The badge tree (the server's count of what is unread).
     public var tree: BadgeTree
     /// The time of the account's last event (its events without `at` take it; 0 at first).
-    public var clock: Double = 0
+    public var clock: Double
     /// The devices of the account. A device joins with its first event here that names it
     /// and leaves with `logout` (except in its own account, the one an event without
     /// `account` names) or `unregister`.
-    public var devices: [String: Device] = [:]
+    public var devices: [String: Device]
     /// The ids of the last events the account applied (an event's `id`), for telling a
     /// duplicate: see ``RecentIDs``.
-    public var ids = RecentIDs()
+    public var ids: RecentIDs
     // What a stream keeps about an account in memory (last use, changes, commits, what a
     // store last stored, its due index entry) is the stream's AccountTable's, not the
     // account's: an account is only what it describes.
@@ -22,12 +22,22 @@ public struct Account: Sendable {
     /// An account with an empty tree and no devices.
     public init(rules: RuleSet) {
         tree = BadgeTree(configuration: rules.tree)
+        clock = 0
+        devices = [:]
+        ids = RecentIDs()
     }
 
     /// An account with `tree` and no devices.
-    init(tree: BadgeTree) { self.tree = tree }
+    init(tree: BadgeTree) {
+        self.tree = tree
+        clock = 0
+        devices = [:]
+        ids = RecentIDs()
+    }
 
-    /// An account with all its parts (a stored one read back).
+    /// An account with all its parts (a stored one read back). The properties have no
+    /// default values: with them, this init set each default first and then replaced it, and
+    /// the account it made was copied into its result (a retain and release of each part).
     init(tree: BadgeTree, clock: Double, devices: [String: Device], ids: RecentIDs) {
         self.tree = tree
         self.clock = clock
