@@ -186,6 +186,10 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         // small (~2 MiB for 1M accounts) and live as long as their table file.
         rocksdb_block_based_options_set_cache_index_and_filter_blocks(table, 0)
         rocksdb_block_based_options_set_filter_policy(table, rocksdb_filterpolicy_create_bloom_full(10))
+        // A full key every 4 entries of a data block instead of 16: a read's binary search
+        // then ends within 4 keys rather than scanning up to 16 delta-encoded ones (readers
+        // -10% of instructions under callgrind; the state 1% larger). Any interval reads back.
+        rocksdb_block_based_options_set_block_restart_interval(table, 4)
         options = rocksdb_options_create()
         rocksdb_options_set_create_if_missing(options, readOnly ? 0 : 1)
         rocksdb_options_set_block_based_table_factory(options, table)
