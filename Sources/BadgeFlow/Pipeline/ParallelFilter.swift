@@ -42,8 +42,8 @@ public final class ParallelFilter {
     private let inline: LineAnalyzer
     /// Result bytes of the batch being applied; reused, so no batch allocates its own.
     private var out = JSONWriter(capacity: 1 << 20)
-    /// Reads the stored accounts a batch needs while the batch before it is applied (an
-    /// SQLite state's reader thread); only with worker threads, which analyse batches ahead.
+    /// Reads the stored accounts a batch needs while the batches before it are applied (a
+    /// database state's reader threads); only with worker threads, which analyse batches ahead.
     public var prefetcher: (any AccountPrefetcher)? {
         didSet {
             stream.table.recordsEvictions = prefetcher != nil

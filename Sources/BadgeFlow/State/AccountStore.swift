@@ -59,9 +59,10 @@ private final class Release: @unchecked Sendable {
     func now() { accounts = [] }
 }
 
-/// Reads the accounts of the next batch from a state's database on threads of its own (two
-/// readers by default, each with part of a large request), while the filter applies the
-/// batch before (``AccountPrefetcher``). Decoding an account is the larger part of loading
+/// Reads the accounts of the next batches from a state's database on threads of its own (two
+/// readers by default, each with part of a large request; up to ``requestsAhead`` requests
+/// queued, each reader taking its parts in order), while the filter applies the batches
+/// before (``AccountPrefetcher``). Decoding an account is the larger part of loading
 /// it, and it happens on the readers' threads too.
 ///
 /// Each reader is a ``Worker`` with a store to read from: SQLite gives each its own
@@ -159,7 +160,8 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
         return parts
     }
 
-    /// Waits for the request under way, ends the threads and closes the readers it owns.
+    /// Waits for the requests under way (their accounts are dropped), ends the threads and
+    /// closes the readers it owns.
     /// Close an SQLite state's readers before its writing connections: the last connection
     /// to close removes the WAL files, and a read-only one cannot.
     package func close() {
