@@ -140,9 +140,7 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
     /// Waits for the oldest outstanding request's accounts (empty when there is none).
     package func collect() -> [String: Account?] {
         var all: [String: Account?] = [:]
-        for part in collectParts() {
-            for (i, id) in part.ids.enumerated() where all.index(forKey: id) == nil { all[id] = .some(part.accounts[i]) }
-        }
+        for part in collectParts() { part.add(to: &all) }
         return all
     }
 

@@ -11,7 +11,8 @@
 /// only through the lock.
 ///
 /// ``close()`` (and `deinit`) lets the jobs started finish, ends the thread and joins it: a
-/// worker never leaves a thread behind, and never hangs on an idle one. Should the system give no thread, jobs run on the owner's thread in ``start(_:)``.
+/// worker never leaves a thread behind, and never hangs on an idle one. Should the system
+/// give no thread, jobs run on the owner's thread in ``start(_:)``.
 final class Worker<Output: Sendable> {
     private struct State {
         /// The jobs started and not yet taken by the thread, oldest first.

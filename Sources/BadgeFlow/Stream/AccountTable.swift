@@ -469,9 +469,6 @@ package struct AccountTable: Sendable {
         for (p, hash) in evictedHashes.enumerated() { evictedIndex.insert(hash, position: p) }
     }
 
-    /// Forgets the ids evicted so far (no request is outstanding).
-    mutating func clearEvictions() { forgetEvictions(before: evictionMark) }
-
     /// Holds all but the `n` most recently used expanded accounts in compact form (see
     /// ``BadgeStream/compact(keeping:)``); an account too large for it stays expanded.
     mutating func compact(keeping n: Int) {

@@ -80,8 +80,13 @@ package struct ReadAccounts: Sendable {
     package func dictionary() -> [String: Account?] {
         var out: [String: Account?] = [:]
         out.reserveCapacity(ids.count)
-        for (i, id) in ids.enumerated() where out.index(forKey: id) == nil { out[id] = .some(accounts[i]) }
+        add(to: &out)
         return out
+    }
+
+    /// Adds the entries to `dictionary`, leaving an id it holds already as it is.
+    package func add(to dictionary: inout [String: Account?]) {
+        for (i, id) in ids.enumerated() where dictionary.index(forKey: id) == nil { dictionary[id] = .some(accounts[i]) }
     }
 }
 

@@ -217,16 +217,9 @@ enum AccountCodec {
 
     /// The account `bytes` encode; nil when they are not an encoding `encode(_:into:)` made.
     static func decode(_ bytes: UnsafeRawBufferPointer, rules: RuleSet) -> Account? {
-        try? decodeAccount(bytes, rules: rules)
-    }
-
-    /// ``decode(_:rules:)``, throwing when the bytes are not such an encoding: a function
-    /// that returns an optional copied the account into it (a retain and release of each of
-    /// its parts); this one moves it out.
-    static func decodeAccount(_ bytes: UnsafeRawBufferPointer, rules: RuleSet) throws(CompactReader.Malformed) -> Account {
         var r = CompactReader(bytes)
         let clock = r.time()
-        let tree = try BadgeTree.decodeCompact(configuration: rules.tree, from: &r)
+        guard let tree = try? BadgeTree.decodeCompact(configuration: rules.tree, from: &r) else { return nil }
         let count = r.count()
         var devices: [String: Device] = count > 0 ? Dictionary(minimumCapacity: count) : [:]
         for _ in 0..<count {
@@ -234,7 +227,7 @@ enum AccountCodec {
             let icon = r.signed(), delivered = r.signed()
             // The ranges the JSON decoder checks: bytes that pass the row cache's check but
             // were made by hand must not give an account the JSON could not.
-            guard icon >= 0, delivered >= 0 else { throw CompactReader.Malformed() }
+            guard icon >= 0, delivered >= 0 else { return nil }
             let flags = r.byte()
             let sync: SyncPolicy
             if flags == 2 {
@@ -254,22 +247,21 @@ enum AccountCodec {
                     visible: visible, appearedSinceLogin: appeared, disappearedAt: disappeared,
                     intervalStart: flags & 32 != 0 ? r.time() : 0)
             }
-            guard !r.failed else { throw CompactReader.Malformed() }
+            guard !r.failed else { return nil }
             devices[id] = Device(payloadIcon: icon, delivered: delivered, sync: consume sync)
         }
         var ids = RecentIDs()
         if !r.isDone && !r.failed {
             // Written only when there is at least one.
             let n = r.count()
-            guard n >= 1, n <= RecentIDs.limit else { throw CompactReader.Malformed() }
+            guard n >= 1, n <= RecentIDs.limit else { return nil }
             var list: [String] = []
             list.reserveCapacity(n)
             for _ in 0..<n { list.append(r.string()) }
-            guard !r.failed else { throw CompactReader.Malformed() }
+            guard !r.failed else { return nil }
             ids = RecentIDs(list)
         }
-        guard r.isDone else { throw CompactReader.Malformed() }
-        let account = Account(tree: consume tree, clock: clock, devices: consume devices, ids: consume ids)
-        return consume account
+        guard r.isDone else { return nil }
+        return Account(tree: consume tree, clock: clock, devices: consume devices, ids: consume ids)
     }
 }

@@ -235,7 +235,7 @@ import Testing
         func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)) }
         #expect(take("resident") == nil && take("evicted") == nil)
         #expect(take("new")??.clock == 3)
-        t.clearEvictions()
+        t.forgetEvictions(before: t.evictionMark)
         t.installPrefetched(["evicted": Self.account(clock: 4)])
         #expect(take("evicted")??.clock == 4)
     }
@@ -267,7 +267,7 @@ import Testing
         t.evict(keeping: 0)
         t.installPrefetched(parts: [ReadAccounts(copies)], evictedSince: third)
         #expect(take("c") == nil && take("b")??.clock == 2)
-        t.clearEvictions()
+        t.forgetEvictions(before: t.evictionMark)
         #expect(t.evictedIDs.isEmpty && t.evictionMark == third + 1)
     }
 
