@@ -95,6 +95,7 @@ docs: deps
 
 # swift-format (shipped with the toolchain) in lint mode with the checked-in .swift-format.
 lint:
+	Scripts/check-case-collisions.sh
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
 
 # The Spark job's driver and task code without Spark (Integrations/spark/test_badgeflow_spark.py),

@@ -10,7 +10,7 @@ let package = Package(
         .library(name: "BadgeTree", targets: ["BadgeTree"]),
         // The engine on top of it: json-c, payloads, routing, the stream and its state.
         .library(name: "BadgeFlow", targets: ["BadgeFlow"]),
-        .executable(name: "badgeflow", targets: ["badgeflow"]),
+        .executable(name: "badgeflow", targets: ["BadgeFlowCLI"]),
     ],
     traits: [
         .trait(
@@ -56,8 +56,10 @@ let package = Package(
             name: "BadgeFlow",
             dependencies: ["BadgeTree", "CJSONC", "CSQLite", "CRocksDB"]
         ),
+        // The `badgeflow` executable (its folder is not `Sources/badgeflow`: that would differ
+        // from `Sources/BadgeFlow` only by case, one folder on a Mac's default disk).
         .executableTarget(
-            name: "badgeflow",
+            name: "BadgeFlowCLI",
             dependencies: [
                 "BadgeFlow",
                 "BadgeTree",
@@ -87,8 +89,8 @@ let package = Package(
             dependencies: ["BadgeFlow"]
         ),
         .testTarget(
-            name: "badgeflowTests",
-            dependencies: ["badgeflow"]
+            name: "BadgeFlowCLITests",
+            dependencies: ["BadgeFlowCLI"]
         ),
     ],
     swiftLanguageModes: [.v6]

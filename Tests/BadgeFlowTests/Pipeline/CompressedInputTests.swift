@@ -3,7 +3,7 @@ import Testing
 @testable import BadgeFlow
 
 /// ``CompressedInput``: a compressed INPUT is told by its magic bytes (the filter's refusal
-/// of one is in `badgeflowTests/CompressedInputTests`).
+/// of one is in `BadgeFlowCLITests/CompressedInputTests`).
 @Suite struct CompressedInputTests {
     @Test func magicBytesNameTheFormatAndItsTool() {
         #expect(CompressedInput.format(ofPrefix: [0x1F, 0x8B, 0x08, 0x00]) == .init(name: "gzip", tool: "zcat"))

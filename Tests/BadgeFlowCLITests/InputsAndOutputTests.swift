@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import badgeflow
+@testable import BadgeFlowCLI
 
 /// Many INPUTs, `--files-from`, unreadable INPUTs and `-o/--output`.
 @Suite struct InputsAndOutputTests {

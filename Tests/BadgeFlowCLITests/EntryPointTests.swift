@@ -1,7 +1,7 @@
 import ArgumentParser
 import Testing
 
-@testable import badgeflow
+@testable import BadgeFlowCLI
 
 /// `filter` is parsed with itself as the root command when ArgumentParser accepts its options
 /// as they stand, and from `badgeflow` otherwise (Badgeflow.swift, `Main.filterAlone`).

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import badgeflow
+@testable import BadgeFlowCLI
 
 /// `filter` on a gzip/zstd/bzip2/xz INPUT says so (exit 4) instead of an error line a line.
 @Suite struct CompressedInputTests {
