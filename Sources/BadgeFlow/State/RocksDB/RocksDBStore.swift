@@ -802,6 +802,14 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         }
     }
 
+    /// Every stored account read with `rules`, one value at a time, in byte order of id
+    /// (``AccountSource``: a fleet-wide `reconcile`).
+    public func forEachStoredAccount(
+        rules: RuleSet, _ body: (String, consuming Account) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) {
+        try forEachAccount(rules: rules) { (id, account) throws(StateFile.Failure) in try body(id, account) }
+    }
+
     /// Every stored account id with its JSON (read with the recorded rules), in id order.
     ///
     /// - Throws: `StateFile.Failure` when a value cannot be read, or when `body` throws.

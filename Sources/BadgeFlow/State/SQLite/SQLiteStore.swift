@@ -387,6 +387,14 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         try forEachRow { (id, bytes, _) throws(StateFile.Failure) in try body(id, String(decoding: bytes, as: UTF8.self)) }
     }
 
+    /// Every stored account read with `rules`, one row at a time, in id order
+    /// (``AccountSource``: a fleet-wide `reconcile`).
+    public func forEachStoredAccount(
+        rules: RuleSet, _ body: (String, consuming Account) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) {
+        try forEachRow { (id, bytes, cache) throws(StateFile.Failure) in try body(id, try decodeRow(id, bytes, cache, rules: rules)) }
+    }
+
     /// Checks that every stored account still fits `rules` (a state opened with rules other
     /// than the recorded ones): every mark's path is valid in their tree, under the same root.
     ///
