@@ -99,7 +99,7 @@ lint:
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
 
 # The Spark job's driver and task code without Spark (Integrations/spark/test_badgeflow_spark.py),
-# then partitioned runs on Apache Spark (local[2]: the README's example over ~200k generated
+# then partitioned runs on Apache Spark (local[2]: the quick start of Integrations/spark/README.md over ~200k generated
 # lines, a directory of hourly files, --overwrite) whose results merged by seq must be
 # byte-identical to one `badgeflow filter` run, and whose summary.json must equal a recount.
 # Installs Java (Debian openjdk-17-jre-headless) and pyspark (PyPI) when missing. ALL_AT=1: a
