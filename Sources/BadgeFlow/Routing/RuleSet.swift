@@ -122,7 +122,7 @@ public struct RuleSet: Sendable {
         return (try? RuleSet.parse(source, file: sourceName)) ?? self
     }
 
-    /// The built-in rules for a typical messaging app; see README and `Fixtures/rules/default.json`.
+    /// The built-in rules for a typical messaging app; see the BuiltInRules article and `Fixtures/rules/default.json`.
     public static let builtIn: RuleSet = {
         // The built-in text is a constant checked by the tests; a fault there is a bug.
         (try? parse(builtInText, file: "<built-in>")) ?? RuleSet(tree: .init(), icon: .tree, rules: [], sync: .init())

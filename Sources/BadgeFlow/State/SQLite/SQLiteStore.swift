@@ -614,7 +614,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     // a fleet are spread over the whole table; in key order each leaf page is
                     // read and changed once and done with, where in arrival order a page could
                     // leave the cache (into the WAL) and be read back for a later row. The
-                    // whole uniform fleet run: wall and CPU -8 to -13% (README, "Fleet state").
+                    // whole uniform fleet run: wall and CPU -8 to -13% (in pairs; git log).
                     // A sorted copy (184 bytes an account while the commit lasts): sorting
                     // indices instead, or comparing UTF-8 views, measured 10-20% slower over
                     // the whole run. String's `<` is SQLite's byte order for ASCII and NFC
