@@ -53,7 +53,8 @@ public final class LineAnalyzer {
             return .rejected(.error(.missingField, "an event needs \"aps\" (a bare payload) or \"op\"", at: "/op"))
         }
         guard let op = Self.op(opValue) else {
-            // The list predates `explain` and stays as it was, so error lines keep their bytes.
+            // The list predates `explain` and stays as it was, so error lines keep their bytes;
+            // ops added since that events may name (`contribute`) come after it.
             let later: [Event.Op] = [.explain, .reconcile, .unregister, .expire]
             let ops = Event.Op.allCases.filter { !later.contains($0) }.map(\.rawValue).joined(separator: ", ")
             return .rejected(.error(.unknownOp, "unknown op \(PayloadChecker.describe(opValue)); expected one of \(ops)", at: "/op"))
