@@ -35,6 +35,8 @@ package protocol AccountStore: AccountSource {
     /// Records `partition` (a part of a split state) as its meta entries
     /// (``StatePartition/metaRows``).
     func recordPartition(_ partition: StatePartition) throws(StateFile.Failure)
+    /// Writes the meta entries `entries` in one transaction (``StateRecords/meta``).
+    func recordMeta(_ entries: [String: String]) throws(StateFile.Failure)
     /// Commits a checkpoint: `changed` and `seq` read from `input`, and `rules` when they
     /// are not the recorded ones, in one transaction; returns each account's stored device
     /// and mark counts.
@@ -291,6 +293,8 @@ extension DatabaseStateStore {
 
     package func recordedRules() throws(StateFile.Failure) -> RuleSet? { try store.recordedRules() }
 
+    package func record(_ records: StateRecords) throws(StateFile.Failure) { try store.recordMeta(records.meta) }
+
     /// Records `point` as the state's committed seq and input, with no account (`state
     /// convert` keeps a converted state's resume point).
     package func recordResume(_ point: ResumePoint, rules: RuleSet) throws(StateFile.Failure) {
@@ -324,6 +328,7 @@ extension DatabaseStateStore {
         if try store.recordedRules() == nil { try store.recordRules(rules) }
         var stream = BadgeStream(rules: rules)
         stream.source = store
+        stream.records = StateRecords(meta: store.meta)
         return stream
     }
 }
