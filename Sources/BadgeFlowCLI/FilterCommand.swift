@@ -62,8 +62,8 @@ struct FilterCommand: TakesManyInputs {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "With --state: the digest of the input piped to stdin (SIZE:SHA256-OF-FIRST-MIB:SHA256-OF-LAST-MIB, as `state info --json` shows them; the Spark job passes it): refused like a file's when the state recorded it, recorded at the end.",
-            valueName: "DIGEST"))
+            "With --state: the digest of an input piped to stdin (SIZE:SHA256-OF-FIRST-MIB:SHA256-OF-LAST-MIB, as `state info --json` shows them), and after = the name to record it under (default stdin); the Spark job passes one for each input file. Refused like a file's when the state recorded it; recorded at the end.",
+            valueName: "DIGEST[=NAME]"))
     var inputDigest: [String] = []
 
     @Option(
@@ -162,7 +162,7 @@ struct FilterCommand: TakesManyInputs {
         if resume && !checkpointed { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
         if noResume && state == nil { throw ValidationError("--no-resume needs --state FILE") }
         if !inputDigest.isEmpty && state == nil { throw ValidationError("--input-digest needs --state FILE (the state records it)") }
-        for digest in inputDigest where !InputDigest.isValid(digest) {
+        for digest in inputDigest.map(Self.digestAndName).map(\.digest) where !InputDigest.isValid(digest) {
             throw ValidationError("--input-digest must be SIZE:HEX:HEX (SHA-256 of the first and last MiB, as state info --json shows), got \(digest)")
         }
         if resume && noResume { throw ValidationError("--resume and --no-resume exclude each other") }
@@ -203,7 +203,7 @@ struct FilterCommand: TakesManyInputs {
             // 2 MiB read a file, before any line: nothing per line (SPEC §6).
             options.inputDigests =
                 sources.filter { $0 != "-" }.compactMap { path in InputDigest.of(path: path).map { (name: path, digest: $0) } }
-                + inputDigest.map { (name: "stdin", digest: $0) }
+                + inputDigest.map(Self.digestAndName)
         }
         let session: StateSession
         do {
@@ -273,6 +273,12 @@ struct FilterCommand: TakesManyInputs {
             Console.error("badgeflow: --strict: \(rejected) line\(rejected == 1 ? "" : "s") rejected\(first)")
             throw Exit.rejected
         }
+    }
+
+    /// `--input-digest DIGEST[=NAME]`: the digest, and the name to record (`stdin` by default).
+    static func digestAndName(_ value: String) -> (name: String, digest: String) {
+        guard let eq = value.firstIndex(of: "=") else { return (name: "stdin", digest: value) }
+        return (name: String(value[value.index(after: eq)...]), digest: String(value[..<eq]))
     }
 
     /// `--checkpoint-stats`, for a state with checkpoints.

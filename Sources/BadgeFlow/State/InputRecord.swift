@@ -241,6 +241,18 @@ package struct StateRecords: Sendable, Equatable {
         numbered = offset == "numbered"
     }
 
+    /// The records of the parts of one split, joined (`state merge`): every input any part
+    /// recorded (each digest once, in the order they were applied), a queue offset when any
+    /// part's seq is one.
+    package init(merging parts: [StateRecords]) {
+        var all: [AppliedInput] = []
+        for part in parts {
+            for input in part.inputs where !all.contains(where: { $0.digest == input.digest }) { all.append(input) }
+        }
+        inputs = Array(all.sorted { $0.at < $1.at }.suffix(Self.limit))
+        numbered = parts.contains { $0.numbered }
+    }
+
     /// Reads a database's meta entries.
     package init(meta: [String: String]) {
         self.init(inputs: meta["inputs"].flatMap { try? JSONValue.parse($0) }, offset: meta["offset"])
