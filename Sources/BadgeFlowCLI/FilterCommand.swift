@@ -163,7 +163,8 @@ struct FilterCommand: TakesManyInputs {
         if noResume && state == nil { throw ValidationError("--no-resume needs --state FILE") }
         if !inputDigest.isEmpty && state == nil { throw ValidationError("--input-digest needs --state FILE (the state records it)") }
         for digest in inputDigest.map(Self.digestAndName).map(\.digest) where !InputDigest.isValid(digest) {
-            throw ValidationError("--input-digest must be SIZE:HEX:HEX (SHA-256 of the first and last MiB, as state info --json shows), got \(digest)")
+            throw ValidationError(
+                "--input-digest must be SIZE:HEX:HEX (SHA-256 of the first and last MiB, as state info --json shows), got \(digest)")
         }
         if resume && noResume { throw ValidationError("--resume and --no-resume exclude each other") }
         guard expandedAccounts >= 1 else { throw ValidationError("--expanded-accounts must be at least 1, got \(expandedAccounts)") }

@@ -1,6 +1,17 @@
 import Foundation
 import Testing
 
+extension CLI {
+    /// A JSON state's text without its `inputs` (the records of the inputs it applied, which
+    /// name each input file and when it was applied; SPEC §6).
+    static func withoutInputRecords(_ text: String) -> String {
+        guard let start = text.range(of: "\n  \"inputs\": [\n"),
+            let end = text.range(of: "\n  ],", range: start.upperBound..<text.endIndex)
+        else { return text }
+        return String(text[..<start.lowerBound] + text[end.upperBound...])
+    }
+}
+
 /// SPEC §6 "Nothing is applied twice, nothing starts from nothing by mistake": each mistake
 /// of issue 43 that went through with exit 0, refused.
 @Suite struct GuardRailTests {
@@ -93,7 +104,8 @@ import Testing
             // A one-off fix piped in without --numbered: refused, the offset stays.
             let fix = try CLI.run(["filter", "--state", state], input: Self.day2)
             #expect(fix.status == 2 && fix.stdout.isEmpty)
-            #expect(fix.stderr.contains("queue offset") && fix.stderr.contains("578795") && fix.stderr.contains("--no-resume"), "\(fix.stderr)")
+            #expect(
+                fix.stderr.contains("queue offset") && fix.stderr.contains("578795") && fix.stderr.contains("--no-resume"), "\(fix.stderr)")
             // On purpose: applied, and the offset left as it was.
             let applied = try CLI.run(["filter", "--state", state, "--no-resume"], input: Self.day2)
             #expect(applied.status == 0 && applied.lines.count == 1, "\(applied.stderr)")
@@ -135,7 +147,8 @@ import Testing
             let object = try #require(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
             let inputs = try #require(object["inputs"] as? [[String: Any]])
             #expect(inputs.count == 2, "\(info.stdout)")
-            #expect(inputs.last?["name"] as? String == copy && inputs.last?["first_seq"] as? Int == 1 && inputs.last?["last_seq"] as? Int == 2)
+            #expect(
+                inputs.last?["name"] as? String == copy && inputs.last?["first_seq"] as? Int == 1 && inputs.last?["last_seq"] as? Int == 2)
             let digest = try #require(inputs.last?["digest"] as? String)
             // size:sha256(first MiB):sha256(last MiB), as sha256sum computes it.
             let sum = Process()
@@ -147,6 +160,27 @@ import Testing
             sum.waitUntilExit()
             let hex = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64)
             #expect(digest == "\(Self.day1.utf8.count):\(hex):\(hex)")
+        }
+    }
+
+    /// The Spark driver reads a split state's records from its parts, and a merged state
+    /// still refuses a day its parts applied.
+    @Test(arguments: ["json", "sqlite", "rocksdb"])
+    func splitAndMergeKeepTheInputsApplied(_ format: String) throws {
+        try CLI.withTemporaryDirectory { dir in
+            let state = dir + "/s." + format, input = dir + "/day1.ndjson"
+            try Self.write(Self.day1, input)
+            #expect(try CLI.run(["filter", "--state", state, input]).status == 0)
+            #expect(try CLI.run(["state", "split", state, "--parts", "2", dir + "/parts"]).status == 0)
+            let parts = try FileManager.default.contentsOfDirectory(atPath: dir + "/parts").sorted().map { dir + "/parts/" + $0 }
+            #expect(parts.count == 2)
+            for part in parts {
+                #expect(try CLI.run(["state", "info", "--json", part]).stdout.contains("\"name\":\"\(input)\""), "\(part)")
+            }
+            let merged = dir + "/m." + format
+            #expect(try CLI.run(["state", "merge", merged] + parts).status == 0)
+            let again = try CLI.run(["filter", "--state", merged, input])
+            #expect(again.status == 2 && again.stderr.contains("already applied"), "\(again.stderr)")
         }
     }
 
@@ -165,7 +199,9 @@ import Testing
 
     // MARK: Item 5: compressed input, whatever its name
 
-    @Test(arguments: [("gzip -c", "gzip", "zcat"), ("bzip2 -c", "bzip2", "bzcat"), ("xz -c", "xz", "xzcat"), ("zstd -q -c", "zstd", "zstdcat")])
+    @Test(arguments: [
+        ("gzip -c", "gzip", "zcat"), ("bzip2 -c", "bzip2", "bzcat"), ("xz -c", "xz", "xzcat"), ("zstd -q -c", "zstd", "zstdcat"),
+    ])
     func compressedInputIsExit4NamingItsFormat(_ tool: String, _ name: String, _ cat: String) throws {
         try CLI.withTemporaryDirectory { dir in
             let plain = dir + "/plain.ndjson", packed = dir + "/day.ndjson"

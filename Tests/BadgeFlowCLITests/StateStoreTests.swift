@@ -214,8 +214,10 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir + "/b.sqlite-wal"))
         #expect(!FileManager.default.fileExists(atPath: dir + "/b.sqlite-shm"))
         #expect(try CLI.run(["state", "convert", dir + "/b." + format, dir + "/back.json"]).status == 0)
+        // The records of the input applied hold when: the rest byte for byte.
         #expect(
-            try String(contentsOfFile: dir + "/back.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8))
+            CLI.withoutInputRecords(try String(contentsOfFile: dir + "/back.json", encoding: .utf8))
+                == CLI.withoutInputRecords(try String(contentsOfFile: dir + "/plain.json", encoding: .utf8)))
         guard format == "sqlite" else { return }
         // Readers leave no WAL files behind either.
         #expect(try CLI.run(["state", "info", dir + "/b.sqlite"]).status == 0)

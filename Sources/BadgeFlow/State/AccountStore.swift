@@ -314,12 +314,14 @@ extension DatabaseStateStore {
     package func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream {
         var stream = try store.stream(rules: rules, accounts: ids, compact: compact)
         stream.partition = try StatePartition(meta: store.meta, file: path)
+        stream.records = StateRecords(meta: store.meta)
         return stream
     }
 
     package func write(_ stream: BadgeStream) throws(StateFile.Failure) {
         try store.store(stream)
         if let partition = stream.partition { try store.recordPartition(partition) }
+        try store.recordMeta(stream.records.meta)
     }
 
     /// The stream a filter runs on: one that loads accounts from ``store`` on first use. A

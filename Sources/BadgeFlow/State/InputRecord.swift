@@ -124,26 +124,32 @@ package enum InputDigest {
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
         let size = Int(st.st_size)
-        guard let head = read(fd, at: 0, count: min(size, endBytes)),
-            let tail = read(fd, at: max(0, size - endBytes), count: min(size, endBytes))
-        else { return nil }
+        guard let head = read(fd, at: 0, count: min(size, endBytes)) else { return nil }
+        // Up to 1 MiB, the last MiB is the first: hashed once.
+        guard size > endBytes else { return digest(size: size, head: head, tail: nil) }
+        guard let tail = read(fd, at: size - endBytes, count: endBytes) else { return nil }
         return digest(size: size, head: head, tail: tail)
     }
 
-    /// The digest of a `size`-byte input whose first and last MiB are `head` and `tail`.
-    package static func digest(size: Int, head: [UInt8], tail: [UInt8]) -> String {
+    /// The digest of a `size`-byte input whose first and last MiB are `head` and `tail`
+    /// (nil: the same bytes as `head`).
+    package static func digest(size: Int, head: [UInt8], tail: [UInt8]?) -> String {
         var first = SHA256()
         first.update(head)
+        let firstHex = first.finish()
+        guard let tail else { return "\(size):\(firstHex):\(firstHex)" }
         var last = SHA256()
         last.update(tail)
-        return "\(size):\(first.finish()):\(last.finish())"
+        return "\(size):\(firstHex):\(last.finish())"
     }
 
     /// Whether `text` has the form of a digest (`SIZE:HEX64:HEX64`).
     package static func isValid(_ text: String) -> Bool {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 3, Int(parts[0]) != nil else { return false }
-        return parts[1...].allSatisfy { $0.utf8.count == 64 && $0.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } }
+        return parts[1...].allSatisfy {
+            $0.utf8.count == 64 && $0.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        }
     }
 
     private static func read(_ fd: Int32, at offset: Int, count: Int) -> [UInt8]? {
@@ -258,8 +264,12 @@ package struct StateRecords: Sendable, Equatable {
         self.init(inputs: meta["inputs"].flatMap { try? JSONValue.parse($0) }, offset: meta["offset"])
     }
 
-    /// The meta entries of a database state.
+    /// The meta entries of a database state: none for a state with no record (records only
+    /// grow: an input is never forgotten but past ``limit``, an offset stays one).
     package var meta: [String: String] {
-        ["inputs": inputsJSON.serialized(pretty: false), "offset": numbered ? "numbered" : ""]
+        var entries: [String: String] = [:]
+        if !inputs.isEmpty { entries["inputs"] = inputsJSON.serialized(pretty: false) }
+        if numbered { entries["offset"] = "numbered" }
+        return entries
     }
 }

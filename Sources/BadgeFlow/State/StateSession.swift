@@ -301,7 +301,8 @@ package final class StateSession {
         return (seq, input)
     }
 
-    /// The records of this run's inputs, added before the last save.
+    /// The records of this run's inputs, added before the last save of a run that read them
+    /// to their end.
     private func recordInputs() {
         let last = filter.resumeSeq
         let first = options.numbered ? startSeq + 1 : skipLines + 1
@@ -573,7 +574,8 @@ package final class StateSession {
                     if let error = results.commit() { throw Failure(message: error, kind: .io) }
                 }
                 commitCheckpoint(wait: true)
-                if stateError == nil {
+                // Inputs read to their end only (a signal stops the run: --resume goes on).
+                if stateError == nil && receivedSignal == 0 {
                     recordInputs()
                     do throws(StateFile.Failure) { try store.record(records) } catch { stateError = error.description }
                 }
@@ -592,7 +594,9 @@ package final class StateSession {
             throw Failure(
                 message: "\(writeError) (\(results.name) and the state file \(store.path) keep their previous content)", kind: .io)
         }
-        recordInputs()
+        // Inputs read to their end only: a run cut short by a signal or a closed output is
+        // not recorded as having applied them.
+        if writeError == nil && !outputClosed && receivedSignal == 0 { recordInputs() }
         filter.withStream { $0.records = records }
         // The state is written and synced, then -o FILE put in place, then the state: a
         // state is never ahead of the results the reader has, and a full disk keeps both

@@ -288,7 +288,8 @@ extension StateSplit {
         var writers: [JSONStateWriter] = []
         for (i, path) in paths.enumerated() {
             writers.append(
-                try JSONStateWriter(path, rules: reader.rules, partition: StatePartition(parts: paths.count, index: i), records: reader.records))
+                try JSONStateWriter(
+                    path, rules: reader.rules, partition: StatePartition(parts: paths.count, index: i), records: reader.records))
         }
         let b = reader.file.bytes
         while try reader.next() {
