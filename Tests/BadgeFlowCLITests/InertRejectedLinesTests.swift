@@ -134,8 +134,11 @@ import Testing
                     #expect(errors.contains { $0.contains(needle) }, "seed \(seed): no \(bad.code) error")
                 }
                 #expect(kept == expected.lines, "seed \(seed), --jobs \(jobs): a rejected line changed another result")
-                let dirtyState = try String(contentsOfFile: dir + "/dirty.json", encoding: .utf8)
-                #expect(dirtyState == cleanState, "seed \(seed), --jobs \(jobs): a rejected line changed the state")
+                // The inputs applied differ (two files): the rest byte for byte.
+                let dirtyText = try String(contentsOfFile: dir + "/dirty.json", encoding: .utf8)
+                let dirtyState = CLI.withoutInputRecords(dirtyText)
+                let cleanRest = CLI.withoutInputRecords(cleanState)
+                #expect(dirtyState == cleanRest, "seed \(seed), --jobs \(jobs): a rejected line changed the state")
             }
         }
         #expect(codesSeen.count == 16)

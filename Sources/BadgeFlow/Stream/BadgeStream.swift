@@ -198,6 +198,9 @@ public struct BadgeStream: Sendable {
     /// The part of a split state these accounts were loaded from (nil: a whole state);
     /// saved with them (``StatePartition``).
     public var partition: StatePartition?
+    /// The inputs the state applied and whether its seq is a queue offset, saved with the
+    /// accounts (``StateRecords``).
+    package var records = StateRecords()
 
     /// Creates a stream with no accounts.
     public init(rules: RuleSet) { self.rules = rules }

@@ -265,7 +265,10 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                 file: path, at: "",
                 message: "not a RocksDB state: a .rocksdb state is a folder, and this is a file (name a new or RocksDB folder)")
         }
-        if FileIO.exists(path + "/CURRENT") { return }
+        if FileIO.exists(path + "/CURRENT") {
+            try checkFiles(path)
+            return
+        }
         guard let dir = opendir(path) else {
             throw StateFile.Failure(file: path, at: "", message: "cannot read the folder: \(String(cString: strerror(errno)))")
         }
@@ -276,12 +279,34 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
             let own =
                 ["LOCK", "IDENTITY", "LOG"].contains(name) || name.hasPrefix("LOG.old.") || name.hasPrefix("MANIFEST-")
                 || name.hasPrefix("OPTIONS-") || name.hasSuffix(".log") || name.hasSuffix(".sst") || name.hasSuffix(".dbtmp")
+            // Table files without CURRENT: a database that lost a file, not a creation cut
+            // short; made again, it would start from nothing.
+            if name.hasSuffix(".sst") { throw StateFormat.emptyFile(path, "missing file CURRENT (the folder holds table files)") }
             if name != "." && name != ".." && !own {
                 throw StateFile.Failure(
                     file: path, at: "",
                     message:
                         "not a RocksDB database (a folder with content and no CURRENT file); a .rocksdb state is a folder that BadgeFlow made, or a new or empty one"
                 )
+            }
+        }
+    }
+
+    /// Refuses a database whose `CURRENT` is empty or names a missing or empty manifest, or
+    /// with an empty table file: what a truncated copy leaves, never a new state.
+    private static func checkFiles(_ path: String) throws(StateFile.Failure) {
+        var st = stat()
+        guard let current = try? FileIO.readString(path + "/CURRENT") else { return }
+        let manifest = current.split(whereSeparator: { $0 == "\n" }).first.map(String.init) ?? ""
+        guard !manifest.isEmpty else { throw StateFormat.emptyFile(path, "empty file CURRENT") }
+        guard stat(path + "/" + manifest, &st) == 0 else { throw StateFormat.emptyFile(path, "missing file \(manifest)") }
+        guard st.st_size > 0 else { throw StateFormat.emptyFile(path, "empty file \(manifest)") }
+        guard let dir = opendir(path) else { return }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".sst"), stat(path + "/" + name, &st) == 0, st.st_size == 0 {
+                throw StateFormat.emptyFile(path, "empty file \(name)")
             }
         }
     }
@@ -435,6 +460,10 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// - Throws: `StateFile.Failure` when the write fails.
     package func recordPartition(_ partition: StatePartition) throws(StateFile.Failure) {
         try writeMeta(Dictionary(uniqueKeysWithValues: partition.metaRows))
+    }
+
+    package func recordMeta(_ entries: [String: String]) throws(StateFile.Failure) {
+        try writeMeta(entries.filter { meta[$0.key] != $0.value })
     }
 
     /// Writes the meta entries `entries` in one batch, as they are.

@@ -92,6 +92,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     ///   it is.
     public init(path: String, readOnly: Bool = false) throws(StateFile.Failure) {
         self.path = path
+        try StateFormat.refuseEmptyFile(path)
         guard readOnly else {
             // SQLite names the WAL and its lock after the path: a writer through another
             // hard link would keep a second log and never see this one's commits.
@@ -102,6 +103,24 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     message:
                         "the database has \(st.st_nlink) hard links; SQLite keeps its log per name, so writers through the other names would not see each other (keep one name, or copy the file)"
                 )
+            }
+            if !FileIO.exists(path) {
+                // Made beside it and renamed into place once its tables are committed: a
+                // filter killed while it creates the database leaves no empty file, which
+                // would not be a state (``StateFormat/refuseEmptyFile(_:)``).
+                let temp = path + ".new-\(getpid())"
+                unlink(temp)
+                do throws(StateFile.Failure) { try open(temp, readOnly: false) } catch {
+                    for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temp + suffix) }
+                    throw error
+                }
+                close()
+                guard rename(temp, path) == 0 else {
+                    let why = String(cString: strerror(errno))
+                    for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temp + suffix) }
+                    throw StateFile.Failure(file: path, at: "", message: "cannot create the database: \(why)")
+                }
+                meta = [:]
             }
             try open(path, readOnly: false)
             return
@@ -470,6 +489,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     package func recordPartition(_ partition: StatePartition) throws(StateFile.Failure) {
         try connection().transaction { () throws(StateFile.Failure) in
             for (key, value) in partition.metaRows { try setMeta(key, value) }
+        }
+    }
+
+    package func recordMeta(_ entries: [String: String]) throws(StateFile.Failure) {
+        try connection().transaction { () throws(StateFile.Failure) in
+            for (key, value) in entries.sorted(by: { $0.key < $1.key }) where meta[key] != value { try setMeta(key, value) }
         }
     }
 
