@@ -2,9 +2,10 @@ import Foundation
 import Testing
 
 extension CLI {
-    /// A JSON state's text without its `inputs` (the records of the inputs it applied, which
-    /// name each input file and when it was applied; SPEC §6).
+    /// A JSON state's text without its records (SPEC §6): `inputs` (the inputs it applied,
+    /// each named with when it was applied) and `offset` (written by `--numbered` runs).
     static func withoutInputRecords(_ text: String) -> String {
+        let text = text.replacingOccurrences(of: "\n  \"offset\": \"numbered\",", with: "")
         guard let start = text.range(of: "\n  \"inputs\": [\n"),
             let end = text.range(of: "\n  ],", range: start.upperBound..<text.endIndex)
         else { return text }
