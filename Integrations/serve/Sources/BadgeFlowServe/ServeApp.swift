@@ -237,7 +237,8 @@ struct JSONErrors: RouterMiddleware {
         } catch let error as HTTPError {
             switch error.status {
             case .notFound:
-                response = Self.body(.notFound, "no-route", "no such path; try /v1/accounts/{id}, /v1/accounts/{id}/devices/{device}, /metrics, /healthz")
+                response = Self.body(
+                    .notFound, "no-route", "no such path; try /v1/accounts/{id}, /v1/accounts/{id}/devices/{device}, /metrics, /healthz")
             case .methodNotAllowed:
                 response = Self.body(.methodNotAllowed, "method-not-allowed", "only GET (and HEAD) are served")
             default:

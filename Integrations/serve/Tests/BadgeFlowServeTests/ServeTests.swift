@@ -27,7 +27,8 @@ import Testing
             let pad = try #require(found.device("u3-pad"))
             #expect(
                 device.body
-                    == #"{"account":"u3","device":"u3-pad","delivered":\#(pad.delivered),"total":\#(found.total),"stale":\#(pad.stale)}"# + "\n")
+                    == #"{"account":"u3","device":"u3-pad","delivered":\#(pad.delivered),"total":\#(found.total),"stale":\#(pad.stale)}"#
+                    + "\n")
 
             let health = try await Support.get(port, "/healthz")
             #expect(health.status == 200 && health.body == "ok\n")
@@ -144,7 +145,8 @@ import Testing
                 // In bursts, so that checkpoints commit between them.
                 for burst in 0..<30 {
                     let first = 101 + burst * (total / 30)
-                    try input.fileHandleForWriting.write(contentsOf: Data(Support.events(from: first, count: total / 30, accounts: 20).utf8))
+                    try input.fileHandleForWriting.write(
+                        contentsOf: Data(Support.events(from: first, count: total / 30, accounts: 20).utf8))
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 try input.fileHandleForWriting.close()

@@ -39,7 +39,8 @@ enum Support {
     @discardableResult
     static func badgeflow(_ arguments: [String], input: String = "") throws -> String {
         guard FileManager.default.isExecutableFile(atPath: badgeflow) else {
-            throw Failure(description: "no \(badgeflow): run `swift build --product badgeflow` in the repository root (make serve-test does)")
+            throw Failure(
+                description: "no \(badgeflow): run `swift build --product badgeflow` in the repository root (make serve-test does)")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: badgeflow)
@@ -65,7 +66,9 @@ enum Support {
         errDone.wait()
         guard process.terminationStatus == 0 else {
             throw Failure(
-                description: "badgeflow \(arguments.joined(separator: " ")): exit \(process.terminationStatus): \(String(decoding: errBox.data, as: UTF8.self))")
+                description:
+                    "badgeflow \(arguments.joined(separator: " ")): exit \(process.terminationStatus): \(String(decoding: errBox.data, as: UTF8.self))"
+            )
         }
         return String(decoding: out, as: UTF8.self)
     }
