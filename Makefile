@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
 MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps man-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-callgrind bench-check bench-deps bench-lib bench-fleet-deps bench-fleet check leaks fuzz clean spark-test lint
+.PHONY: deps man-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-callgrind bench-check bench-deps bench-lib bench-fleet-deps bench-fleet check leaks fuzz clean spark-test lint serve-test serve-deps bench-serve partitioned-queue-test
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages; so do mount(8) and chattr(1), which the full-disk
@@ -63,7 +63,14 @@ test: deps
 	$(MAKE) --no-print-directory schema-test
 	$(MAKE) --no-print-directory browser-test
 	Scripts/check-badgetree-only.sh
+	Scripts/partitioned-queue-test.sh $(BIN)
 	$(MAKE) install-check
+
+# P consumers of a partitioned queue, killed (kill -9) and resumed independently, re-partitioned
+# with state merge/split, give one run's results merged by seq (also part of `make test`).
+partitioned-queue-test: deps
+	$(SWIFT) build --product badgeflow $(SWIFTFLAGS)
+	Scripts/partitioned-queue-test.sh $(BIN)
 
 # The release binary to $(PREFIX)/bin and the man page, generated from the command's own
 # definitions by swift-argument-parser's GenerateManual plugin (no network needed once the
@@ -99,7 +106,7 @@ docs: deps
 lint:
 	Scripts/check-case-collisions.sh
 	Scripts/check-readme-links.sh
-	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift Integrations/serve/Sources Integrations/serve/Tests Integrations/serve/Package.swift
 
 # The Spark job's driver and task code without Spark (Integrations/spark/test_badgeflow_spark.py),
 # then partitioned runs on Apache Spark (local[2]: the quick start of Integrations/spark/README.md over ~200k generated
@@ -109,6 +116,31 @@ lint:
 # stream whose events all carry `at`; LINES, SEED: the stream; PROFILE=1: time each Spark phase.
 spark-test: deps
 	Integrations/spark/spark_test.sh
+
+# `badgeflow-serve` (Integrations/serve, a package of its own on Hummingbird 2): builds it and
+# its tests (a first build compiles Hummingbird and SwiftNIO, ~3-5 min on 2 cores), runs them
+# against the root package's `badgeflow`, and checks the systemd unit with `systemd-analyze
+# verify` (its ExecStart pointed at the binary just built; systemd is installed when missing).
+serve-deps:
+	@command -v systemd-analyze >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq systemd >/dev/null)
+
+serve-test: deps serve-deps
+	$(SWIFT) build --product badgeflow $(SWIFTFLAGS)
+	cd Integrations/serve && $(SWIFT) build --build-tests $(SWIFTFLAGS)
+	cd Integrations/serve && BADGEFLOW_BIN=$(CURDIR)/$(BIN) $(SWIFT) test --skip-build
+	@unit=$$(mktemp -d) && \
+	  sed "s|/usr/local/bin/badgeflow-serve|$(CURDIR)/Integrations/serve/.build/debug/badgeflow-serve|" \
+	    Integrations/serve/badgeflow-serve.service > $$unit/badgeflow-serve.service && \
+	  systemd-analyze verify $$unit/badgeflow-serve.service && rm -rf $$unit && \
+	  echo "systemd-analyze verify Integrations/serve/badgeflow-serve.service: ok"
+
+# `badgeflow serve` under wrk while a filter writes a 1M-account RocksDB state
+# (Benchmarks/scripts/bench_serve.sh; ACCOUNTS, FLEET_LINES, RATE, PAIRS). Not a test: figures.
+bench-serve: deps
+	@command -v wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk >/dev/null)
+	$(SWIFT) build -c release --product badgeflow
+	cd Integrations/serve && $(SWIFT) build -c release --product badgeflow-serve
+	Benchmarks/scripts/bench_serve.sh $(or $(ACCOUNTS),1000000) $(or $(FLEET_LINES),2000000)
 
 demo: deps
 	@$(SWIFT) build --product badgeflow >/dev/null

@@ -99,4 +99,11 @@ if ldd "$bin" | grep -Eiq 'json-c|rocksdb|mimalloc'; then
   echo "check-badgetree-only: FAIL: the BadgeTree-only binary links json-c, RocksDB or mimalloc" >&2
   exit 1
 fi
-echo "check-badgetree-only: ok: no json-c, no RocksDB, no mimalloc"
+# The server (Integrations/serve, a package of its own) must add nothing an app resolves.
+deps=$(swift package --package-path "$work" --scratch-path "$work/.build" show-dependencies --format flatlist 2>/dev/null)
+echo "check-badgetree-only: resolved packages: $(echo $deps)"
+if echo "$deps" | grep -Eiq 'hummingbird|swift-nio|service-lifecycle'; then
+  echo "check-badgetree-only: FAIL: a BadgeTree-only app resolves a server package" >&2
+  exit 1
+fi
+echo "check-badgetree-only: ok: no json-c, no RocksDB, no mimalloc, no server package"

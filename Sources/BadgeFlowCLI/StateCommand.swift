@@ -53,43 +53,8 @@ struct StateCommand: ParsableCommand {
                 throw Exit.rejected
             }
             if json {
-                var w = JSONWriter()
-                w.beginObject()
-                w.key("account"); w.string(found.id)
-                w.key("total"); w.int(found.total)
-                w.key("tree")
-                w.beginArray()
-                for s in found.nodes {
-                    w.beginObject()
-                    w.key("path"); w.string(s.path)
-                    w.key("count"); w.int(s.count)
-                    w.key("show"); w.bool(s.show)
-                    w.key("display"); w.string(s.display.description)
-                    w.endObject()
-                }
-                w.endArray()
-                w.key("devices")
-                w.beginArray()
-                for d in found.devices {
-                    w.beginObject()
-                    w.key("device"); w.string(d.id)
-                    w.key("delivered"); w.int(d.delivered)
-                    w.key("stale"); w.bool(d.stale)
-                    w.endObject()
-                }
-                w.endArray()
-                if !found.contributions.isEmpty {
-                    w.key("settings")
-                    w.beginObject()
-                    w.key("contribute")
-                    w.beginObject()
-                    for c in found.contributions { w.key(c.path); w.string(c.mode.rawValue) }
-                    w.endObject()
-                    w.endObject()
-                }
-                w.endObject()
-                w.newline()
-                Console.write(w.bytes)
+                // The same bytes `badgeflow serve` answers (`GET /v1/accounts/{id}`).
+                Console.write(found.jsonLine)
                 return
             }
             var out = "account: \(found.id)\ntotal: \(found.total)\n"
