@@ -87,8 +87,9 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
         try write(Self.rules, dir + "/rules.json")
-        try write(Self.rules.replacingOccurrences(of: #""root":"root""#, with: #""root":"app""#)
-            .replacingOccurrences(of: "root.", with: "app."), dir + "/app.json")
+        try write(
+            Self.rules.replacingOccurrences(of: #""root":"root""#, with: #""root":"app""#)
+                .replacingOccurrences(of: "root.", with: "app."), dir + "/app.json")
         let state = dir + "/s.sqlite"
         let set = try CLI.run(
             ["filter", "--state", state, "--rules", dir + "/rules.json"],

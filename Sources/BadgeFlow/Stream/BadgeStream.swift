@@ -39,7 +39,6 @@ extension AccountSource {
     ) throws(StateFile.Failure) {}
 }
 
-
 /// Reads stored accounts ahead, on its own thread, while the filter applies the batch of
 /// lines before the one that needs them (``ParallelFilter/prefetcher``).
 ///

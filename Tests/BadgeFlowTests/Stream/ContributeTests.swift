@@ -76,7 +76,8 @@ import Testing
         session.feed(contribute("u", "root.chat.bob", "none", id: "m1"))
         let out = lines(session)
         #expect(
-            out[3] == #"{"seq":4,"op":"contribute","device":"","account":"u","path":"root.chat.bob","duplicate":true,"changes":[],"icon":1}"#)
+            out[3]
+                == #"{"seq":4,"op":"contribute","device":"","account":"u","path":"root.chat.bob","duplicate":true,"changes":[],"icon":1}"#)
     }
 
     @Test func marksDueBeforeTheSettingExpireAsUsual() {

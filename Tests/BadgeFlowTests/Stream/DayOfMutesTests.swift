@@ -114,13 +114,15 @@ import Testing
             switch Int.random(in: 0..<20, using: &g) {
             case 0..<8:
                 lines.append(
-                    #"{"op":"push","account":"\#(a)","device":"\#(d)","at":\#(at),"payload":{"aps":{"alert":"m"},"type":"chat","thread":"\#(t)"}}"#)
+                    #"{"op":"push","account":"\#(a)","device":"\#(d)","at":\#(at),"payload":{"aps":{"alert":"m"},"type":"chat","thread":"\#(t)"}}"#
+                )
             case 8..<10:
                 lines.append(
                     #"{"op":"push","account":"\#(a)","at":\#(at),"payload":{"aps":{"alert":"f"},"type":"friend"}}"#)
             case 10:
                 lines.append(
-                    #"{"op":"push","account":"\#(a)","device":"\#(d)","at":\#(at),"push-type":"background","payload":{"aps":{"content-available":1},"type":"read","thread":"\#(t)"}}"#)
+                    #"{"op":"push","account":"\#(a)","device":"\#(d)","at":\#(at),"push-type":"background","payload":{"aps":{"content-available":1},"type":"read","thread":"\#(t)"}}"#
+                )
             case 11..<14:
                 lines.append(#"{"op":"clear","account":"\#(a)","device":"\#(d)","at":\#(at),"path":"root.chat.\#(t)","id":"c\#(i)"}"#)
             case 14:
@@ -129,12 +131,14 @@ import Testing
                 mutes += 1
                 let mode = ["none", "dot"].randomElement(using: &g) ?? "none"
                 lines.append(
-                    #"{"op":"contribute","account":"\#(a)","device":"\#(d)","at":\#(at),"path":"root.chat.\#(t)","mode":"\#(mode)","id":"m\#(i)"}"#)
+                    #"{"op":"contribute","account":"\#(a)","device":"\#(d)","at":\#(at),"path":"root.chat.\#(t)","mode":"\#(mode)","id":"m\#(i)"}"#
+                )
             case 17:
                 unmutes += 1
                 let mode = ["count", "rules"].randomElement(using: &g) ?? "rules"
                 lines.append(
-                    #"{"op":"contribute","account":"\#(a)","device":"\#(d)","at":\#(at),"path":"root.chat.\#(t)","mode":"\#(mode)","id":"m\#(i)"}"#)
+                    #"{"op":"contribute","account":"\#(a)","device":"\#(d)","at":\#(at),"path":"root.chat.\#(t)","mode":"\#(mode)","id":"m\#(i)"}"#
+                )
             case 18: lines.append(#"{"op":"login","account":"\#(a)","device":"\#(d)","at":\#(at)}"#)
             default: lines.append(#"{"op":"reconcile","account":"\#(a)","device":"\#(d)","badge":\#(Int.random(in: 0..<3, using: &g))}"#)
             }
