@@ -20,6 +20,7 @@ let package = Package(
         suite("TreeBenchmarks"),
         suite("StreamBenchmarks"),
         suite("ObservationBenchmarks"),
+        suite("SharedFileBenchmarks"),
     ],
     swiftLanguageModes: [.v6]
 )

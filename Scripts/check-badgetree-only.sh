@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds a throwaway app that depends on this checkout by path and uses only the BadgeTree
-# product, runs it, and checks with ldd that its binary links neither json-c, RocksDB nor mimalloc:
+# product, runs it, and checks with ldd that its binary links neither json-c, SQLite, RocksDB nor mimalloc:
 # the core an iOS app embeds must never grow a C dependency.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -60,9 +60,9 @@ guard model.state.badgeValue == nil else { fatalError("the model did not follow 
 try await checkSnippets(center: center, badgesURL: file)
 print("badgeValue, withSharedFile and a model: ok")
 SWIFT
-# Every Swift snippet of the app article that imports no Apple UI framework, compiled as the
-# body of a function (the names the article takes as given are its parameters).
-article="$repo/Sources/BadgeTree/BadgeTree.docc/EmbeddingTheTree.md"
+# Every Swift snippet of the app articles that imports no Apple UI framework, compiled as the
+# body of a function (the names the articles take as given are its parameters).
+articles=("$repo/Sources/BadgeTree/BadgeTree.docc/EmbeddingTheTree.md" "$repo/Sources/BadgeTree/BadgeTree.docc/SharedFileFormat.md")
 awk '
   BEGIN { n = 0 }
   /^```swift$/ { inside = 1; body = ""; next }
@@ -75,7 +75,7 @@ awk '
   }
   inside { body = body $0 "\n" }
   END { print "// snippets: " n }
-' "$article" > "$work/Sources/TreeOnly/Snippets.swift"
+' "${articles[@]}" > "$work/Sources/TreeOnly/Snippets.swift"
 cat >> "$work/Sources/TreeOnly/Snippets.swift" <<'SWIFT'
 import BadgeTree
 import Foundation
@@ -83,20 +83,22 @@ import Foundation
 /// The server the article's snippets call.
 struct ServerAPI: Sendable {
     func decrementBadge(by: Int, requestID: UInt64) async throws {}
+    func decrementBadge(by: Int, requestID: String) async throws {}
+    func send(_ line: String) async throws {}
 }
 
 /// Runs nothing: the snippets only have to compile.
 @MainActor func checkSnippets(center: BadgeCenter, badgesURL: URL) async throws {}
 SWIFT
-echo "check-badgetree-only: $(grep -c '^@MainActor func snippet' "$work/Sources/TreeOnly/Snippets.swift") snippets of EmbeddingTheTree.md compiled"
+echo "check-badgetree-only: $(grep -c '^@MainActor func snippet' "$work/Sources/TreeOnly/Snippets.swift") snippets of EmbeddingTheTree.md and SharedFileFormat.md compiled"
 echo "check-badgetree-only: building a package that uses only the BadgeTree product"
 swift build --package-path "$work" --scratch-path "$work/.build" 2>&1 | tail -n 3
 bin="$work/.build/debug/TreeOnly"
 "$bin"
 echo "check-badgetree-only: ldd $bin"
 ldd "$bin" | sed 's/^/  /'
-if ldd "$bin" | grep -Eiq 'json-c|rocksdb|mimalloc'; then
-  echo "check-badgetree-only: FAIL: the BadgeTree-only binary links json-c, RocksDB or mimalloc" >&2
+if ldd "$bin" | grep -Eiq 'json-c|sqlite|rocksdb|mimalloc'; then
+  echo "check-badgetree-only: FAIL: the BadgeTree-only binary links json-c, SQLite, RocksDB or mimalloc" >&2
   exit 1
 fi
 # The server (Integrations/serve, a package of its own) must add nothing an app resolves.
@@ -106,4 +108,4 @@ if echo "$deps" | grep -Eiq 'hummingbird|swift-nio|service-lifecycle'; then
   echo "check-badgetree-only: FAIL: a BadgeTree-only app resolves a server package" >&2
   exit 1
 fi
-echo "check-badgetree-only: ok: no json-c, no RocksDB, no mimalloc, no server package"
+echo "check-badgetree-only: ok: no json-c, no SQLite, no RocksDB, no mimalloc, no server package"

@@ -18,7 +18,18 @@ struct TreeCommand: ParsableCommand {
     @OptionGroup var rules: RulesOption
 
     @Option(name: .long, help: ArgumentHelp("State file written by `badgeflow filter --state`.", valueName: "FILE"))
-    var state: String
+    var state: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Instead of --state: an app's BadgeTree shared file (withSharedFile, save), drawn under --rules' settings with the file's run-time settings on top, with its login and pending server events.",
+            valueName: "FILE"))
+    var sharedFile: String?
+
+    func validate() throws {
+        if (state == nil) == (sharedFile == nil) { throw ValidationError("give one of --state FILE and --shared-file FILE") }
+    }
 
     @Option(name: .long, help: ArgumentHelp("Account id (default: the account of --device).", valueName: "ID"))
     var account: String?
@@ -45,6 +56,7 @@ struct TreeCommand: ParsableCommand {
 
     /// The state, and the rules to read it with: the ones it records, checked against `--rules`.
     private func open() throws -> (any StateStore, RuleSet) {
+        let state = state ?? ""
         let store: any StateStore
         let recorded: RuleSet?
         do throws(StateFile.Failure) {
@@ -67,7 +79,63 @@ struct TreeCommand: ParsableCommand {
         return (store, ruleSet)
     }
 
+    /// `--shared-file`: the tree an app's shared file holds, its login, settings and events.
+    private func drawShared(_ file: String) throws {
+        let configuration = rules.rules != nil ? try rules.load().tree : RuleSet.builtIn.tree
+        let center: BadgeCenter
+        do {
+            center = try BadgeCenter(contentsOf: file, configuration: configuration)
+        } catch {
+            Console.error("badgeflow: error: shared file \(error.description)")
+            throw Exit.state
+        }
+        let tree = center.tree
+        let archive = center.archive
+        if json {
+            var w = JSONWriter()
+            w.beginObject()
+            if let account = archive.account { w.key("account"); w.string(account) }
+            if let device = archive.device { w.key("device"); w.string(device) }
+            w.key("icon"); w.int(tree.total)
+            w.key("tree")
+            w.beginArray()
+            for s in tree.snapshot() {
+                w.beginObject()
+                w.key("path"); w.string(s.path)
+                w.key("count"); w.int(s.count)
+                w.key("show"); w.bool(s.show)
+                w.key("display"); w.string(s.display.description)
+                if let mark = tree.mark(of: s.path) { w.key("mark"); w.string(mark.description) }
+                w.endObject()
+            }
+            w.endArray()
+            w.key("contribute")
+            w.beginObject()
+            for (path, mode) in archive.overrides.contribute.sorted(by: { $0.key < $1.key }) { w.key(path); w.string(mode.rawValue) }
+            w.endObject()
+            w.key("pendingEvents")
+            w.beginArray()
+            for event in archive.events { w.string(event.line) }
+            w.endArray()
+            w.endObject()
+            w.newline()
+            Console.write(w.bytes)
+            return
+        }
+        var out = TreeDrawing(tree: tree, colored: color ?? Console.colorByDefault(1))
+            .render(account: archive.account, device: archive.device, icon: tree.total)
+        for (path, mode) in archive.overrides.contribute.sorted(by: { $0.key < $1.key }) {
+            out += "setting contribute \(path) \(mode.rawValue)\n"
+        }
+        for dropped in center.droppedSettings { out += "setting left out: \(dropped)\n" }
+        out += "pending server events \(archive.events.count)\n"
+        for event in archive.events { out += "  \(event.line)\n" }
+        Console.out(out)
+    }
+
     func run() throws {
+        if let sharedFile { return try drawShared(sharedFile) }
+        let state = state ?? ""
         let (store, ruleSet) = try open()
         defer { store.close() }
         var stream: BadgeStream

@@ -74,12 +74,14 @@ extension BadgeCenter {
     }
 
     /// ``observeOnMainActor(_:owner:coalescing:_:)-(String,Owner,_,_)`` for a `BadgePath`: it
-    /// cannot fail (a path outside this tree's root is heard once, hidden).
+    /// does not throw; a path outside this tree's root stops a debug build (a release build
+    /// hears it once, hidden).
     @MainActor
     public func observeOnMainActor<Owner: AnyObject>(
         _ path: BadgePath, owner: Owner, coalescing: Bool = false,
         _ handler: @escaping @MainActor (Owner, BadgeState) -> Void
     ) -> BadgeObservation {
+        refuseForeign(path)
         let weakOwner = MainActorWeak(owner)
         let relay = MainActorRelay(coalescing: coalescing) { state in
             if let owner = weakOwner.object { handler(owner, state) }
@@ -90,16 +92,26 @@ extension BadgeCenter {
         return token
     }
 
-    /// The decrements the center's changes cause, as an asynchronous sequence, each with an id
-    /// that increases by one per decrement (from 1, per center), so a call to the server that
-    /// failed can be retried with the same id and the server can drop a repeat.
+    /// The reads' decrements, as an asynchronous sequence: a view of the server events
+    /// (``serverEvents()``) that carry a decrement, for a server that keeps a plain counter.
     ///
-    /// The sequence holds every decrement made after it was created (unbounded buffer); it
-    /// ends when the iterating task is cancelled or the center is deallocated.
+    /// The sequence starts with the pending (not yet acknowledged) reads, so a read made
+    /// before the iterating task gets going is not lost, then holds each new read's decrement
+    /// once, including reads made in another process through the shared file, which arrive
+    /// with the ``reload(from:)-(String)`` or ``withSharedFile(_:_:)`` that brings them
+    /// (never a net difference of two files). Each request's ``DecrementRequest/eventID`` is
+    /// its event's ``ServerEvent/id``, so a retried call can be dropped by the server; a
+    /// mute, an unmute and an expiry are not reads and make none. Acknowledge the event once
+    /// the server has it (``acknowledgeEvents(through:)``), or the next sequence starts with it
+    /// again. It ends when the iterating task is cancelled or the center is deallocated.
     ///
     /// ```swift
-    /// for await request in center.decrements() {
-    ///     try await api.decrementBadge(by: request.decrement.by, requestID: request.id)
+    /// let requests = center.decrements()      // made before the Task: nothing to lose
+    /// Task {
+    ///     for await request in requests {
+    ///         try await api.decrementBadge(by: request.decrement.by, requestID: request.eventID)
+    ///         center.acknowledgeEvents([request.eventID])
+    ///     }
     /// }
     /// ```
     public func decrements() -> AsyncStream<DecrementRequest> {
@@ -110,17 +122,44 @@ extension BadgeCenter {
     }
 }
 
-/// A decrement to send to the server, with an id for an idempotent retry.
+/// A read's decrement to send to the server, with ids for an idempotent retry.
 public struct DecrementRequest: Sendable, Equatable, Codable {
-    /// Increases by one per decrement of a center, from 1.
+    /// The read's ``ServerEvent/seq``: increases by one per server event of a center or file.
     public var id: UInt64
     /// How much the icon number dropped, and which marks caused it.
     public var decrement: Decrement
+    /// The read's ``ServerEvent/id``, unique everywhere: the retry key to send.
+    public var eventID: String
 
     /// Creates a request.
-    public init(id: UInt64, decrement: Decrement) {
+    public init(id: UInt64, decrement: Decrement, eventID: String = "") {
         self.id = id
         self.decrement = decrement
+        self.eventID = eventID
+    }
+
+    /// The request of a read event; nil for a setting or a read that lowered nothing.
+    public init?(_ event: ServerEvent) {
+        guard let decrement = event.decrement else { return nil }
+        self.init(id: event.seq, decrement: decrement, eventID: event.id)
+    }
+
+    private enum Key: String, CodingKey { case id, decrement, eventID }
+
+    /// Decodes `{id, decrement, eventID}` (`eventID` optional).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        id = try c.decode(UInt64.self, forKey: .id)
+        decrement = try c.decode(Decrement.self, forKey: .decrement)
+        eventID = try c.decodeIfPresent(String.self, forKey: .eventID) ?? ""
+    }
+
+    /// Encodes `{id, decrement, eventID}`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(decrement, forKey: .decrement)
+        try c.encode(eventID, forKey: .eventID)
     }
 }
 

@@ -101,17 +101,38 @@ public final class BadgeCenter: Sendable {
         var held: [UInt64: [(Observer, BadgeState)]] = [:]
         /// Observers with an owner: when one is deallocated, these are swept.
         var owned = 0
-        /// The next id handed to a decrement (``decrements``).
-        var nextDecrement: UInt64 = 1
         /// Decrement listeners (``decrements``) by id.
         var decrementListeners: [UInt64: AsyncStream<DecrementRequest>.Continuation] = [:]
         /// The tree is compacted (its empty nodes freed) when a change leaves it with more
         /// nodes than this: twice its node count after the last compaction, or the minimum.
         var compactAbove = BadgeCenter.autoCompactMinimum
+        /// The code's configuration: the run-time settings in `overrides` are what differs.
+        var base: BadgeTree.Configuration
+        /// Run-time settings that differ from `base`.
+        var overrides = SettingOverrides()
+        /// The login: every server event names both.
+        var account: String?
+        var device: String?
+        /// Server events not yet acknowledged, oldest first.
+        var events: [ServerEvent] = []
+        var nextEventSeq: UInt64 = 1
+        /// Ids acknowledged here that the file last read still held (a reload must not bring
+        /// them back); only kept for a center that reads a file.
+        var acknowledged: Set<String> = []
+        var fileBacked = false
+        /// Server event listeners (``serverEvents()``) by id.
+        var eventListeners: [UInt64: AsyncStream<ServerEvent>.Continuation] = [:]
+        /// The change being recorded for the shared file's journal (`withSharedFile`).
+        var recording: JournalRecord?
+        /// The events' clock.
+        var clock: @Sendable () -> Double = ServerEvent.wallClock
+        /// Settings the file held that the configuration could not take.
+        var dropped: [DroppedSetting] = []
 
-        init(tree: BadgeTree, sync: SyncPolicy) {
+        init(tree: BadgeTree, sync: SyncPolicy, base: BadgeTree.Configuration? = nil) {
             self.tree = tree
             self.sync = sync
+            self.base = base ?? tree.configuration
             compactAbove = Self.compactionBound(for: tree)
         }
 
@@ -142,11 +163,26 @@ public final class BadgeCenter: Sendable {
         state = Locked(State(tree: tree, sync: sync))
     }
 
+    /// Creates a center from an archive whose settings are `base` with the archive's overrides.
+    init(archive: Archive, base: BadgeTree.Configuration, fileBacked: Bool = true) {
+        var s = State(tree: archive.tree, sync: archive.sync, base: base)
+        s.overrides = archive.overrides
+        s.account = archive.account
+        s.device = archive.device
+        s.events = archive.events
+        s.nextEventSeq = archive.nextEventSeq
+        s.fileBacked = fileBacked
+        state = Locked(s)
+    }
+
     deinit {
         // Streams of states and decrements finish: nothing will ever change again.
-        let (observers, listeners) = state.withLock { s in (s.observers, s.decrementListeners) }
+        let (observers, listeners, eventListeners) = state.withLock { s in
+            (s.observers, s.decrementListeners, s.eventListeners)
+        }
         for list in observers.values { for observer in list { observer.onEnd?() } }
         for continuation in listeners.values { continuation.finish() }
+        for continuation in eventListeners.values { continuation.finish() }
     }
 
     /// The unread-sync policy's state as it is now.
@@ -156,7 +192,11 @@ public final class BadgeCenter: Sendable {
     /// triggers, if any (see ``SyncPolicy/handle(_:at:)``).
     @discardableResult
     public func handle(_ happening: SyncPolicy.Happening, at now: Double) -> SyncPolicy.Reason? {
-        state.withLock { $0.sync.handle(happening, at: now) }
+        state.withLock { s in
+            let reason = s.sync.handle(happening, at: now)
+            if s.recording != nil { s.recording?.sync = s.sync }
+            return reason
+        }
     }
 
     /// A copy of the tree as it is now.
@@ -176,40 +216,54 @@ public final class BadgeCenter: Sendable {
     /// The current state of `path`; a path with no node (or not in this tree) is hidden.
     public func state(of path: String) -> BadgeState { state.withLock { $0.tree.state(of: path) } }
 
-    /// The current state of `path`.
-    public func state(of path: BadgePath) -> BadgeState { state(of: path.rawValue) }
+    /// The current state of `path`. A path of another root is a programming error: it stops
+    /// a debug build (see ``refuseForeign(_:)``) and reads as hidden in a release build.
+    public func state(of path: BadgePath) -> BadgeState {
+        refuseForeign(path)
+        return state(of: path.rawValue)
+    }
+
+    /// Stops a debug build, naming the path and the center's root, when `path` is not a
+    /// valid path of this center (built from ``BadgePath/root`` for a center whose root is
+    /// another, say): the `BadgePath` forms that cannot throw refuse it loudly instead of
+    /// showing a blank badge. Release builds go on (the path reads as hidden).
+    func refuseForeign(_ path: BadgePath) {
+        do {
+            try validate(path.rawValue)
+        } catch {
+            assertionFailure("BadgeCenter refused \(error)")
+        }
+    }
 
     /// Sets a dot on `path` (see `BadgeTree.set(_:)`).
     @discardableResult
     public func set(_ path: String) throws(BadgePathError) -> Outcome {
-        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.set(path) }
+        try perform(.set(path: path, count: nil, expires: nil, once: nil, timed: false))
     }
 
     /// Sets `path`'s count (see `BadgeTree.set(_:count:)`).
     @discardableResult
     public func set(_ path: String, count: Int) throws(BadgePathError) -> Outcome {
-        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.set(path, count: count) }
+        try perform(.set(path: path, count: count, expires: nil, once: nil, timed: false))
     }
 
     /// Adds to `path`'s count (see `BadgeTree.increment(_:by:)`).
     @discardableResult
     public func increment(_ path: String, by k: Int = 1) throws(BadgePathError) -> Outcome {
-        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.increment(path, by: k) }
+        try perform(.increment(path: path, by: k))
     }
 
     /// Sets a dot on `path` that expires at `expires` and holds the once token `once` (see
     /// `BadgeTree.set(_:expires:once:source:)`); ``expire(through:)`` clears it when due.
     @discardableResult
     public func set(_ path: String, expires: Double?, once: String? = nil) throws(BadgePathError) -> Outcome {
-        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.set(path, expires: expires, once: once) }
+        try perform(.set(path: path, count: nil, expires: expires, once: once, timed: true))
     }
 
     /// Sets `path`'s count, expiring at `expires` (see `BadgeTree.set(_:count:expires:once:source:)`).
     @discardableResult
     public func set(_ path: String, count: Int, expires: Double?, once: String? = nil) throws(BadgePathError) -> Outcome {
-        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in
-            try tree.set(path, count: count, expires: expires, once: once)
-        }
+        try perform(.set(path: path, count: count, expires: expires, once: once, timed: true))
     }
 
     /// Clears every mark due at or before `time` (see `BadgeTree.expire(through:)`); observers
@@ -217,18 +271,15 @@ public final class BadgeCenter: Sendable {
     @discardableResult
     public func expire(through time: Double) -> Expiry {
         var expiry = Expiry.none
-        // The body never throws: expiring validates no path.
-        _ = try? mutate { (tree: inout BadgeTree) -> Outcome in
-            expiry = tree.expire(through: time)
-            return expiry.outcome
-        }
+        // Never throws: expiring validates no path.
+        _ = try? perform(.expire(through: time)) { expiry = $0 }
         return expiry
     }
 
     /// Clears `path` (see `BadgeTree.clear(_:force:)`).
     @discardableResult
     public func clear(_ path: String, force: Bool = false) throws(BadgePathError) -> Outcome {
-        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.clear(path, force: force) }
+        try perform(.clear(path: path, force: force))
     }
 
     /// Changes how `path`'s aggregate reaches its parent, on the live center: `.none` mutes a
@@ -241,7 +292,7 @@ public final class BadgeCenter: Sendable {
     /// - Complexity: O(nodes).
     @discardableResult
     public func setContribution(_ contribution: Contribution, of path: String) throws(BadgePathError) -> Outcome {
-        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.setContribution(contribution, of: path) }
+        try perform(.contribute(path: path, mode: contribution))
     }
 
     /// Changes how `path` shows its badge, on the live center; its observers hear the new
@@ -251,7 +302,7 @@ public final class BadgeCenter: Sendable {
     ///   custom badge with an empty name.
     @discardableResult
     public func setDisplay(_ mode: DisplayMode, of path: String) throws(BadgePathError) -> Outcome {
-        try mutate { (tree: inout BadgeTree) throws(BadgePathError) in try tree.setDisplay(mode, of: path) }
+        try perform(.display(path: path, mode: mode))
     }
 
     /// Frees the nodes that hold nothing (see ``BadgeTree/compacted()``); observers hear
@@ -310,13 +361,14 @@ public final class BadgeCenter: Sendable {
         }
     }
 
-    /// Observes a `BadgePath`; it cannot fail: a path outside this tree's root never changes
-    /// and is heard once, hidden.
+    /// Observes a `BadgePath`; it does not throw. A path outside this tree's root is a
+    /// programming error: it stops a debug build (a release build hears it once, hidden).
     public func observe(
         _ path: BadgePath, owner: AnyObject? = nil,
         _ handler: @escaping @Sendable (BadgeState) -> Void
     ) -> BadgeObservation {
-        register(path.rawValue, owner: owner, onEnd: nil, handler)
+        refuseForeign(path)
+        return register(path.rawValue, owner: owner, onEnd: nil, handler)
     }
 
     func observe(
@@ -420,24 +472,115 @@ public final class BadgeCenter: Sendable {
         for (id, path) in dead { end(id: id, path: path, in: &s) }
     }
 
-    private func mutate(_ body: (inout BadgeTree) throws(BadgePathError) -> Outcome) throws(BadgePathError) -> Outcome {
+    /// Applies one operation under the lock: the tree changes, the shared file's journal (when
+    /// recording) gets the operation, a read or a setting records its server event, and
+    /// observers are queued, then told.
+    private func perform(
+        _ op: JournalOp, expiry: (Expiry) -> Void = { _ in }
+    ) throws(BadgePathError) -> Outcome {
         let outcome = try state.withLock { (s: inout State) throws(BadgePathError) -> Outcome in
-            let outcome = try body(&s.tree)
+            let marksBefore = s.tree.markCount
+            let overrideBefore: Contribution?
+            if case .contribute(let path, _) = op { overrideBefore = s.overrides.contribute[path] } else { overrideBefore = nil }
+            var expired = Expiry.none
+            let outcome: Outcome
+            if case .expire(let time) = op {
+                expired = s.tree.expire(through: time)
+                outcome = expired.outcome
+            } else {
+                outcome = try Self.apply(op, tree: &s.tree, overrides: &s.overrides, base: s.base)
+            }
             // Amortised: a compaction costs O(marks · depth) and comes only once the node
             // count has doubled since the last one, so O(depth) per node made.
             if s.tree.nodeCount > s.compactAbove {
                 s.tree = s.tree.compacted()
                 s.compactAbove = State.compactionBound(for: s.tree)
             }
+            s.recording?.ops.append(op)
+            switch op {
+            case .clear(let path, let force) where s.tree.markCount < marksBefore:
+                Self.record(.clear, path: path, force: force, mode: nil, decrement: outcome.decrement, in: &s)
+            case .contribute(let path, _) where s.overrides.contribute[path] != overrideBefore:
+                let mode = s.overrides.contribute[path]?.rawValue ?? "rules"
+                Self.record(.contribute, path: path, force: false, mode: mode, decrement: nil, in: &s)
+            default: break
+            }
             Self.queue(outcome, in: &s)
+            expiry(expired)
             return outcome
         }
         deliver()
         return outcome
     }
 
-    /// Queues the notifications `outcome` causes (under the lock): its changes for their
-    /// observers, its decrement for the ``decrements`` listeners.
+    /// Applies one operation to a tree and its run-time settings: what a center does, and
+    /// what a reader of the shared file's journal replays. A setting equal to `base`'s
+    /// removes its override; a setting never carries a decrement (it is not a read).
+    static func apply(
+        _ op: JournalOp, tree: inout BadgeTree, overrides: inout SettingOverrides, base: BadgeTree.Configuration
+    ) throws(BadgePathError) -> Outcome {
+        switch op {
+        case .set(let path, let count, let expires, let once, let timed):
+            if timed {
+                if let count { return try tree.set(path, count: count, expires: expires, once: once) }
+                return try tree.set(path, expires: expires, once: once)
+            }
+            if let count { return try tree.set(path, count: count) }
+            return try tree.set(path)
+        case .increment(let path, let k):
+            return try tree.increment(path, by: k)
+        case .clear(let path, let force):
+            return try tree.clear(path, force: force)
+        case .expire(let time):
+            return tree.expire(through: time).outcome
+        case .contribute(let path, let mode):
+            var outcome = try tree.setContribution(mode, of: path)
+            outcome.decrement = nil
+            if mode == (base.contribute[path] ?? .count) {
+                overrides.contribute[path] = nil
+                tree.configuration.contribute[path] = base.contribute[path]
+            } else {
+                overrides.contribute[path] = mode
+            }
+            return outcome
+        case .display(let path, let mode):
+            let outcome = try tree.setDisplay(mode, of: path)
+            if mode == (base.display[path] ?? .number) {
+                overrides.display[path] = nil
+                tree.configuration.display[path] = base.display[path]
+            } else {
+                overrides.display[path] = mode
+            }
+            return outcome
+        }
+    }
+
+    /// Records a server event (when logged in) and tells its listeners.
+    private static func record(
+        _ kind: ServerEvent.Kind, path: String, force: Bool, mode: String?, decrement: Decrement?, in s: inout State
+    ) {
+        guard let account = s.account, let device = s.device else { return }
+        let event = ServerEvent(
+            kind: kind, id: ServerEvent.newID(), seq: s.nextEventSeq, account: account, device: device, path: path,
+            at: s.clock(), force: force, mode: mode, decrement: decrement)
+        s.nextEventSeq += 1
+        s.events.append(event)
+        if var recording = s.recording {
+            recording.events = (recording.events ?? []) + [event]
+            s.recording = recording
+        }
+        announce(event, in: &s)
+    }
+
+    /// Hands a new event to the listeners of ``serverEvents()`` and, for a read, of ``decrements()``.
+    private static func announce(_ event: ServerEvent, in s: inout State) {
+        for continuation in s.eventListeners.values { continuation.yield(event) }
+        if let request = DecrementRequest(event), !s.decrementListeners.isEmpty {
+            for continuation in s.decrementListeners.values { continuation.yield(request) }
+        }
+    }
+
+    /// Queues the notifications `outcome` causes (under the lock), for their observers.
     private static func queue(_ outcome: Outcome, in s: inout State) {
         if !s.observers.isEmpty {
             for change in outcome.changes {
@@ -450,11 +593,6 @@ public final class BadgeCenter: Sendable {
                     }
                 }
             }
-        }
-        if let decrement = outcome.decrement, !s.decrementListeners.isEmpty {
-            let request = DecrementRequest(id: s.nextDecrement, decrement: decrement)
-            s.nextDecrement += 1
-            for continuation in s.decrementListeners.values { continuation.yield(request) }
         }
     }
 
@@ -491,12 +629,13 @@ public final class BadgeCenter: Sendable {
         }
     }
 
-    /// Registers a listener for ``decrements``.
+    /// Registers a listener for ``decrements``; it hears the pending reads' decrements first.
     func addDecrementListener(_ continuation: AsyncStream<DecrementRequest>.Continuation) -> UInt64 {
         state.withLock { s in
             let id = s.nextID
             s.nextID += 1
             s.decrementListeners[id] = continuation
+            for event in s.events { if let request = DecrementRequest(event) { continuation.yield(request) } }
             return id
         }
     }
@@ -505,18 +644,82 @@ public final class BadgeCenter: Sendable {
         _ = state.withLock { s in s.decrementListeners.removeValue(forKey: id) }
     }
 
-    /// Replaces the tree and sync state (a reload), telling observers what changed.
-    func replace(with archive: Archive) -> Outcome {
+    /// Registers a listener for ``serverEvents()``; it hears the pending events first.
+    func addEventListener(_ continuation: AsyncStream<ServerEvent>.Continuation) -> UInt64 {
+        state.withLock { s in
+            let id = s.nextID
+            s.nextID += 1
+            s.eventListeners[id] = continuation
+            for event in s.events { continuation.yield(event) }
+            return id
+        }
+    }
+
+    func removeEventListener(_ id: UInt64) {
+        _ = state.withLock { s in s.eventListeners.removeValue(forKey: id) }
+    }
+
+    /// Takes on what a file holds (a reload, or the result of a change through the file):
+    /// observers hear what changed; events this center has not seen are announced, once;
+    /// events acknowledged here stay gone.
+    @discardableResult
+    func adopt(_ archive: Archive, dropped: [DroppedSetting]) -> Outcome {
         let outcome = state.withLock { s -> Outcome in
-            let outcome = s.tree.difference(to: archive.tree)
+            var outcome = s.tree.difference(to: archive.tree)
+            outcome.decrement = nil
             s.tree = archive.tree
             s.compactAbove = State.compactionBound(for: s.tree)
             s.sync = archive.sync
+            s.overrides = archive.overrides
+            s.account = archive.account
+            s.device = archive.device
+            s.nextEventSeq = max(s.nextEventSeq, archive.nextEventSeq)
+            s.dropped = dropped
+            s.fileBacked = true
+            var known = s.acknowledged
+            for event in s.events { known.insert(event.id) }
+            var inFile = Set<String>()
+            for event in archive.events { inFile.insert(event.id) }
+            s.acknowledged.formIntersection(inFile)
+            s.events = archive.events.filter { !s.acknowledged.contains($0.id) }
+            for event in s.events where !known.contains(event.id) { Self.announce(event, in: &s) }
             Self.queue(outcome, in: &s)
             return outcome
         }
         deliver()
         return outcome
+    }
+
+    /// The archive, under the lock.
+    func snapshot() -> Archive {
+        state.withLock { s in
+            Archive(
+                tree: s.tree, sync: s.sync, overrides: s.overrides, account: s.account, device: s.device, events: s.events,
+                nextEventSeq: s.nextEventSeq)
+        }
+    }
+
+    func setDropped(_ dropped: [DroppedSetting]) { state.withLock { $0.dropped = dropped } }
+
+    func dropped() -> [DroppedSetting] { state.withLock { $0.dropped } }
+
+    /// The code's configuration this center's settings start from.
+    var baseConfiguration: BadgeTree.Configuration { state.withLock { $0.base } }
+
+    /// The events' clock.
+    var eventClock: @Sendable () -> Double { state.withLock { $0.clock } }
+
+    /// Starts recording changes for the shared file's journal.
+    func startRecording() { state.withLock { $0.recording = JournalRecord() } }
+
+    /// The change recorded since ``startRecording()``, and the archive after it.
+    func finishRecording() -> (JournalRecord, Archive) {
+        let record = state.withLock { s in
+            let r = s.recording ?? JournalRecord()
+            s.recording = nil
+            return r
+        }
+        return (record, snapshot())
     }
 }
 
@@ -560,4 +763,113 @@ public final class BadgeObservation: Sendable {
     public var isLive: Bool { center?.isObserving(id: id, path: path) ?? false }
 
     deinit { center?.release(id: id, path: path) }
+}
+
+// What the server must learn from the app (SPEC §7, "The app and its server agree"): reads
+// and settings as server events, pending until acknowledged.
+
+extension BadgeCenter {
+    /// Tells the center whose badges these are: every server event from now on names this
+    /// account and device, so the server counts a read as that device's own report.
+    ///
+    /// Until a center is logged in it records no server events. Through the shared file
+    /// (``withSharedFile(_:_:)``) the login is kept in the file, so the extension's changes
+    /// name the same account and device.
+    ///
+    /// ```swift
+    /// try center.withSharedFile(badgesPath) { shared in shared.login(account: "u42", device: "phone") }
+    /// ```
+    public func login(account: String, device: String) {
+        state.withLock { s in
+            s.account = account
+            s.device = device
+            if s.recording != nil { s.recording?.login = [account, device] }
+        }
+    }
+
+    /// Forgets the login: no more server events are recorded (the pending ones stay).
+    public func logout() {
+        state.withLock { s in
+            s.account = nil
+            s.device = nil
+            if s.recording != nil { s.recording?.login = [] }
+        }
+    }
+
+    /// The account given at login, if any.
+    public var account: String? { state.withLock { $0.account } }
+
+    /// The device given at login, if any.
+    public var device: String? { state.withLock { $0.device } }
+
+    /// Sets the clock that stamps server events' `at` (UNIX seconds; the wall clock unless
+    /// set). It is called under the center's lock: it must not call into the center.
+    public func setEventClock(_ clock: @escaping @Sendable () -> Double) {
+        state.withLock { $0.clock = clock }
+    }
+
+    /// The server events not yet acknowledged, oldest first: send their ``ServerEvent/line``s,
+    /// then acknowledge them.
+    ///
+    /// ```swift
+    /// for event in center.pendingEvents { try await api.send(event.line) }
+    /// ```
+    public var pendingEvents: [ServerEvent] { state.withLock { $0.events } }
+
+    /// Drops the pending events with these ids (the server has them); unknown ids are
+    /// ignored. Through the shared file, acknowledge inside ``withSharedFile(_:_:)`` so the
+    /// file forgets them too.
+    ///
+    /// ```swift
+    /// center.acknowledgeEvents(sent.map(\.id))
+    /// ```
+    public func acknowledgeEvents(_ ids: some Sequence<String>) {
+        let gone = Set(ids)
+        guard !gone.isEmpty else { return }
+        state.withLock { s in
+            let acknowledged = s.events.filter { gone.contains($0.id) }.map(\.id)
+            guard !acknowledged.isEmpty else { return }
+            s.events.removeAll { gone.contains($0.id) }
+            if s.fileBacked { s.acknowledged.formUnion(acknowledged) }
+            if var recording = s.recording {
+                recording.acknowledged = (recording.acknowledged ?? []) + acknowledged
+                s.recording = recording
+            }
+        }
+    }
+
+    /// Drops the pending event with this id and every one before it; an unknown id drops
+    /// nothing.
+    ///
+    /// ```swift
+    /// if let last = center.pendingEvents.last { center.acknowledgeEvents(through: last.id) }
+    /// ```
+    public func acknowledgeEvents(through id: String) {
+        let ids = state.withLock { s -> [String] in
+            guard let i = s.events.firstIndex(where: { $0.id == id }) else { return [] }
+            return s.events[...i].map(\.id)
+        }
+        acknowledgeEvents(ids)
+    }
+
+    /// The server events as an asynchronous sequence: the pending ones first (so none made
+    /// before the iterating task starts is lost), then each new one once, including those a
+    /// reload or a change through the shared file brings from another process. It ends when
+    /// the iterating task is cancelled or the center is deallocated.
+    ///
+    /// ```swift
+    /// let events = center.serverEvents()
+    /// Task {
+    ///     for await event in events {
+    ///         try await api.send(event.line)
+    ///         center.acknowledgeEvents([event.id])
+    ///     }
+    /// }
+    /// ```
+    public func serverEvents() -> AsyncStream<ServerEvent> {
+        let (stream, continuation) = AsyncStream<ServerEvent>.makeStream()
+        let id = addEventListener(continuation)
+        continuation.onTermination = { [weak self] _ in self?.removeEventListener(id) }
+        return stream
+    }
 }

@@ -50,8 +50,8 @@ extension BadgeCenter {
         return model(for: BadgePath(unchecked: path))
     }
 
-    /// The `@Observable` model of a `BadgePath`; it cannot fail (a path outside this tree's
-    /// root stays hidden).
+    /// The `@Observable` model of a `BadgePath`; it does not throw. A path outside this tree's
+    /// root stops a debug build (a release build's model stays hidden).
     @MainActor
     public func model(for path: BadgePath) -> BadgeModel {
         if let model = models.withLock({ $0[path.rawValue]?.object }) as? BadgeModel { return model }

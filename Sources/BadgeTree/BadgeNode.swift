@@ -41,6 +41,39 @@ public struct BadgeNode: Hashable, Sendable, CustomStringConvertible {
         return BadgeNode(center: center, checked: child)
     }
 
+    /// The node of the child for `id`, whatever `id` holds: it cannot fail, so it takes no
+    /// `try`. The id is escaped as ``BadgePath/child(_:)`` escapes it; an id so long that the
+    /// path would pass ``BadgePath/maxBytes`` is named by a digest instead (`%H` and 16 hex
+    /// digits of its 64-bit FNV-1a hash), the same for the same id in every process.
+    ///
+    /// ```swift
+    /// let chats = center.root.child(escaping: "chat")
+    /// chats.child(escaping: sender).increment()          // any sender id, no `try`
+    /// ```
+    ///
+    /// The depth is the code's, not the id's: a node of ``BadgePath/maxSegments`` segments has
+    /// no children, and calling this there is a programming error (it stops a debug build;
+    /// a release build gets a node whose changes change nothing).
+    public func child(escaping id: String) -> BadgeNode {
+        var segment = BadgePath.childSegment(id)
+        if path.rawValue.utf8.count + 1 + segment.utf8.count > BadgePath.maxBytes {
+            segment = Self.digestSegment(id)
+        }
+        let child = BadgePath(unchecked: path.rawValue + "." + segment)
+        if (try? BadgePath.validate(child.rawValue)) == nil {
+            assertionFailure("\(child.rawValue): a path has at most \(BadgePath.maxSegments) segments and \(BadgePath.maxBytes) bytes")
+        }
+        return BadgeNode(center: center, checked: child)
+    }
+
+    /// `%H` and the 64-bit FNV-1a hash of `id`'s UTF-8 bytes in hex: a segment of 18 bytes.
+    static func digestSegment(_ id: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in id.utf8 { hash = (hash ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        let hex = String(hash, radix: 16, uppercase: true)
+        return "%H" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
     /// The parent's node, or nil for the root.
     public var parent: BadgeNode? { path.parent.map { BadgeNode(center: center, checked: $0) } }
 

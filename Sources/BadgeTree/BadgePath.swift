@@ -47,7 +47,8 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
     public static let root = BadgePath(unchecked: "root")
 
     /// The path of a child node for `id`, escaped so it stays one segment whatever it holds:
-    /// `bob@mail.com` becomes `bob@mail%2Ecom` (see ``escapeSegment(_:)``), an empty id `%00`.
+    /// `bob@mail.com` becomes `bob@mail%2Ecom` (see ``escapeSegment(_:)``), an empty id `%`
+    /// (a segment no escaped id makes, so `""` and `"\u{0}"`, which is `%00`, stay two chats).
     ///
     /// ```swift
     /// BadgePath.root.child("chat").child("bob@mail.com")   // root.chat.bob@mail%2Ecom
@@ -56,8 +57,11 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
     /// The result is valid unless it passes ``maxSegments`` or ``maxBytes``; a tree refuses
     /// such a path when it is marked, and it reads as hidden.
     public func child(_ id: String) -> BadgePath {
-        BadgePath(unchecked: rawValue + "." + (id.isEmpty ? "%00" : Self.escapeSegment(id)))
+        BadgePath(unchecked: rawValue + "." + Self.childSegment(id))
     }
+
+    /// The segment ``child(_:)`` makes for `id`: `%` for an empty id, else the id escaped.
+    static func childSegment(_ id: String) -> String { id.isEmpty ? "%" : escapeSegment(id) }
 
     /// The path of a child node named `segment` (which must be a valid segment).
     public func appending(_ segment: String) -> BadgePath {
@@ -159,9 +163,11 @@ public struct BadgePath: Hashable, Sendable, Comparable, CustomStringConvertible
         return n
     }
 
-    /// Reverses `escapeSegment`: every `%XX` becomes the byte XX.
+    /// Reverses `escapeSegment`: every `%XX` becomes the byte XX; the segment `%` (an empty
+    /// id, see ``child(_:)``) becomes `""`.
     public static func unescapeSegment(_ segment: String) -> String {
         guard segment.utf8.contains(0x25) else { return segment }
+        if segment == "%" { return "" }
         var out: [UInt8] = []
         let bytes = Array(segment.utf8)
         var i = 0

@@ -150,3 +150,38 @@ import Testing
         #expect(try CLI.run(["tree", "--state", state, "--account", "u"]).lines.first == #"account "u"  icon 1"#)
     }
 }
+
+@Suite struct TreeOfASharedFileTests {
+    @Test func supportDrawsAnAppsSharedFileWithItsSettingsAndEvents() throws {
+        try CLI.withTemporaryDirectory { dir in
+            let file = dir + "/badges.dat"
+            let helper = URL(fileURLWithPath: CLI.executable).deletingLastPathComponent().appendingPathComponent("SharedFileHelper")
+            // The app: logs in, reads a chat and mutes one, all through the shared file.
+            let app = Process()
+            app.executableURL = helper
+            app.arguments = ["app", file]
+            let input = Pipe()
+            app.standardInput = input
+            app.standardOutput = FileHandle.nullDevice
+            try app.run()
+            let commands = ["login u42 phone", "read root.chat.none", "mute root.chat.bob"]
+            try input.fileHandleForWriting.write(contentsOf: Data(commands.map { $0 + "\n" }.joined().utf8))
+            try input.fileHandleForWriting.close()
+            app.waitUntilExit()
+            let ext = Process()
+            ext.executableURL = helper
+            ext.arguments = [file, "root.chat.bob", "2"]
+            try ext.run()
+            ext.waitUntilExit()
+            let r = try CLI.run(["tree", "--shared-file", file, "--no-color"])
+            #expect(r.status == 0)
+            #expect(r.stdout.hasPrefix("account \"u42\"  device \"phone\"  icon 0\n"))
+            #expect(r.stdout.contains("setting contribute root.chat.bob none\n"))
+            #expect(r.stdout.contains("pending server events 1\n"))
+            #expect(r.stdout.contains(#"{"op":"contribute","account":"u42","device":"phone","path":"root.chat.bob","mode":"none","id":"#))
+            let json = try CLI.run(["tree", "--shared-file", file, "--json"])
+            #expect(json.stdout.contains(#""contribute":{"root.chat.bob":"none"}"#))
+            #expect(try CLI.run(["tree"]).status != 0)
+        }
+    }
+}

@@ -14,7 +14,7 @@ private final class Heard: Sendable {
 }
 
 /// A temporary directory, removed at deinit.
-private final class TempDir {
+final class TempDir {
     let url: URL
     init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("badgetree-\(UUID().uuidString)")
@@ -217,8 +217,10 @@ private final class TempDir {
         #expect(kind(dir.file("none.json")) == .missingFile)
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: dir.file("bad.json")))
         #expect(kind(dir.file("bad.json")) == .corrupt)
-        try Data(#"{"version":2,"tree":{}}"#.utf8).write(to: URL(fileURLWithPath: dir.file("v2.json")))
-        #expect(kind(dir.file("v2.json")) == .unsupportedVersion(2))
+        try Data(#"{"version":3,"tree":{}}"#.utf8).write(to: URL(fileURLWithPath: dir.file("v3.json")))
+        #expect(kind(dir.file("v3.json")) == .unsupportedVersion(3))
+        try Data("#badgetree-shared 3 abc\n{}\n".utf8).write(to: URL(fileURLWithPath: dir.file("v3.dat")))
+        #expect(kind(dir.file("v3.dat")) == .unsupportedVersion(3))
         let other = BadgeCenter(configuration: try .init(root: "app"))
         try other.set("app.x")
         try other.save(to: dir.file("app.json"))
@@ -240,21 +242,23 @@ private final class TempDir {
         }
     }
 
-    @Test func mutingAChatOnALiveCenterTellsObserversAndReturnsTheDecrement() throws {
+    @Test func mutingAChatOnALiveCenterTellsObserversAndIsNoRead() throws {
         let center = BadgeCenter()
         try center.increment("root.chat.alice", by: 4)
         try center.increment("root.chat.bob", by: 2)
         let heard = Heard()
         let token = try center.observe("root") { heard.append($0) }
         let outcome = try center.setContribution(.none, of: "root.chat.alice")
-        #expect(outcome.decrement == Decrement(by: 4, paths: ["root.chat.alice"]))
+        #expect(outcome.decrement == nil)  // a setting, not a read (SPEC §4 contribute)
         #expect(center.total == 2)
         #expect(center.state(of: "root.chat.alice").badgeValue == "4")
         #expect(heard.all.map(\.count) == [6, 2])
         let unmuted = try center.setContribution(.count, of: "root.chat.alice")
         #expect(unmuted.decrement == nil)
         #expect(heard.all.map(\.count) == [6, 2, 6])
-        #expect(center.configuration.contribute["root.chat.alice"] == .count)
+        // Back to the configuration's value: no setting is kept for it.
+        #expect(center.configuration.contribute["root.chat.alice"] == nil)
+        #expect(center.archive.overrides.isEmpty)
         withExtendedLifetime(token) {}
     }
 
@@ -271,16 +275,21 @@ private final class TempDir {
 
     @Test func decrementsArriveAsASequenceWithIncreasingIDs() async throws {
         let center = BadgeCenter()
+        center.login(account: "u1", device: "phone")
         let requests = center.decrements()
         try center.increment("root.chat.alice", by: 3)
         try center.clear("root.chat.alice")
         try center.set("root.news")
         try center.clear("root.news")  // a dot: no decrement
         try center.increment("root.chat.bob", by: 2)
-        try center.increment("root.chat.bob", by: -1)
+        try center.increment("root.chat.bob", by: -1)  // not a read: no server event
+        try center.clear("root.chat.bob")
+        let ids = center.pendingEvents.map(\.id)
+        #expect(ids.count == 3)  // alice, news (a dot, read: no decrement), bob
         var it = requests.makeAsyncIterator()
-        #expect(await it.next() == DecrementRequest(id: 1, decrement: Decrement(by: 3, paths: ["root.chat.alice"])))
-        #expect(await it.next() == DecrementRequest(id: 2, decrement: Decrement(by: 1, paths: ["root.chat.bob"])))
+        #expect(
+            await it.next() == DecrementRequest(id: 1, decrement: Decrement(by: 3, paths: ["root.chat.alice"]), eventID: ids[0]))
+        #expect(await it.next() == DecrementRequest(id: 3, decrement: Decrement(by: 1, paths: ["root.chat.bob"]), eventID: ids[2]))
     }
 
     @Test func totalExplainAndAnExpiringSetAreOnTheCenter() throws {
@@ -330,7 +339,7 @@ private final class TempDir {
         }
         let outcome = try app.reload(from: path)
         #expect(heard.all.map(\.count) == [2, 1])
-        #expect(outcome.decrement == Decrement(by: 1, paths: ["root.chat.alice"]))
+        #expect(outcome.decrement == nil)  // reads are server events, never a net difference
         #expect(app.observationCount == 1)
         withExtendedLifetime(token) {}
     }
@@ -362,7 +371,7 @@ private final class TempDir {
     @Test func twoProcessesHammeringOneFileLoseNoIncrement() throws {
         let dir = try TempDir()
         let path = dir.file("badges.json")
-        let helper = try sharedFileHelper()
+        let helper = try Self.sharedFileHelper()
         let processes = try (0..<2).map { i -> Process in
             let p = Process()
             p.executableURL = helper
@@ -386,7 +395,7 @@ private final class TempDir {
     }
 
     /// The helper executable built beside the test bundle.
-    private func sharedFileHelper() throws -> URL {
+    static func sharedFileHelper() throws -> URL {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<5 {
             let candidate = dir.appendingPathComponent("SharedFileHelper")

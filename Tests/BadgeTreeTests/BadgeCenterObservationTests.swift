@@ -125,13 +125,15 @@ private final class Collected<T: Sendable>: @unchecked Sendable {
     }
 
     @Test(arguments: [
-        "",
         "{",
         #"{"version":1,"tree":{"configuration":{"root":"root","maxDisplay":99},"marks":[{"path":"root.a","mark":0}]},"sync":{}}"#,
         #"{"version":1,"tree":{"configuration":{"root":"root","maxDisplay":99},"marks":[{"path":"other.a","mark":"dot"}]}}"#,
-        #"{"version":2,"tree":{"configuration":{"root":"root","maxDisplay":99},"marks":[]},"sync":{"configuration":{"pages":[],"interval":1,"away":1},"loggedIn":false,"foreground":true,"visible":[],"appearedSinceLogin":[],"disappearedAt":{},"intervalStart":0}}"#,
+        #"{"version":3,"tree":{"configuration":{"root":"root","maxDisplay":99},"marks":[]},"sync":{"configuration":{"pages":[],"interval":1,"away":1},"loggedIn":false,"foreground":true,"visible":[],"appearedSinceLogin":[],"disappearedAt":{},"intervalStart":0}}"#,
+        "#badgetree-shared 2 0123\n",
+        "#badgetree-shared 2 0123\n{\"version\":2}\n",
     ])
     func aCorruptFileIsAnErrorNeverAnEmptyTree(_ text: String) throws {
+        // (A 0-byte file is an empty one: SPEC §7.)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-\(UUID()).json").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))

@@ -184,7 +184,7 @@ import Testing
     }
 
     @Test func unescapeKeepsMalformedEscapes() {
-        #expect(BadgePath.unescapeSegment("%") == "%")
+        #expect(BadgePath.unescapeSegment("%") == "")  // the segment of an empty id (child(""))
         #expect(BadgePath.unescapeSegment("%2") == "%2")
         #expect(BadgePath.unescapeSegment("%zz") == "%zz")
         #expect(BadgePath.unescapeSegment("a%") == "a%")
