@@ -307,7 +307,9 @@ struct BatchReport {
                     out += open + "      <failure message=\"\(Self.xml(what))\" type=\"mismatch\">"
                     out += Self.xml(rulesLine + plain.diff(r)) + "</failure>\n    </testcase>\n"
                 case .error:
-                    out += open + "      <error message=\"\(Self.xml(r.message))\" type=\"error\">\(Self.xml(rulesLine))</error>\n    </testcase>\n"
+                    out +=
+                        open
+                        + "      <error message=\"\(Self.xml(r.message))\" type=\"error\">\(Self.xml(rulesLine))</error>\n    </testcase>\n"
                 }
             }
             out += "  </testsuite>\n"

@@ -47,7 +47,8 @@ import Testing
 
     @Test func aSidecarDeclaresPushTypesAndAllowancesNearestWins() throws {
         try CLI.withTemporaryDirectory { dir in
-            try write(#"{"push-types":{"voip-*.json":"voip","*":"alert"},"allowed-warnings":{"*":["empty-alert"]}}"#, dir + "/validate.json")
+            try write(
+                #"{"push-types":{"voip-*.json":"voip","*":"alert"},"allowed-warnings":{"*":["empty-alert"]}}"#, dir + "/validate.json")
             try write(#"{"push-types":{"*.json":"background"}}"#, dir + "/silent/validate.json")
             // 4.6 KB VoIP payload: valid under voip, too large under alert.
             let big = #"{"aps":{},"caller":""# + String(repeating: "x", count: 4600) + "\"}"
@@ -59,7 +60,11 @@ import Testing
             let rows = r.stdout.split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
             }
-            let byName = Dictionary(uniqueKeysWithValues: rows.map { (($0["file"] as? String ?? "") as NSString).lastPathComponent to: $0 })
+            let byName = Dictionary(
+                rows.map { ((($0["file"] as? String) ?? "") as NSString).lastPathComponent }.enumerated().map {
+                    ($0.element, rows[$0.offset])
+                },
+                uniquingKeysWith: { a, _ in a })
             #expect(byName["voip-big.json"]?["push-type"] as? String == "voip")
             #expect(byName["sync.json"]?["push-type"] as? String == "background")
             #expect(byName["sync.json"]?["push-type-from"] as? String == dir + "/silent/validate.json")

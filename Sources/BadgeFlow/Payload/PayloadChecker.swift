@@ -48,7 +48,7 @@ struct PayloadChecker {
             // strings as written (a \u4e2d escape is 6 bytes). Only computed for a payload
             // over the limit; json-c's compact form only when the text is not at hand.
             let compact = text.map(PayloadValidator.compactCount) ?? root.serializedByteCount
-            let written = measured ? byteCount : text.map(PayloadValidator.trimmedCount) ?? compact
+            let written = measured ? byteCount : compact
             if compact > limit {
                 let size = compact < written ? "\(compact) bytes compact (\(written) as written)" : "\(written) bytes"
                 error(
@@ -181,6 +181,8 @@ struct PayloadChecker {
             kind = .liveActivity
         } else if pushType == "voip" {
             kind = .voip
+        } else if pushType == "mdm" || pushType == "fileprovider" {
+            kind = .background  // nothing shown, the icon left as it was, whatever aps holds
         } else if contentAvailable && !hasAlert && !hasBadge && !hasSound {
             kind = .background
         } else if hasAlert || hasSound {
