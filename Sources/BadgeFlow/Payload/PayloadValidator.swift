@@ -38,7 +38,7 @@ public final class PayloadValidator {
             case .failure(let e):
                 return PayloadReport(kind: nil, badge: nil, diagnostics: [e.diagnostic])
             case .success(let root):
-                if let problem = JSONScanner.firstProblem(bytes) {
+                if let problem = JSONScanner.firstProblem(bytes, root: root) {
                     return PayloadReport(kind: nil, badge: nil, diagnostics: [problem.diagnostic])
                 }
                 return PayloadChecker.check(root, byteCount: size, text: bytes, pushType: pushType, base: "")
@@ -70,7 +70,7 @@ public final class PayloadValidator {
                 let d = compact > PayloadLimits.maxBytes ? Self.tooLarge(compact, limit: PayloadLimits.maxBytes, at: "") : e.diagnostic
                 return PayloadReport(kind: nil, badge: nil, diagnostics: [d])
             case .success(let root):
-                if let problem = JSONScanner.firstProblem(bytes) {
+                if let problem = JSONScanner.firstProblem(bytes, root: root) {
                     return PayloadReport(kind: nil, badge: nil, diagnostics: [problem.diagnostic])
                 }
                 if root.kind == .object, root["aps"] == nil, let op = root["op"], op.stringEquals("push"),

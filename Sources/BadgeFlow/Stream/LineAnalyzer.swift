@@ -34,7 +34,7 @@ public final class LineAnalyzer {
                     return .rejected(.error(.notAnObject, "an event must be a JSON object, got \(PayloadChecker.describe(root))", at: ""))
                 }
                 // What json-c takes but JSON does not: a repeated key, NaN, single quotes.
-                if let problem = JSONScanner.firstProblem(line) { return .rejected(problem.diagnostic) }
+                if let problem = JSONScanner.firstProblem(line, root: root) { return .rejected(problem.diagnostic) }
                 if let aps = root[HashedKey.aps] {
                     return push(
                         root, aps: aps, size: size, measured: true, text: line, base: "", pushType: nil, line: line,
