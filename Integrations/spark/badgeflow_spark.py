@@ -35,13 +35,14 @@ From a program that has a SparkSession (left running):
     import badgeflow_spark
     summary = badgeflow_spark.run(spark, ["events.ndjson"], "out/", filter_args=["--stamp"])
 
-See the README's "Partitioned runs on Apache Spark" for what is supported and how to size
-a cluster.
+See Integrations/spark/README.md for what is supported and how to size a cluster.
 """
 import argparse
 import ctypes
 import errno
+import glob
 import gzip
+import hashlib
 import heapq
 import json
 import os
@@ -52,6 +53,7 @@ import stat
 import subprocess
 import sqlite3
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -76,6 +78,7 @@ REFUSED_FILTER_ARGS = {
     "--numbered": "the job numbers the lines and always passes it",
     "--files-from": "the job reads --input and feeds each filter its lines",
     "--rules": "use the job's --rules, which ships the file to the executors",
+    "--input-digest": "the job passes the digests of its input files itself",
 }
 # Refused unless the run has a state (--state-in or --state-out).
 STATE_FILTER_ARGS = {
@@ -90,6 +93,13 @@ VALUED_FILTER_ARGS = {"-o", "--output", "--state", "--checkpoint", "--max-reside
 
 class JobError(Exception):
     """A run refused or failed for a reason its message gives (exit status 2 from main)."""
+    status = 2
+
+
+class InputError(JobError):
+    """An input the job cannot read as lines: compressed where Spark would not decompress it
+    (exit status 4 from main, as `badgeflow filter` exits for it)."""
+    status = 4
 
 
 # ----------------------------------------------------------------------------------------
@@ -139,15 +149,17 @@ def parse_args(argv):
                     help="the state the run starts from: a folder of parts (`badgeflow state split FILE "
                          "--parts P DIR`, or an earlier run's --state-out), whose P the run's partition count "
                          "must be (the default when --partitions is not given), or a state FILE, split on "
-                         "the driver into --partitions parts. Each task reads its part from the path (local "
-                         "mode, a shared mount) or, when the executor lacks it, from the files shipped with "
-                         "spark-submit --files DIR/part-00000.json,…")
+                         "the driver into --partitions parts; a local path or any URI Hadoop's FileSystem "
+                         "reads (hdfs://, s3a://, file://), copied to the driver and shipped to the executors "
+                         "with the job. A day whose input files the state recorded as applied is refused "
+                         "before any task runs")
     ap.add_argument("--state-out",
                     help="a folder for the state after the run: one state per partition, part-00000.json … "
-                         "(or .sqlite), to merge with `badgeflow state merge` or to pass as the next run's "
-                         "--state-in; a path the driver and every executor share (local mode, a shared "
-                         "mount); refused when it exists, unless --overwrite")
-    ap.add_argument("--state-format", choices=["json", "sqlite"], default="json",
+                         "(or .sqlite, .rocksdb), to merge with `badgeflow state merge` or to pass as the next "
+                         "run's --state-in; a local path or any URI Hadoop's FileSystem writes (each task "
+                         "sends its part back to the driver, which writes them there: no shared mount); "
+                         "refused when it exists, unless --overwrite")
+    ap.add_argument("--state-format", choices=list(STATE_FORMATS), default="json",
                     help="the parts' format when there is no --state-in (default json)")
     ap.add_argument("--merge", choices=MERGES, default="auto",
                     help="driver: k-way merge of the sorted parts by the driver into OUTPUT/merged/part-00000 "
@@ -306,7 +318,7 @@ class LocalOutput:
     def __init__(self, path):
         self.path = os.path.abspath(path.rstrip("/") or "/")
         parent, name = os.path.split(self.path)
-        self.staging = os.path.join(parent, ".%s.badgeflow-%s" % (name, uuid.uuid4().hex[:12]))
+        self.staging = os.path.join(parent, ".%s.badgeflow-%d-%s" % (name, os.getpid(), uuid.uuid4().hex[:12]))
         self.url = self.staging
 
     def exists(self):
@@ -325,6 +337,17 @@ class LocalOutput:
 
     def remove(self, relative):
         shutil.rmtree(os.path.join(self.staging, relative), ignore_errors=True)
+
+    def put(self, local, relative):
+        """Moves the local file or folder `local` to STAGING/relative."""
+        os.makedirs(self.staging, exist_ok=True)
+        target = os.path.join(self.staging, relative)
+        if os.path.isdir(target):
+            shutil.rmtree(target)
+        shutil.move(local, target)
+
+    def names(self):
+        return sorted(os.listdir(self.staging)) if os.path.isdir(self.staging) else []
 
     def commit(self, overwrite):
         if os.path.lexists(self.path):
@@ -361,9 +384,24 @@ class HadoopOutput:
         self.staging = staging.toString()
         self.url = self.staging
         self.fs = target.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        self.fs.setWriteChecksum(False)  # no .crc files beside the parts on file://
 
     def exists(self):
         return self.fs.exists(self._Path(self.path))
+
+    def put(self, local, relative):
+        """Copies the local file or folder `local` to STAGING/relative through the FileSystem
+        API, then removes `local`."""
+        self.fs.mkdirs(self._Path(self.staging))
+        self.fs.copyFromLocalFile(False, True, self._Path("file://" + os.path.abspath(local)),
+                                  self._Path(self.staging + "/" + relative))
+        shutil.rmtree(local, ignore_errors=True) if os.path.isdir(local) else os.remove(local)
+
+    def names(self):
+        staging = self._Path(self.staging)
+        if not self.fs.exists(staging):
+            return []
+        return sorted(s.getPath().getName() for s in self.fs.listStatus(staging))
 
     def check_parent(self):
         pass
@@ -407,17 +445,259 @@ def check_output(output, overwrite, exists):
 
 
 # ----------------------------------------------------------------------------------------
+# Guard rails on the driver, before any task runs: compressed input, a day applied before,
+# names sorted as text that look numeric (SPEC §6, §8)
+
+
+END_BYTES = 1 << 20  # a digest hashes the first and the last MiB (as `badgeflow filter` does)
+MAGIC = ((b"\x1f\x8b", "gzip", "zcat"), (b"\x28\xb5\x2f\xfd", "zstd", "zstdcat"),
+         (b"\xfd7zXZ\x00", "xz", "xzcat"))
+# What Spark's text source decompresses by the file's name: read through, as documented.
+READ_THROUGH = {"gzip": (".gz",), "bzip2": (".bz2",)}
+
+
+def compression_of(head):
+    """(format, tool) of the compression whose magic bytes `head` starts with, or None."""
+    for magic, name, tool in MAGIC:
+        if head.startswith(magic):
+            return name, tool
+    if len(head) >= 4 and head[:3] == b"BZh" and 0x31 <= head[3] <= 0x39:
+        return "bzip2", "bzcat"
+    return None
+
+
+def input_digest(size, head, tail):
+    """SIZE:SHA256(first MiB):SHA256(last MiB), what `badgeflow filter` records for a file."""
+    return "%d:%s:%s" % (size, hashlib.sha256(head).hexdigest(), hashlib.sha256(tail).hexdigest())
+
+
+def _hidden(name):
+    return name.startswith((".", "_"))  # Hadoop's input formats skip these
+
+
+def local_input_files(path):
+    """The files Spark's text source reads for a local `path` (a file, a folder read
+    recursively, a glob), hidden ones left out, in byte order of their paths."""
+    if any(c in path for c in "*?["):
+        found = []
+        for match in glob.glob(path):
+            found += local_input_files(match)
+        return sorted(set(found), key=lambda p: p.encode("utf-8", "surrogateescape"))
+    if os.path.isdir(path):
+        found = []
+        for root, dirs, files in os.walk(path):
+            dirs[:] = [d for d in dirs if not _hidden(d)]
+            found += [os.path.join(root, f) for f in files if not _hidden(f)]
+        return sorted(found, key=lambda p: p.encode("utf-8", "surrogateescape"))
+    return [path] if os.path.isfile(path) else []
+
+
+def local_ends(path):
+    """(size, first MiB, last MiB) of a local file."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(END_BYTES)
+        f.seek(max(0, size - END_BYTES))
+        return size, head, f.read(END_BYTES)
+
+
+class HadoopFiles:
+    """Input files on any file system Hadoop's FileSystem reads (hdfs://, s3a://, file://)."""
+
+    def __init__(self, spark):
+        self.jvm = spark.sparkContext._jvm
+        self.conf = spark.sparkContext._jsc.hadoopConfiguration()
+        self.gateway = spark.sparkContext._gateway
+
+    def _fs(self, path):
+        p = self.jvm.org.apache.hadoop.fs.Path(path)
+        return p, p.getFileSystem(self.conf)
+
+    def files(self, path):
+        p, fs = self._fs(path)
+        found = []
+        for status in (fs.globStatus(p) or []):
+            if status.isDirectory():
+                it = fs.listFiles(status.getPath(), True)
+                while it.hasNext():
+                    f = it.next().getPath()
+                    if not any(_hidden(part) for part in f.toUri().getPath().split("/")[-1:]):
+                        found.append(f.toString())
+            elif not _hidden(status.getPath().getName()):
+                found.append(status.getPath().toString())
+        return sorted(found, key=path_order)
+
+    def ends(self, path):
+        p, fs = self._fs(path)
+        size = fs.getFileStatus(p).getLen()
+        stream = fs.open(p)
+        try:
+            def read(at, n):
+                buf = self.gateway.new_array(self.jvm.byte, n)
+                stream.readFully(at, buf)
+                return bytes(self.jvm.java.util.Arrays.copyOf(buf, n))
+            return size, read(0, min(size, END_BYTES)), read(max(0, size - END_BYTES), min(size, END_BYTES))
+        finally:
+            stream.close()
+
+
+def numeric_order_warning(files):
+    """The first two files of one folder read in text order whose numbers say otherwise
+    (`hour-10` before `hour-2`), or None."""
+    def natural(name):
+        return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", name)]
+    for a, b in zip(files, files[1:]):
+        (da, na), (db, nb) = os.path.split(a), os.path.split(b)
+        if da == db and natural(nb) < natural(na):
+            return na, nb
+    return None
+
+
+def check_inputs(files, ends, say):
+    """The (digest, name) of each input file; refuses (InputError) a compressed file Spark
+    would read as lines, and warns when names sorted as text look numeric."""
+    digests = []
+    for path in files:
+        size, head, tail = ends(path)
+        found = compression_of(head)
+        if found and not path.lower().endswith(READ_THROUGH.get(found[0], ())):
+            raise InputError("%s: %s-compressed input; Spark would read its bytes as lines (decompress it with %s, "
+                             "or name it %s to have Spark read it through)"
+                             % (path, found[0], found[1], "*" + READ_THROUGH[found[0]][0] if found[0] in READ_THROUGH
+                                else "it uncompressed"))
+        if size:
+            digests.append((input_digest(size, head, tail), path))
+    inverted = numeric_order_warning(files)
+    if inverted:
+        say("badgeflow_spark: warning: input files are read in text order of their names, so %s comes before %s; "
+            "pad the numbers (%s) if that is not the order meant" % (inverted[0], inverted[1],
+                                                                     re.sub(r"\d+", lambda m: m.group(0).zfill(2), inverted[1])))
+    return digests
+
+
+def recorded_inputs(badgeflow, path):
+    """The inputs the state at `path` recorded as applied (`badgeflow state info --json`)."""
+    binary = locate(badgeflow, on_path=True)
+    if binary is None:
+        raise JobError("checking --state-in on the driver needs --badgeflow there: %s not found" % badgeflow)
+    proc = subprocess.run([binary, "state", "info", "--json", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        raise JobError("--state-in %s: %s" % (path, proc.stderr.decode("utf-8", "replace").strip()))
+    return json.loads(proc.stdout).get("inputs") or []
+
+
+def refuse_applied(badgeflow, state_path, digests, shown=None):
+    """Refuses a day whose input files the state at `state_path` recorded as applied."""
+    recorded = {r["digest"]: r for r in recorded_inputs(badgeflow, state_path)}
+    for digest, name in digests:
+        r = recorded.get(digest)
+        if r:
+            raise JobError("--state-in %s already holds the input %s (same content: applied %s as %s (seq %d-%d)); "
+                           "this day was applied: start from the state before it"
+                           % (shown or state_path, name, r["at"], r["name"], r["first_seq"], r["last_seq"]))
+
+
+def failure_cause(text):
+    """One line of cause out of a failed job's error text: the failing task's filter command,
+    its exit status and the first line of its stderr; None when there is no such failure."""
+    m = re.search(r"badgeflow_spark: `([^`]*)` (exited with status \d+|was killed by signal \d+) in partition (\d+); "
+                  r"its stderr:\n(.*)", text)
+    if not m:
+        return None
+    first = m.group(4).split("\\n")[0].split("\n")[0].strip()
+    return "partition %s: badgeflow filter %s: %s" % (m.group(3), m.group(2), first)
+
+
+TEMP_PREFIXES = ("badgeflow-state-", "badgeflow-part-")
+
+
+def sweep_temporary(folder=None):
+    """Removes what a killed run left in the temporary folder (badgeflow-state-PID-…,
+    badgeflow-part-PID-… of a process that is gone); returns how many."""
+    folder = folder or tempfile.gettempdir()
+    swept = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        prefix = next((p for p in TEMP_PREFIXES if name.startswith(p)), None)
+        if prefix is None:
+            continue
+        pid = name[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+        swept += 1
+    return swept
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_staging(path):
+    """Removes the staging folders (.NAME.badgeflow-…) a killed run left beside `path` (a
+    local OUTPUT or --state-out)."""
+    parent, name = os.path.split(os.path.abspath(path.rstrip("/") or "/"))
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return 0
+    swept = 0
+    prefix = ".%s.badgeflow-" % name
+    for other in names:
+        if other.startswith(prefix):
+            pid = other[len(prefix):].split("-", 1)[0]
+            if pid.isdigit() and _alive(int(pid)):
+                continue
+            shutil.rmtree(os.path.join(parent, other), ignore_errors=True)
+            swept += 1
+    return swept
+
+
+# ----------------------------------------------------------------------------------------
 # Partitioned state: parts in, parts out (the driver's side)
 
 
-PART_NAME = re.compile(r"^part-(\d{5,})\.(json|sqlite)$")
+PART_NAME = re.compile(r"^part-(\d{5,})\.(json|sqlite|rocksdb)$")
+STATE_FORMATS = ("json", "sqlite", "rocksdb")
+
+
+def state_format_of(path):
+    """The format of a state file (or RocksDB folder) by its name, as `badgeflow` tells them."""
+    path = path.rstrip("/")
+    if path.endswith((".sqlite", ".db")):
+        return "sqlite"
+    return "rocksdb" if path.endswith(".rocksdb") else "json"
+
+
+def is_parts_folder(path):
+    """A folder of parts (not a RocksDB state, which is a folder too)."""
+    return os.path.isdir(path) and state_format_of(path) != "rocksdb"
 EMPTY_STATE = b'{"format": "badgeflow-state", "version": 2, "accounts": {}}\n'
 
 
-def part_record(path):
+def part_record(path, badgeflow="badgeflow"):
     """(parts, index, hash) as a part of a split state records it, or None when it records
     none. JSON: the top-level "partition" member, which BadgeFlow writes before "accounts"
-    (only the file's head is read); SQLite: the meta rows partition.parts, .index, .hash."""
+    (only the file's head is read); SQLite: the meta rows partition.parts, .index, .hash;
+    RocksDB: what `badgeflow state info --json` says."""
+    if path.rstrip("/").endswith(".rocksdb"):
+        binary = locate(badgeflow, on_path=True)
+        if binary is None:
+            raise JobError("reading RocksDB parts on the driver needs --badgeflow there: %s not found" % badgeflow)
+        proc = subprocess.run([binary, "state", "info", "--json", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if proc.returncode != 0:
+            raise JobError("%s: %s" % (path, proc.stderr.decode("utf-8", "replace").strip()))
+        record = json.loads(proc.stdout).get("partition")
+        return (int(record["parts"]), int(record["index"]), record.get("hash")) if record else None
     if path.endswith(".sqlite"):
         try:
             db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
@@ -452,15 +732,15 @@ def part_record(path):
         raise JobError("%s: malformed partition record %r" % (path, head[at:end + 1][:200]))
 
 
-def state_parts(folder):
+def state_parts(folder, badgeflow="badgeflow"):
     """(extension, P) of the split state in `folder`, checked: files part-NNNNN.json or
-    .sqlite of one format, as many as the P they record, each recording its own index and the
+    .sqlite (or folders part-NNNNN.rocksdb) of one format, as many as the P they record, each recording its own index and the
     hash crc32. Raises JobError naming the first part that does not fit."""
     if not os.path.isdir(folder):
         raise JobError("--state-in %s: no such folder or file" % folder)
     found = [(PART_NAME.match(n), n) for n in sorted(os.listdir(folder)) if PART_NAME.match(n)]
     if not found:
-        raise JobError("--state-in %s: no parts (part-00000.json … or .sqlite) in it; split a state with "
+        raise JobError("--state-in %s: no parts (part-00000.json … or .sqlite, .rocksdb) in it; split a state with "
                        "`badgeflow state split FILE --parts P %s`" % (folder, folder))
     exts = sorted(set(m.group(2) for m, _ in found))
     if len(exts) > 1:
@@ -468,7 +748,7 @@ def state_parts(folder):
     parts = None
     for m, name in found:
         path = os.path.join(folder, name)
-        record = part_record(path)
+        record = part_record(path, badgeflow)
         if record is None:
             raise JobError("--state-in %s: %s records no partition; is it a part of a split state?" % (folder, name))
         p, index, hashed = record
@@ -512,24 +792,24 @@ def prepare_state(badgeflow, state_in, state_out, state_format, partitions, scra
     checked (and its P against `partitions`, when given); a state FILE is split into
     `partitions` parts in `scratch`, and so is an empty state when there is only --state-out
     (its parts record P, which `state merge` checks)."""
-    if state_in and os.path.isdir(state_in):
-        ext, parts = state_parts(state_in)
+    if state_in and is_parts_folder(state_in):
+        ext, parts = state_parts(state_in, badgeflow)
         return os.path.abspath(state_in), ext, check_state_partitions(state_in, parts, partitions)
     if state_in:
-        if not os.path.isfile(state_in):
+        if not os.path.exists(state_in):
             raise JobError("--state-in %s: no such folder or file" % state_in)
-        ext = "sqlite" if state_in.endswith((".sqlite", ".db")) else "json"
+        ext = state_format_of(state_in)
         source = state_in
     else:
         ext = state_format
         source = os.path.join(scratch, "empty.json")
         with open(source, "wb") as f:
             f.write(EMPTY_STATE)
-        if ext == "sqlite":
+        if ext != "json":
             binary = locate(badgeflow, on_path=True)
             if binary is None:
-                raise JobError("making the empty SQLite parts on the driver needs --badgeflow there")
-            converted = os.path.join(scratch, "empty.sqlite")
+                raise JobError("making the empty %s parts on the driver needs --badgeflow there" % ext)
+            converted = os.path.join(scratch, "empty." + ext)
             subprocess.run([binary, "state", "convert", source, converted], check=True)
             source = converted
     folder = os.path.join(scratch, "parts")
@@ -541,14 +821,14 @@ def resolve_part(folder, name):
     """An executor's path of a part: FOLDER/NAME when the executor sees it (local mode, a
     shared mount), else the file shipped with spark-submit --files."""
     path = os.path.join(folder, name)
-    if os.path.isfile(path):
+    if os.path.exists(path):
         return path
     try:
         from pyspark import SparkFiles
         shipped = SparkFiles.get(name)
     except Exception:  # noqa: BLE001 - outside a Spark task (tests)
         shipped = None
-    if shipped and os.path.isfile(shipped):
+    if shipped and os.path.exists(shipped):
         return shipped
     raise RuntimeError("badgeflow_spark: state part %s is not on this executor (ship the parts with "
                        "spark-submit --files, or put --state-in on a path every executor sees)" % path)
@@ -843,8 +1123,40 @@ def resolve_file(name):
     raise RuntimeError("badgeflow_spark: %s not found on this executor (ship it with --files or put it on PATH)" % name)
 
 
+COLLECT = "collect"  # make_pipe's state out: the part goes back to the driver in the task's output
+PART_MARK = "badgeflow-part"
+
+
+def pack_part(path):
+    """A part's bytes: the file's, or a tar of a RocksDB folder."""
+    if os.path.isdir(path):
+        import io
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            tar.add(path, arcname=os.path.basename(path))
+        return buf.getvalue()
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def unpack_part(name, data, folder):
+    """Writes a part packed by pack_part into `folder`; returns its path."""
+    path = os.path.join(folder, name)
+    if name.endswith(".rocksdb"):
+        import io
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
+            for member in tar.getmembers():
+                if not (member.name == name or member.name.startswith(name + "/")) or not (member.isfile() or member.isdir()):
+                    raise JobError("a state part %s holds %s" % (name, member.name))
+            tar.extractall(folder)
+    else:
+        with open(path, "wb") as f:
+            f.write(data)
+    return path
+
+
 def make_pipe(badgeflow, rules, extra, jobs, filter_seconds=None, tallies=None, resolve=resolve_file,
-              expires=None, state=None):
+              expires=None, state=None, digests=()):
     """The function that runs one partition, (key, line bytes) pairs with key
     (partition, number), through `badgeflow filter --numbered` and yields its result lines
     (bytes). With `expires` (an accumulator of lists), the results of fleet-wide expire lines
@@ -852,11 +1164,16 @@ def make_pipe(badgeflow, rules, extra, jobs, filter_seconds=None, tallies=None, 
     they are not tallied. A filter that fails fails the task with its exit status and the
     end of its stderr.
 
-    With `state` (folder of the parts in, extension, folder for the parts out or None), the
-    filter runs with `--state` on a private copy of the partition's part (a retried task
-    starts from the part again), which then replaces OUT/part-NNNNN.ext."""
+    With `state` (folder of the parts in, extension, folder for the parts out, COLLECT or
+    None), the filter runs with `--state` on a private copy of the partition's part (a
+    retried task starts from the part again), which then replaces OUT/part-NNNNN.ext, or with
+    COLLECT is yielded last as (PART_MARK, name, bytes) for the driver to write (no folder
+    shared with the executors). `digests` ((digest, name) of the input files) are passed as
+    `--input-digest`, for the part to record the day."""
     def run(split, records):
-        work = tempfile.mkdtemp(prefix="badgeflow-part-") if state else None
+        if state:
+            sweep_temporary()
+        work = tempfile.mkdtemp(prefix="badgeflow-part-%d-" % os.getpid()) if state else None
         try:
             for line in run_filter(split, records, work):
                 yield line
@@ -871,8 +1188,14 @@ def make_pipe(badgeflow, rules, extra, jobs, filter_seconds=None, tallies=None, 
             in_dir, ext, _ = state
             name = "part-%05d.%s" % (split, ext)
             part = os.path.join(work, name)
-            shutil.copyfile(resolve_part(in_dir, name), part)
+            source = resolve_part(in_dir, name)
+            if os.path.isdir(source):
+                shutil.copytree(source, part)
+            else:
+                shutil.copyfile(source, part)
             argv += ["--state", part]
+            for digest, input_name in digests:
+                argv += ["--input-digest", "%s=%s" % (digest, input_name)]
         if rules:
             argv += ["--rules", resolve(rules)]
         if not any(a == "--jobs" or a.startswith("--jobs=") for a in extra):
@@ -932,15 +1255,26 @@ def make_pipe(badgeflow, rules, extra, jobs, filter_seconds=None, tallies=None, 
         if status != 0:
             how = "was killed by signal %d" % -status if status < 0 else "exited with status %d" % status
             text = stderr[0].decode("utf-8", "replace").rstrip() if stderr and stderr[0] else "(nothing on stderr)"
+            # One line of cause where the task runs (the console, in local mode), before
+            # Spark's own report of the failed task.
+            print("badgeflow_spark: error: partition %d: badgeflow filter %s: %s"
+                  % (split, how, text.splitlines()[0] if text else ""), file=sys.stderr, flush=True)
             raise RuntimeError("badgeflow_spark: `%s` %s in partition %d; its stderr:\n%s"
                                % (" ".join(argv), how, split, text))
         if failure:
             raise failure[0]
-        if state and state[2]:
+        if state and state[2] == COLLECT:
+            yield (PART_MARK, os.path.basename(part), pack_part(part))
+        elif state and state[2]:
             name = os.path.basename(part)
             staged = os.path.join(state[2], ".%s.%s" % (name, uuid.uuid4().hex[:12]))
-            shutil.copyfile(part, staged)
-            os.replace(staged, os.path.join(state[2], name))  # a retried task's part replaces the first's
+            target = os.path.join(state[2], name)
+            if os.path.isdir(part):
+                shutil.copytree(part, staged)
+                shutil.rmtree(target, ignore_errors=True)  # a retried task's part replaces the first's
+            else:
+                shutil.copyfile(part, staged)
+            os.replace(staged, target)  # a retried task's part replaces the first's
         if tallies is not None:
             tallies.add(tally)
         if expires is not None and diverted:
@@ -1028,20 +1362,63 @@ def read_rows(spark, paths):
     return reduce(lambda a, b: a.unionAll(b), frames)
 
 
-def check_state_out(state_out, overwrite):
-    """--state-out: a local path (the driver moves the parts into place), refused when it
-    exists without --overwrite."""
+def is_uri(path):
+    """A path with a scheme (hdfs://, s3a://, file://): read and written through Hadoop's
+    FileSystem API."""
+    return "://" in path
+
+
+def check_state_out(state_out, overwrite, spark=None):
+    """--state-out: a local path, or (with `spark`) any URI Hadoop's FileSystem writes; the
+    driver writes the parts the tasks send back and moves them into place at the end. Refused
+    when it exists without --overwrite. Without `spark` a URI is not checked (None)."""
     if state_out is None:
         return None
-    local = local_path(state_out)
-    if local is None:
-        raise JobError("--state-out %s: a path the driver and every executor share (a local path or a mount), "
-                       "not another file system" % state_out)
-    out = LocalOutput(local)
-    out.check_parent()
+    if is_uri(state_out):
+        if spark is None:
+            return None
+        out = HadoopOutput(spark, state_out)
+    else:
+        out = LocalOutput(state_out)
+        out.check_parent()
+        sweep_staging(out.path)
     if out.exists() and not overwrite:
         raise JobError("--state-out %s exists; pass --overwrite to replace it (at the end of a successful run)" % state_out)
     return out
+
+
+def fetch_state_in(spark, state_in, scratch):
+    """--state-in given as a URI: copied into `scratch` through Hadoop's FileSystem API (the
+    tasks get it from there, shipped with the job when the master is not local)."""
+    jvm = spark.sparkContext._jvm
+    source = jvm.org.apache.hadoop.fs.Path(state_in.rstrip("/"))
+    fs = source.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    if not fs.exists(source):
+        raise JobError("--state-in %s: no such folder or file" % state_in)
+    folder = os.path.join(scratch, "in")
+    os.makedirs(folder)
+    local = os.path.join(folder, source.getName())
+    fs.copyToLocalFile(False, source, jvm.org.apache.hadoop.fs.Path("file://" + local), True)
+    for root, _, files in os.walk(local):  # checksums of a file:// copy
+        for name in files:
+            if name.endswith(".crc") and name.startswith("."):
+                os.remove(os.path.join(root, name))
+    return local
+
+
+def list_inputs(spark, paths):
+    """The input files, and how to read their ends: locally when every path is local, else
+    through Hadoop's FileSystem."""
+    if all(local_path(p) is not None for p in paths):
+        files = []
+        for p in paths:
+            files += local_input_files(local_path(p))
+        return files, local_ends
+    hadoop = HadoopFiles(spark)
+    files = []
+    for p in paths:
+        files += hadoop.files(p)
+    return files, hadoop.ends
 
 
 def preflight(output, overwrite, badgeflow, rules, extra, output_exists=None, shipped_dir=None, required=False,
@@ -1088,32 +1465,56 @@ def run(spark, inputs, output, badgeflow="badgeflow", rules=None, filter_args=()
         out = HadoopOutput(spark, output)
     from pyspark import SparkFiles
     with_state = bool(state_in or state_out)
-    if state_format not in ("json", "sqlite"):
-        raise JobError("state_format must be 'json' or 'sqlite', got %r" % (state_format,))
+    if state_format not in STATE_FORMATS:
+        raise JobError("state_format must be one of %s, got %r" % (", ".join(STATE_FORMATS), state_format))
+    # What a killed run left: temporary folders of processes that are gone, staging folders.
+    sweep_temporary()
+    if isinstance(out, LocalOutput):
+        sweep_staging(out.path)
     preflight(output, overwrite, badgeflow, rules, extra, output_exists=out.exists(),
               shipped_dir=SparkFiles.getRootDirectory(), state=with_state)
-    state_target = check_state_out(state_out, overwrite)
+    state_target = check_state_out(state_out, overwrite, spark)
+    # Before any task: compressed input, names in text order that look numeric, and (with a
+    # state) the digests of the input files.
+    started = time.time()
+    files, ends = list_inputs(spark, paths)
+    digests = check_inputs(files, ends, say)
+    say("badgeflow_spark: %-52s %7.2f s" % ("inputs checked: %d files, digests" % len(files), time.time() - started))
     if merge == "auto":
         merge = "driver" if isinstance(out, LocalOutput) else "spark"
     if merge == "driver" and not isinstance(out, LocalOutput):
         raise JobError("--merge driver needs OUTPUT on the driver's file system and a local master")
-    scratch = tempfile.mkdtemp(prefix="badgeflow-state-") if with_state else None
+    scratch = tempfile.mkdtemp(prefix="badgeflow-state-%d-" % os.getpid()) if with_state else None
     state = None
     try:
         if with_state:
-            # Before any input is read: the state's P against the partition count.
+            # Before any input is read: the state's P against the partition count, and the
+            # day against the inputs the state recorded.
             started = time.time()
+            shown_in = state_in
+            if state_in and is_uri(state_in):
+                state_in = fetch_state_in(spark, state_in, scratch)
+            if state_in and os.path.exists(state_in):
+                recorded_at = state_in
+                if is_parts_folder(state_in):
+                    first = sorted(n for n in os.listdir(state_in) if PART_NAME.match(n))
+                    recorded_at = os.path.join(state_in, first[0]) if first else None
+                if recorded_at:
+                    refuse_applied(badgeflow, recorded_at, digests, shown_in)
             in_dir, ext, partitions = prepare_state(badgeflow, state_in, state_out, state_format,
-                                                    partitions if partitions or (state_in and os.path.isdir(state_in))
+                                                    partitions if partitions or (state_in and is_parts_folder(state_in))
                                                     else sc.defaultParallelism, scratch)
-            if state_target is not None:
-                os.makedirs(state_target.staging)
-            state = (in_dir, ext, state_target.staging if state_target is not None else None)
+            if not sc.master.startswith("local"):
+                # No folder shared with the executors: each gets the parts with the job.
+                for name in sorted(os.listdir(in_dir)):
+                    if PART_NAME.match(name):
+                        sc.addFile(os.path.join(in_dir, name), recursive=os.path.isdir(os.path.join(in_dir, name)))
+            state = (in_dir, ext, COLLECT if state_target is not None else None)
             say("badgeflow_spark: %-52s %7.2f s" % ("state in: %d parts (%s)%s" % (
-                partitions, ext, "" if state_in and os.path.isdir(state_in) else ", split on the driver"),
+                partitions, ext, "" if state_in and is_parts_folder(state_in) else ", split on the driver"),
                 time.time() - started))
         return _run(spark, sc, paths, out, merge, badgeflow, rules, extra, partitions, overwrite, keep_parts,
-                    compress, profile, say, t0, state, state_target)
+                    compress, profile, say, t0, state, state_target, digests, scratch)
     except BaseException:
         if state_target is not None:
             state_target.discard()
@@ -1124,7 +1525,7 @@ def run(spark, inputs, output, badgeflow="badgeflow", rules=None, filter_args=()
 
 
 def _run(spark, sc, paths, out, merge, badgeflow, rules, extra, partitions, overwrite, keep_parts, compress,
-         profile, say, t0, state, state_target):
+         profile, say, t0, state, state_target, digests=(), scratch=None):
     partitions = partitions or sc.defaultParallelism
     task_cpus = int(sc.getConf().get("spark.task.cpus", "1"))
     for path in (badgeflow, rules):
@@ -1163,10 +1564,26 @@ def _run(spark, sc, paths, out, merge, badgeflow, rules, extra, partitions, over
             keyed.unpersist()
             t = phase("shuffle: partition by key hash, sort by number", t)
         results = ordered.mapPartitionsWithIndex(
-            make_pipe(badgeflow, rules, extra, task_cpus, filter_seconds, tallies, expires=expires, state=state))
+            make_pipe(badgeflow, rules, extra, task_cpus, filter_seconds, tallies, expires=expires, state=state,
+                      digests=digests[-64:]))
+        collect = state is not None and state[2] == COLLECT
+        lines_out = results
+        if collect:
+            # Each task's part comes back as its last element: results and parts from one run
+            # of the filters (kept for the second pass over them).
+            from pyspark import StorageLevel
+            results = results.persist(StorageLevel.MEMORY_AND_DISK)
+            lines_out = results.filter(lambda r: not isinstance(r, tuple))
         parts_url = out.url + "/parts"
-        results.saveAsTextFile(parts_url, codec)
+        lines_out.saveAsTextFile(parts_url, codec)
         t = phase("pipe through badgeflow filter --numbered, write parts", t)
+        if collect:
+            unpacked = os.path.join(scratch, "out")
+            os.makedirs(unpacked, exist_ok=True)
+            for _, name, data in results.filter(lambda r: isinstance(r, tuple)).toLocalIterator():
+                state_target.put(unpack_part(name, data, unpacked), name)
+            results.unpersist()
+            t = phase("state out: parts written by the driver", t)
         # Fleet-wide expire lines: each partition answered for its own accounts; their lines
         # are combined into one per seq, in a part of their own (sorted by seq like the others).
         tally = tallies.value
@@ -1203,8 +1620,8 @@ def _run(spark, sc, paths, out, merge, badgeflow, rules, extra, partitions, over
         summary = summary_document(tally, lines, files, partitions)
         out.write("summary.json", (json.dumps(summary, indent=1) + "\n").encode("utf-8"))
         if state_target is not None:
-            missing = [i for i in range(partitions)
-                       if not os.path.isfile(os.path.join(state_target.staging, "part-%05d.%s" % (i, state[1])))]
+            written = set(state_target.names())
+            missing = [i for i in range(partitions) if "part-%05d.%s" % (i, state[1]) not in written]
             if missing:
                 raise JobError("--state-out: the parts of partitions %s were not written" % missing[:10])
             state_target.commit(overwrite)
@@ -1229,13 +1646,25 @@ def main(argv=None):
                   output_exists=os.path.lexists(local) if local is not None else None,
                   state=bool(args.state_in or args.state_out))
         check_state_out(args.state_out, args.overwrite)
-        if args.state_in and not os.path.exists(args.state_in):
+        if args.state_in and not is_uri(args.state_in) and not os.path.exists(args.state_in):
             raise JobError("--state-in %s: no such folder or file" % args.state_in)
-        if args.state_in and os.path.isdir(args.state_in):
-            check_state_partitions(args.state_in, state_parts(args.state_in)[1], args.partitions)
+        if args.state_in and not is_uri(args.state_in) and is_parts_folder(args.state_in):
+            check_state_partitions(args.state_in, state_parts(args.state_in, args.badgeflow)[1], args.partitions)
+        inputs = [p for p in args.input.split(",") if p]
+        if all(local_path(p) is not None for p in inputs):
+            # Local inputs: compressed ones and a day the state holds, refused before the JVM.
+            files, ends = list_inputs(None, inputs)
+            digests = check_inputs(files, ends, lambda text: None)
+            if args.state_in and not is_uri(args.state_in):
+                recorded_at = args.state_in
+                if is_parts_folder(args.state_in):
+                    first = sorted(n for n in os.listdir(args.state_in) if PART_NAME.match(n))
+                    recorded_at = os.path.join(args.state_in, first[0]) if first else None
+                if recorded_at:
+                    refuse_applied(args.badgeflow, recorded_at, digests, args.state_in)
     except JobError as e:
         print("badgeflow_spark: error: %s" % e, file=sys.stderr)
-        return 2
+        return e.status
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
     builder = SparkSession.builder.appName("badgeflow-partitioned-filter")
@@ -1245,6 +1674,7 @@ def main(argv=None):
         builder = builder.master("local[*]")
     spark = builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    quiet_task_failures(spark)
     print("badgeflow_spark: %-52s %7.2f s" % ("spark session (JVM start)", time.time() - t0), file=sys.stderr)
     try:
         run(spark, [p for p in args.input.split(",") if p], args.output, badgeflow=args.badgeflow,
@@ -1254,10 +1684,31 @@ def main(argv=None):
             state_format=args.state_format)
     except JobError as e:
         print("badgeflow_spark: error: %s" % e, file=sys.stderr)
-        return 2
+        return e.status
+    except Exception as e:  # noqa: BLE001 - one line of cause before the trace
+        cause = failure_cause(str(e))
+        print("badgeflow_spark: error: %s" % (cause or "the Spark job failed: %s" % str(e).splitlines()[0]),
+              file=sys.stderr, flush=True)
+        import traceback
+        traceback.print_exc()
+        return 1
     finally:
         spark.stop()
     return 0
+
+
+def quiet_task_failures(spark):
+    """A failed task is reported once, by the job (its filter's stderr): Spark's own loggers
+    of lost tasks, which print each Python trace again, are set to errors only."""
+    try:
+        jvm = spark.sparkContext._jvm
+        level = jvm.org.apache.logging.log4j.Level
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+        configurator.setLevel("org.apache.spark.scheduler.TaskSetManager", level.ERROR)
+        configurator.setLevel("org.apache.spark.executor.Executor", level.OFF)
+        configurator.setLevel("org.apache.spark.api.python.PythonRunner", level.OFF)
+    except Exception:  # noqa: BLE001 - another logging back end: its own output stays
+        pass
 
 
 if __name__ == "__main__":

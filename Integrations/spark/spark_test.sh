@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make spark-test: the job's driver and task code without Spark (test_badgeflow_spark.py), then
 # partitioned runs on Spark that must merge into exactly the bytes of one `badgeflow filter`
-# run: the README's own example command lines (local[2]); then, through run() on one
+# run: the quick start of Integrations/spark/README.md as written (local[2]); then, through run() on one
 # SparkSession (local[2,3]), a file and a directory of files created out of name order with a
 # BOM, CRLF, invalid UTF-8, a gzip file and an empty one (--merge none, the parts merged with
 # sort -m), and the same again over that OUTPUT with overwrite, --merge spark and --compress
@@ -12,6 +12,11 @@
 # with --state-in from it (P=4: the folder; P=8: a merged file split on the driver), both days'
 # results and the `state merge`d final state compared byte for byte with one `filter --state`
 # chain; and a state of 4 parts refused for --partitions 8 (CHAIN_LINES=4000 lines a day).
+# Then three chained days with file:// URIs for --state-in and --state-out (Hadoop's
+# FileSystem API), with JSON, SQLite and RocksDB parts, each day's results and the final state
+# against one `filter --state` chain, and day 3 again refused on the driver; a run whose task
+# fails (a part cut short) prints one line of cause before any trace and leaves nothing in the
+# temporary folder (a killed run's leftovers swept); gzip bytes named .ndjson are exit 4.
 # Installs Java and PySpark when missing.
 #   LINES=200000 SEED=15 ALL_AT=1 EXPIRE_EVERY=400 PROFILE=1 Integrations/spark/spark_test.sh
 set -euo pipefail
@@ -95,22 +100,22 @@ n=$(wc -l < "$WORK/single.ndjson")
 echo "spark-test: of which $(grep -c '^{"seq":[0-9]*,"op":"expire"' "$WORK/single.ndjson" || true) fleet-wide expire results, $(grep -c '"op":"expire".*"accounts":\[{' "$WORK/single.ndjson" || true) with accounts"
 echo "spark-test: one badgeflow filter --stamp run: $n result lines in $single s ($(awk -v n="$n" -v s="$single" 'BEGIN { printf "%d", n / s }') lines/s)"
 
-# 2. The README's local example, as written: events.ndjson and /tmp/replay are this run's.
-awk '/^Running locally/ { f = 1 } f && /^```sh$/ { g = 1; next } g && /^```$/ { exit } g' README.md \
+# 2. The Spark README's quick start, as written: events.ndjson and /tmp/replay are this run's.
+awk '/^Running locally/ { f = 1 } f && /^```sh$/ { g = 1; next } g && /^```$/ { exit } g' Integrations/spark/README.md \
   | sed -e "s#events\\.ndjson#$WORK/events.ndjson#g" -e "s#/tmp/replay#$WORK/replay#g" > "$WORK/readme.sh"
-grep -q 'badgeflow_spark.py' "$WORK/readme.sh" || fail "no example command found in README.md"
+grep -q 'badgeflow_spark.py' "$WORK/readme.sh" || fail "no example command found in Integrations/spark/README.md"
 [ -n "${PROFILE:-}" ] && sed -i 's#--filter-args#--profile --filter-args#' "$WORK/readme.sh"
 t=$(now)
 if bash -euo pipefail "$WORK/readme.sh" > "$WORK/readme.log" 2>&1; then
   spark=$(secs "$t" "$(now)")
   grep '^badgeflow_spark:' "$WORK/readme.log" | sed 's/^/spark-test: /'
   m=$(wc -l < "$WORK/replay/merged/part-00000")
-  echo "spark-test: the README's example (local[2], 4 partitions, --filter-args --stamp): $m result lines in $spark s, byte-identical to one run (its cmp)"
+  echo "spark-test: the Spark README's quick start (local[2], 4 partitions, --filter-args --stamp): $m result lines in $spark s, byte-identical to one run (its cmp)"
   [ -e "$WORK/replay/parts" ] && fail "the merged file and the parts both kept without --keep-parts"
   check_summary "$WORK/replay" "$WORK/single.ndjson"
 else
   tail -40 "$WORK/readme.log"
-  fail "the README's example command lines"
+  fail "the Spark README's quick start command lines"
 fi
 
 # 3. A file with a BOM, CRLF, a lone CR and no final newline, then a directory of hourly files
@@ -149,6 +154,14 @@ t=$(now)
 chain_one=$(secs "$t" "$(now)")
 "$BIN" filter --state "$C/one.sqlite" "$C/day1.ndjson" > /dev/null
 "$BIN" filter --state "$C/one.sqlite" "$C/day2.ndjson" > /dev/null
+# Three days for the chain with file:// URIs, JSON, SQLite and RocksDB parts (section 6).
+python3 Integrations/spark/gen_stream.py --lines "${CHAIN_LINES:-4000}" --seed 33 --accounts 300 --devices 900 --expire-every 300 "${AT_ARG[@]}" > "$C/day3.ndjson"
+for fmt in json sqlite rocksdb; do
+  for d in 1 2 3; do "$BIN" filter --state "$C/one3.$fmt" "$C/day$d.ndjson" > "$C/one3-$fmt-$d.ndjson"; done
+done
+# A state as JSON without its records of inputs applied (names and times differ between a
+# filter that read the files and the job's tasks, which read stdin): the rest byte for byte.
+strip_records() { python3 -c 'import re, sys; sys.stdout.write(re.sub(r"\n  \"inputs\": \[\n.*?\n  \],", "", re.sub(r"\n  \"offset\": \"numbered\",", "", open(sys.argv[1]).read()), flags=re.S))' "$1"; }
 # 3 and 4 through the API, on one SparkSession that must still run after both: --merge none
 # (kept as out-none), a refusal without overwrite, then overwrite=True with --merge spark and
 # --compress gzip over the same OUTPUT; then the chained two-day runs (5).
@@ -194,6 +207,23 @@ job.run(spark, C + "/day1.ndjson", C + "/out1-sq", badgeflow=BIN, partitions=4, 
 job.run(spark, C + "/day2.ndjson", C + "/out2-sq", badgeflow=BIN, state_in=C + "/state1-sq",
         state_out=C + "/state2-sq")
 print("P=4 sqlite: two days in %.2f s" % (time.time() - started))
+# Three days with file:// URIs for --state-in and --state-out (Hadoop's FileSystem API), JSON,
+# SQLite and RocksDB parts; then day 3 again, refused on the driver before any task runs.
+for fmt in ("json", "sqlite", "rocksdb"):
+    started = time.time()
+    prev = None
+    for d in (1, 2, 3):
+        job.run(spark, C + "/day%d.ndjson" % d, "%s/out3-%s-%d" % (C, fmt, d), badgeflow=BIN,
+                partitions=3 if prev is None else None, state_in=prev,
+                state_out="file://%s/state3-%s-%d" % (C, fmt, d), state_format=fmt)
+        prev = "file://%s/state3-%s-%d" % (C, fmt, d)
+    print("3 days %s: %.2f s" % (fmt, time.time() - started))
+    try:
+        job.run(spark, C + "/day3.ndjson", "%s/again-%s" % (C, fmt), badgeflow=BIN, state_in=prev,
+                state_out="file://%s/again-state-%s" % (C, fmt))
+        print("day 3 again %s: not refused" % fmt)
+    except job.JobError as e:
+        print("day 3 again %s: refused: %s" % (fmt, e))
 spark.stop()
 EOF
 then
@@ -259,6 +289,57 @@ elif grep -q 'is split into 4 parts; this run has 8 partitions' "$C/mismatch.log
   echo "spark-test: a state split into 4 parts with --partitions 8: refused before the JVM starts"
 else
   cat "$C/mismatch.log"; fail "the refusal of a mismatched partition count"
+fi
+
+# 6. Three chained days with file:// URIs, for each part format: every day's results and the
+# merged final state (as JSON, without the records of inputs applied) byte-identical to one
+# filter --state chain; day 3 again refused on the driver; nothing left in the temporary folder.
+for fmt in json sqlite rocksdb; do
+  ok=1
+  for d in 1 2 3; do
+    cmp -s "$C/out3-$fmt-$d/merged/part-00000" "$C/one3-$fmt-$d.ndjson" || { fail "3-day chain, $fmt parts: day $d results differ"; ok=0; }
+  done
+  "$BIN" state merge "$C/final3.$fmt" "$C"/state3-$fmt-3/part-* || { fail "3-day chain, $fmt parts: state merge"; ok=0; }
+  if [ "$fmt" = json ]; then cp "$C/final3.json" "$C/final3-$fmt.json"; cp "$C/one3.json" "$C/one3-$fmt.json"
+  else "$BIN" state convert "$C/final3.$fmt" "$C/final3-$fmt.json" && "$BIN" state convert "$C/one3.$fmt" "$C/one3-$fmt.json" || ok=0; fi
+  cmp -s <(strip_records "$C/final3-$fmt.json") <(strip_records "$C/one3-$fmt.json") || { fail "3-day chain, $fmt parts: the merged final state differs"; ok=0; }
+  grep -q "^day 3 again $fmt: refused: .*already holds the input" "$E/api.log" || { fail "3-day chain, $fmt parts: day 3 again was not refused"; ok=0; }
+  [ -e "$C/again-$fmt" ] && { fail "3-day chain, $fmt parts: a refused run wrote OUTPUT"; ok=0; }
+  [ "$ok" = 1 ] && echo "spark-test: three chained days, file:// URIs, $fmt parts ($(grep "^3 days $fmt:" "$E/api.log" | cut -d: -f2- | sed 's/^ //')): every day's results and the merged final state byte-identical to one filter --state chain; day 3 again refused on the driver"
+done
+grep -h '^day 3 again json' "$E/api.log" | sed 's/^/spark-test:   /'
+ls -a "$C" | grep -q '^\.state' && fail "a staging folder was left beside --state-out"
+
+# 7. What a failed run prints and leaves: a part cut short (its task's filter exits 3), one
+# line of cause before any trace, nothing left in the temporary folder; gzip bytes named
+# .ndjson refused (exit 4) before the JVM starts; a killed run's leftovers swept by the next.
+F=$WORK/fail
+mkdir -p "$F/tmp"
+cp -r "$C/state3-json-1" "$F/parts"
+head -c "$(( $(stat -c %s "$F/parts/part-00001.json") - 10 ))" "$F/parts/part-00001.json" > "$F/cut" && mv "$F/cut" "$F/parts/part-00001.json"
+gone=$(sh -c 'echo $$'); mkdir -p "$F/tmp/badgeflow-state-$gone-x/inner" "$F/tmp/badgeflow-part-$gone-y"
+if TMPDIR=$F/tmp python3 Integrations/spark/badgeflow_spark.py --master 'local[2]' --input "$C/day2.ndjson" \
+    --output "$F/out" --badgeflow "$BIN" --state-in "$F/parts" --state-out "$F/state-out" > "$F/log" 2>&1; then
+  fail "a run over an empty part did not fail"
+else
+  first=$(grep -m1 -n 'badgeflow_spark: error:\|Traceback\|Exception\|	at ' "$F/log" || true)
+  case $first in
+    *"badgeflow_spark: error: partition 1: badgeflow filter exited with status 3: badgeflow: error: state file"*)
+      echo "spark-test: a failed task (a part cut short): first line of cause, before any trace: ${first#*:}" ;;
+    *) fail "a failed run's first error line is not its cause: $first" ;;
+  esac
+  left=$(ls -A "$F/tmp" | grep '^badgeflow-' || true)
+  [ -z "$left" ] && echo "spark-test: nothing left in the temporary folder by the failed run (a killed run's two folders swept)" \
+    || fail "left in the temporary folder: $left"
+  if [ -e "$F/out" ] || [ -e "$F/state-out" ] || ls -A "$F" | grep -q '^\.'; then fail "a failed run left OUTPUT, --state-out or a staging folder"; fi
+fi
+gzip -c "$C/day1.ndjson" > "$F/day.ndjson"
+if python3 Integrations/spark/badgeflow_spark.py --input "$F/day.ndjson" --output "$F/gz" --badgeflow "$BIN" 2> "$F/gz.log"; then
+  fail "gzip bytes named .ndjson were not refused"
+elif [ $? = 4 ] && grep -q 'gzip-compressed input' "$F/gz.log"; then
+  echo "spark-test: gzip bytes named .ndjson: $(head -1 "$F/gz.log") (exit 4)"
+else
+  cat "$F/gz.log"; fail "gzip bytes named .ndjson: not exit 4 naming gzip"
 fi
 
 echo "spark-test: $(secs "$T0" "$(now)") s in all"

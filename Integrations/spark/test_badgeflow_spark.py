@@ -509,3 +509,105 @@ class Merge(Base):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GuardRails(Base):
+    """What the driver refuses before any task runs, and what a killed run leaves (SPEC §6, §8)."""
+
+    DAY = b'{"op":"push","account":"acct-1","device":"d1","payload":{"aps":{"alert":"a"}}}\n' * 3
+
+    def compressed(self, tool, name):
+        plain = self.file("plain-" + name, self.DAY)
+        packed = os.path.join(self.dir, name)
+        with open(packed, "wb") as f:
+            subprocess.run(tool + [plain], stdout=f, check=True)
+        return packed
+
+    def test_compressed_input_is_refused_whatever_its_name(self):
+        for tool, fmt in [(["gzip", "-c"], "gzip"), (["bzip2", "-c"], "bzip2"), (["xz", "-c"], "xz"),
+                          (["zstd", "-q", "-c"], "zstd")]:
+            packed = self.compressed(tool, "day-%s.ndjson" % fmt)
+            with self.assertRaises(job.InputError) as caught:
+                job.check_inputs([packed], job.local_ends, lambda text: None)
+            self.assertIn("%s-compressed input" % fmt, str(caught.exception))
+            self.assertEqual(caught.exception.status, 4)
+        # Named for Spark's codec: read through, as documented.
+        self.assertEqual(len(job.check_inputs([self.compressed(["gzip", "-c"], "day.ndjson.gz")], job.local_ends,
+                                              lambda text: None)), 1)
+        # The command line: exit 4 before the JVM starts, naming the format.
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "badgeflow_spark.py"), "--input",
+                               os.path.join(self.dir, "day-gzip.ndjson"), "--output", os.path.join(self.dir, "out"),
+                               "--badgeflow", BIN], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertIn("gzip-compressed input", proc.stderr)
+        self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)  # the JVM never started: one line
+
+    def test_the_digest_is_the_filters_and_a_day_applied_before_is_refused(self):
+        day = self.file("day1.ndjson", self.DAY)
+        state = os.path.join(self.dir, "s.json")
+        subprocess.run([BIN, "filter", "--state", state, day], stdout=subprocess.DEVNULL, check=True)
+        digests = job.check_inputs([day], job.local_ends, lambda text: None)
+        recorded = job.recorded_inputs(BIN, state)
+        self.assertEqual([r["digest"] for r in recorded], [digests[0][0]])
+        with self.assertRaises(job.JobError) as caught:
+            job.refuse_applied(BIN, state, digests)
+        self.assertIn("already holds the input %s" % day, str(caught.exception))
+        self.assertIn("(seq 1-3)", str(caught.exception))
+        # The parts of a run record the day (a task passes --input-digest): the next run of the
+        # same day is refused on the driver, from part-00000, for every part format.
+        for fmt in job.STATE_FORMATS:
+            whole = os.path.join(self.dir, "empty." + fmt)
+            subprocess.run([BIN, "filter", "--state", whole], input=b"", check=True)
+            parts = os.path.join(self.dir, "parts-" + fmt)
+            subprocess.run([BIN, "state", "split", whole, "--parts", "2", parts], check=True)
+            out = os.path.join(self.dir, "out-" + fmt)
+            os.mkdir(out)
+            pipe = job.make_pipe(BIN, None, [], 1, resolve=lambda name: name, state=(parts, fmt, job.COLLECT),
+                                 digests=digests)
+            got = list(pipe(0, iter([((0, 1), self.DAY.splitlines()[0])])))
+            self.assertEqual(len(got), 2, fmt)
+            mark, name, data = got[-1]
+            self.assertEqual((mark, name), (job.PART_MARK, "part-00000." + fmt))
+            part = job.unpack_part(name, data, out)
+            self.assertEqual(job.part_record(part, BIN), (2, 0, "crc32"))
+            with self.assertRaises(job.JobError) as caught:
+                job.refuse_applied(BIN, part, digests, out)
+            self.assertIn("already holds the input", str(caught.exception), fmt)
+        self.assertEqual(job.state_parts(parts, BIN), ("rocksdb", 2))
+
+    def test_names_sorted_as_text_that_look_numeric_are_warned_about(self):
+        self.assertEqual(job.numeric_order_warning(["d/hour-1", "d/hour-10", "d/hour-2"]), ("hour-10", "hour-2"))
+        self.assertIsNone(job.numeric_order_warning(["d/hour-01", "d/hour-02", "d/hour-10"]))
+        self.assertIsNone(job.numeric_order_warning(["a/hour-10", "b/hour-2"]))
+        said = []
+        for n in (1, 2, 10):
+            self.file("hour-%d.ndjson" % n, self.DAY)
+        files = job.local_input_files(self.dir)
+        job.check_inputs(files, job.local_ends, said.append)
+        self.assertEqual(len(said), 1)
+        self.assertIn("hour-10.ndjson comes before hour-2.ndjson", said[0])
+        self.assertIn("hour-02.ndjson", said[0])
+
+    def test_a_failed_task_gives_one_line_of_cause(self):
+        text = ("py4j.protocol.Py4JJavaError: An error occurred\n  File ...\nRuntimeError: badgeflow_spark: "
+                "`badgeflow filter --numbered --state /tmp/x/part-00001.json` exited with status 3 in partition 1; "
+                "its stderr:\nbadgeflow: error: state file part-00001.json: not a BadgeFlow state: empty file\n\tat org...")
+        self.assertEqual(job.failure_cause(text), "partition 1: badgeflow filter exited with status 3: "
+                                                  "badgeflow: error: state file part-00001.json: not a BadgeFlow state: empty file")
+        self.assertIsNone(job.failure_cause("something else"))
+
+    def test_what_a_killed_run_left_is_swept_by_the_next(self):
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        dead = [os.path.join(self.dir, "badgeflow-state-%d-abc" % gone.pid),
+                os.path.join(self.dir, "badgeflow-part-%d-def" % gone.pid)]
+        alive = os.path.join(self.dir, "badgeflow-part-%d-ghi" % os.getpid())
+        for d in dead + [alive]:
+            os.makedirs(os.path.join(d, "inner"))
+        self.assertEqual(job.sweep_temporary(self.dir), 2)
+        self.assertEqual(sorted(os.listdir(self.dir)), [os.path.basename(alive)])
+        out = os.path.join(self.dir, "state-out")
+        staged = os.path.join(self.dir, ".state-out.badgeflow-%d-0123" % gone.pid)
+        os.makedirs(staged)
+        self.assertEqual(job.sweep_staging(out), 1)
+        self.assertFalse(os.path.exists(staged))

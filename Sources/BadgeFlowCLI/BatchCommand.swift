@@ -200,6 +200,8 @@ struct BatchCommand: ParsableCommand {
                 throw Exit.io
             }
         }
+        // A compressed input is an I/O error, as in filter and report (SPEC §6).
+        if results.contains(where: { $0.status == .error && CompressedInput.isReason($0.message) }) { throw Exit.io }
         if formatter.failed { throw Exit.rejected }
     }
 }

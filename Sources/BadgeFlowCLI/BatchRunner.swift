@@ -104,6 +104,9 @@ struct BatchRunner {
         } else {
             // A .json file is one payload, however it is laid out.
             var bytes = try FileIO.readBytes(file)
+            if let format = CompressedInput.format(ofPrefix: bytes) {
+                throw FileIO.Failure(path: file, message: CompressedInput.reason(format))
+            }
             // A UTF-8 BOM is skipped, as in NDJSON.
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
             bytes.withUnsafeBytes { session.feed($0) }

@@ -26,7 +26,7 @@ struct FilterCommand: TakesManyInputs {
         "--rules": "rules", "--state": "state", "--max-line-bytes": "max-line-bytes", "--jobs": "jobs",
         "--files-from": "files-from", "-o": "output", "--output": "output",
         "--checkpoint": "checkpoint", "--max-resident": "max-resident", "--expanded-accounts": "expanded-accounts",
-        "--metrics": "metrics", "--block-cache": "block-cache",
+        "--metrics": "metrics", "--block-cache": "block-cache", "--input-digest": "input-digest",
     ]
 
     @OptionGroup var rules: RulesOption
@@ -55,9 +55,16 @@ struct FilterCommand: TakesManyInputs {
     @Flag(
         name: .customLong("no-resume"),
         help:
-            "SQLite or RocksDB state: apply the input again on top of the state even though its last checkpoint was committed reading this same INPUT file."
+            "Apply the input again on top of the state on purpose: an INPUT the state recorded as applied (same content), or the file its last checkpoint read; on a queue offset (a state of --numbered runs), a run without --numbered that leaves the offset as it was."
     )
     var noResume = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --state: the digest of an input piped to stdin (SIZE:SHA256-OF-FIRST-MIB:SHA256-OF-LAST-MIB, as `state info --json` shows them), and after = the name to record it under (default stdin); the Spark job passes one for each input file. Refused like a file's when the state recorded it; recorded at the end.",
+            valueName: "DIGEST[=NAME]"))
+    var inputDigest: [String] = []
 
     @Option(
         name: .long,
@@ -95,7 +102,11 @@ struct FilterCommand: TakesManyInputs {
         help: "Push results, but background ones, carry \"payload\": the pushed payload with aps.badge set to the result's icon.")
     var stamp = false
 
-    @Flag(name: .long, help: "Exit 1 when any line was rejected (stderr says how many, and the first one's seq).")
+    @Flag(
+        name: .long,
+        help:
+            "Exit 1 when any line was rejected (stderr says how many, and the first one's seq); refuse (exit 2) --rules that differ from the state's recorded ones instead of a notice."
+    )
     var strict = false
 
     @Flag(name: .long, help: "Flush after every result line (the default when the output is a terminal).")
@@ -153,7 +164,12 @@ struct FilterCommand: TakesManyInputs {
             throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)")
         }
         if resume && !checkpointed { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
-        if noResume && !checkpointed { throw ValidationError("--no-resume needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
+        if noResume && state == nil { throw ValidationError("--no-resume needs --state FILE") }
+        if !inputDigest.isEmpty && state == nil { throw ValidationError("--input-digest needs --state FILE (the state records it)") }
+        for digest in inputDigest.map(Self.digestAndName).map(\.digest) where !InputDigest.isValid(digest) {
+            throw ValidationError(
+                "--input-digest must be SIZE:HEX:HEX (SHA-256 of the first and last MiB, as state info --json shows), got \(digest)")
+        }
         if resume && noResume { throw ValidationError("--resume and --no-resume exclude each other") }
         guard expandedAccounts >= 1 else { throw ValidationError("--expanded-accounts must be at least 1, got \(expandedAccounts)") }
         if let blockCache {
@@ -187,7 +203,14 @@ struct FilterCommand: TakesManyInputs {
         options.resultsAtEnd = resultsFile != nil
         options.maxLineBytes = maxLineBytes
         options.stamp = stamp
+        options.refusesRulesChange = strict
         options.blockCacheBytes = blockCache.flatMap(ByteSize.parse)
+        if state != nil {
+            // 2 MiB read a file, before any line: nothing per line (SPEC §6).
+            options.inputDigests =
+                sources.filter { $0 != "-" }.compactMap { path in InputDigest.of(path: path).map { (name: path, digest: $0) } }
+                + inputDigest.map(Self.digestAndName)
+        }
         let session: StateSession
         do {
             session = try StateSession(
@@ -256,6 +279,12 @@ struct FilterCommand: TakesManyInputs {
             Console.error("badgeflow: --strict: \(rejected) line\(rejected == 1 ? "" : "s") rejected\(first)")
             throw Exit.rejected
         }
+    }
+
+    /// `--input-digest DIGEST[=NAME]`: the digest, and the name to record (`stdin` by default).
+    static func digestAndName(_ value: String) -> (name: String, digest: String) {
+        guard let eq = value.firstIndex(of: "=") else { return (name: "stdin", digest: value) }
+        return (name: String(value[value.index(after: eq)...]), digest: String(value[..<eq]))
     }
 
     /// `--checkpoint-stats`, for a state with checkpoints.

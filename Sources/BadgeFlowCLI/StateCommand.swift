@@ -79,6 +79,15 @@ struct StateCommand: ParsableCommand {
                     w.endObject()
                 }
                 w.endArray()
+                if !found.contributions.isEmpty {
+                    w.key("settings")
+                    w.beginObject()
+                    w.key("contribute")
+                    w.beginObject()
+                    for c in found.contributions { w.key(c.path); w.string(c.mode.rawValue) }
+                    w.endObject()
+                    w.endObject()
+                }
                 w.endObject()
                 w.newline()
                 Console.write(w.bytes)
@@ -89,6 +98,10 @@ struct StateCommand: ParsableCommand {
             for s in found.nodes { out += "  \(s.path)  \(s.count)  \"\(s.display.description)\"\n" }
             out += "devices:\(found.devices.isEmpty ? " none" : "")\n"
             for d in found.devices { out += "  \(d.id.isEmpty ? "\"\"" : d.id)  delivered \(d.delivered)\(d.stale ? "  stale" : "")\n" }
+            if !found.contributions.isEmpty {
+                out += "settings:\n"
+                for c in found.contributions { out += "  \(c.path)  contribute \(c.mode.rawValue)\n" }
+            }
             Console.out(out)
         }
     }
@@ -106,7 +119,7 @@ struct StateCommand: ParsableCommand {
         @Flag(
             name: .long,
             help:
-                "One JSON object: {\"format\",\"version\",\"accounts\",\"devices\",\"marks\",\"seq\",\"input\",\"size\",\"partition\"} (seq and input null for JSON; partition {\"parts\",\"index\",\"hash\"}, or null for a whole state)."
+                "One JSON object: {\"format\",\"version\",\"accounts\",\"devices\",\"marks\",\"seq\",\"input\",\"size\",\"partition\",\"offset\",\"inputs\"} (seq and input null for JSON; partition {\"parts\",\"index\",\"hash\"}, or null for a whole state; offset true for a queue offset; inputs the digests of the inputs applied, [{\"digest\",\"name\",\"first_seq\",\"last_seq\",\"at\"}])."
         )
         var json = false
 
@@ -146,6 +159,19 @@ struct StateCommand: ParsableCommand {
                 } else {
                     w.null()
                 }
+                w.key("offset"); w.bool(info.records.numbered)
+                w.key("inputs")
+                w.beginArray()
+                for input in info.records.inputs {
+                    w.beginObject()
+                    w.key("digest"); w.string(input.digest)
+                    w.key("name"); w.string(input.name)
+                    w.key("first_seq"); w.int(input.firstSeq)
+                    w.key("last_seq"); w.int(input.lastSeq)
+                    w.key("at"); w.string(input.at)
+                    w.endObject()
+                }
+                w.endArray()
                 w.endObject()
                 w.newline()
                 Console.write(w.bytes)
@@ -161,6 +187,9 @@ struct StateCommand: ParsableCommand {
             out += "size: \(info.size) bytes\n"
             // Only a part of a split state has the line (a whole state's output is as before).
             if let p = info.partition { out += "partition: \(p)\n" }
+            // Only a state that recorded inputs, or a queue offset, has these lines.
+            if info.records.numbered { out += "offset: numbered (a queue offset: runs without --numbered are refused)\n" }
+            for input in info.records.inputs { out += "input applied: \(input.digest) \(input.applied)\n" }
             Console.out(out)
         }
     }

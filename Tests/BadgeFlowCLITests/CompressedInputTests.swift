@@ -19,7 +19,7 @@ import Testing
         #expect(gzip.terminationStatus == 0)
         let r = try CLI.run(["filter", a, gz, b])
         #expect(r.status == 4)
-        #expect(r.stderr == "badgeflow: \(gz): compressed input; pipe it through zcat\n")
+        #expect(r.stderr == "badgeflow: \(gz): gzip-compressed input; pipe it through zcat\n")
         // No error lines for it: it adds no lines, as a file that cannot be read.
         #expect(r.lines.count == 2)
         #expect(r.lines.allSatisfy { !$0.contains("\"error\"") })
@@ -34,6 +34,6 @@ import Testing
         let r = try CLI.run(["filter", zst])
         #expect(r.status == 4)
         #expect(r.stdout.isEmpty)
-        #expect(r.stderr == "badgeflow: \(zst): compressed input; pipe it through zstdcat\n")
+        #expect(r.stderr == "badgeflow: \(zst): zstd-compressed input; pipe it through zstdcat\n")
     }
 }

@@ -63,13 +63,14 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: dir + "/s.json"), "the state is still saved")
     }
 
-    @Test func anEmptyStateFileIsAnEmptyState() throws {
+    /// SPEC §6: a 0-byte state file is exit 3, never a new empty state.
+    @Test func anEmptyStateFileIsNotAState() throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }
         let state = dir + "/s.json"
         #expect(FileManager.default.createFile(atPath: state, contents: Data()))
         let r = try CLI.run(["filter", "--state", state], input: "{\"aps\":{\"alert\":\"a\",\"thread-id\":\"x\"}}\n")
-        #expect(r.status == 0, "\(r.stderr)")
-        #expect(try CLI.run(["tree", "--state", state]).stdout.contains("root (1)"))
+        #expect(r.status == 3 && r.stdout.isEmpty, "\(r.stderr)")
+        #expect(r.stderr.contains("not a BadgeFlow state: empty file"), "\(r.stderr)")
     }
 }

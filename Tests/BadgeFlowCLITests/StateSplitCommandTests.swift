@@ -17,6 +17,11 @@ import Testing
         return ~c
     }
 
+    /// A JSON state's text without its `inputs` (the records of inputs applied).
+    static func withoutRecords(_ path: String) throws -> String {
+        CLI.withoutInputRecords(try String(contentsOfFile: path, encoding: .utf8))
+    }
+
     /// Day `day` of a stream of pushes, sets, clears and logins over accounts and
     /// account-less devices.
     static func day(_ day: Int) -> [String] {
@@ -68,15 +73,15 @@ import Testing
         let partPaths = (0..<parts).map { dir + "/state/part-0000\($0)." + format }
         let merge = try CLI.run(["state", "merge", dir + "/merged." + format] + partPaths.reversed())
         #expect(merge.status == 0, "\(merge.stderr)")
+        // The chain read day files, the parts stdin: their records of inputs applied differ
+        // (SPEC §6), all else is byte for byte the same.
         if format == "json" {
-            #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/merged.json")) == Data(contentsOf: URL(fileURLWithPath: one)))
+            #expect(try Self.withoutRecords(dir + "/merged.json") == Self.withoutRecords(one))
         } else {
             // The same accounts, row for row (key for key): the JSON the two convert to.
             #expect(try CLI.run(["state", "convert", one, dir + "/one-c.json"]).status == 0)
             #expect(try CLI.run(["state", "convert", dir + "/merged." + format, dir + "/merged-c.json"]).status == 0)
-            #expect(
-                try Data(contentsOf: URL(fileURLWithPath: dir + "/merged-c.json"))
-                    == Data(contentsOf: URL(fileURLWithPath: dir + "/one-c.json")))
+            #expect(try Self.withoutRecords(dir + "/merged-c.json") == Self.withoutRecords(dir + "/one-c.json"))
         }
 
         // Refusals: a part missing (3), a state file given twice as OUT (2), a folder not empty (2).

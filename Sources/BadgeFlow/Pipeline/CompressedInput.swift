@@ -43,6 +43,18 @@ package enum CompressedInput {
 
     /// What `filter` prints for `name` (an INPUT, or `<stdin>`) in `format`.
     package static func message(_ name: String, _ format: Format) -> String {
-        "badgeflow: \(name): compressed input; pipe it through \(format.tool)"
+        "badgeflow: \(name): \(reason(format))"
     }
+
+    /// Why an input in `format` is refused: `gzip-compressed input; pipe it through zcat`.
+    package static func reason(_ format: Format) -> String {
+        "\(format.name)\(marker)\(format.tool)"
+    }
+
+    /// What every ``reason(_:)`` holds.
+    private static let marker = "-compressed input; pipe it through "
+
+    /// Whether `message` (an input's error) says it is compressed: such an input is an I/O
+    /// error (exit 4) in `batch` too.
+    package static func isReason(_ message: String) -> Bool { message.contains(marker) }
 }

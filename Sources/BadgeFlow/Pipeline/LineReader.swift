@@ -9,7 +9,8 @@ import Darwin
 /// Lines end at `\n`; a trailing `\r` is dropped, and so is a UTF-8 byte-order mark at the
 /// start of the input. A last line without a newline still counts. A line longer than
 /// `maxLineBytes` is never held whole: it is skipped to its end and reported as overlong,
-/// so memory stays bounded whatever the input.
+/// so memory stays bounded whatever the input. An input that starts with the magic bytes of
+/// gzip, zstd, bzip2 or xz is refused before its first line (``CompressedInput``).
 public final class LineReader {
     /// One line, or the length of a line that was too long to keep.
     public enum Line {
@@ -38,6 +39,8 @@ public final class LineReader {
     private var start = 0
     private var end = 0
     private var first = true
+    /// The start of the input was checked for a compression format's magic bytes.
+    private var checkedStart = false
 
     /// Creates a reader of `fd` (not closed by the reader).
     ///
@@ -60,6 +63,7 @@ public final class LineReader {
         start = 0
         end = 0
         first = true
+        checkedStart = false
     }
 
     /// Calls `body` for each line until the input ends or `body` returns false.
@@ -123,6 +127,16 @@ public final class LineReader {
                 return
             }
             end += n
+            if !checkedStart {
+                // A pipe's first bytes (a file's are checked before it is read): a gzip,
+                // zstd, bzip2 or xz stream would give an error line for every line of it.
+                checkedStart = true
+                let head = UnsafeRawBufferPointer(start: buffer.baseAddress, count: min(end, 6))
+                if let format = CompressedInput.format(ofPrefix: head) {
+                    start = 0; end = 0
+                    throw FileIO.Failure(path: name, message: CompressedInput.reason(format))
+                }
+            }
         }
     }
 

@@ -190,6 +190,16 @@ extension ReplayReport {
         h.raw("</tbody></table></details>")
         h.raw("<h4>Tree at the end</h4>")
         marksTable(a.marks, withAccount: false, into: &h)
+        if !a.settings.isEmpty {
+            // The account's own settings (a user's mutes), over the rules' contribute.
+            h.raw("<h4>Settings at the end</h4><ul class=\"settings\">")
+            for s in a.settings {
+                h.raw("<li data-setting=\"contribute\"><code>")
+                h.text(s.path)
+                h.raw("</code> contributes <code>\(s.mode.rawValue)</code></li>")
+            }
+            h.raw("</ul>")
+        }
         h.raw("</section>\n")
     }
 

@@ -35,6 +35,8 @@ package protocol AccountStore: AccountSource {
     /// Records `partition` (a part of a split state) as its meta entries
     /// (``StatePartition/metaRows``).
     func recordPartition(_ partition: StatePartition) throws(StateFile.Failure)
+    /// Writes the meta entries `entries` in one transaction (``StateRecords/meta``).
+    func recordMeta(_ entries: [String: String]) throws(StateFile.Failure)
     /// Commits a checkpoint: `changed` and `seq` read from `input`, and `rules` when they
     /// are not the recorded ones, in one transaction; returns each account's stored device
     /// and mark counts.
@@ -291,6 +293,8 @@ extension DatabaseStateStore {
 
     package func recordedRules() throws(StateFile.Failure) -> RuleSet? { try store.recordedRules() }
 
+    package func record(_ records: StateRecords) throws(StateFile.Failure) { try store.recordMeta(records.meta) }
+
     /// Records `point` as the state's committed seq and input, with no account (`state
     /// convert` keeps a converted state's resume point).
     package func recordResume(_ point: ResumePoint, rules: RuleSet) throws(StateFile.Failure) {
@@ -310,12 +314,14 @@ extension DatabaseStateStore {
     package func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream {
         var stream = try store.stream(rules: rules, accounts: ids, compact: compact)
         stream.partition = try StatePartition(meta: store.meta, file: path)
+        stream.records = StateRecords(meta: store.meta)
         return stream
     }
 
     package func write(_ stream: BadgeStream) throws(StateFile.Failure) {
         try store.store(stream)
         if let partition = stream.partition { try store.recordPartition(partition) }
+        try store.recordMeta(stream.records.meta)
     }
 
     /// The stream a filter runs on: one that loads accounts from ``store`` on first use. A
@@ -324,6 +330,7 @@ extension DatabaseStateStore {
         if try store.recordedRules() == nil { try store.recordRules(rules) }
         var stream = BadgeStream(rules: rules)
         stream.source = store
+        stream.records = StateRecords(meta: store.meta)
         return stream
     }
 }

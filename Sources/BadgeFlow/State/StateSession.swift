@@ -45,6 +45,13 @@ package final class StateSession {
         package var maxLineBytes = 1 << 20
         /// Push results carry the stamped payload (`--stamp`).
         package var stamp = false
+        /// Refuse rules that differ from the state's recorded ones (`--strict`) instead of
+        /// giving a notice.
+        package var refusesRulesChange = false
+        /// The digests of the inputs (``InputDigest``), each with the name it is read under:
+        /// a recorded one is refused without `--resume`/`--no-resume`, and each is recorded
+        /// at the end.
+        package var inputDigests: [(name: String, digest: String)] = []
         /// A RocksDB state's block cache, in bytes (`--block-cache`; nil: the default).
         package var blockCacheBytes: Int?
         /// The smallest `--block-cache`.
@@ -167,6 +174,14 @@ package final class StateSession {
     private let checkpointsOnTheWay: Bool
     /// Evictions keep 15/16 of `--max-resident`.
     private let keepAfterEviction: Int?
+    /// A queue offset's seq and input, left as they were (`--no-resume` without `--numbered`).
+    private var keptOffset: (seq: Int, input: String)?
+    /// A queue offset never moves backwards: the committed seq before this run.
+    private var offsetFloor: Int?
+    /// The state's records (inputs applied, queue offset), saved at the end.
+    private var records = StateRecords()
+    /// The seq this run's results begin after.
+    private var startSeq = 0
 
     /// Takes the lock of `state`, opens it, settles the rules and the resume point, and
     /// makes the filter.
@@ -188,6 +203,7 @@ package final class StateSession {
         self.options = options
         self.input = input
         now = clock
+        lastCheckpoint = clock()
         keepAfterEviction = options.maxResident.map { $0 - $0 / 16 }
         var rules = given
         let stream: BadgeStream
@@ -197,7 +213,8 @@ package final class StateSession {
             do { lock = try StateLock(state: state) } catch {
                 throw Failure(message: "state file \(state): \(error.description)", kind: .state)
             }
-            (store, rules, stream) = try Self.open(state, rules: rules, rulesGiven: rulesGiven)
+            (store, rules, stream) = try Self.open(
+                state, rules: rules, rulesGiven: rulesGiven, refusingChange: options.refusesRulesChange, notice: notice)
         } else {
             stream = BadgeStream(rules: rules)
         }
@@ -208,10 +225,14 @@ package final class StateSession {
             throw Failure(message: Options.blockCacheNeedsRocksDB, kind: .usage)
         }
         checkpointsOnTheWay = store.map { type(of: $0).checkpoints } == true && !options.resultsAtEnd
+        if let store {
+            records = stream.records
+            try checkRecords(store, rulesGiven: rulesGiven)
+        }
         if let store, let point = store.resumePoint {
             stats.committedSeq = point.seq
             begunSeq = point.seq
-            if point.seq > 0, options.resume == .refuseSameInput, input != "stdin", point.input == input {
+            if point.seq > 0, options.resume == .refuseSameInput, input != "stdin", point.input == input, keptOffset == nil {
                 // Resume is never silent: the same file again would be applied twice.
                 throw Failure(
                     message:
@@ -238,6 +259,61 @@ package final class StateSession {
         }
         attached = consume stream
         lastCheckpoint = clock()
+    }
+
+    /// Nothing applied twice, nothing moved back: refuses an input whose digest the state
+    /// recorded, and a run without `--numbered` on a queue offset, unless `--resume` or
+    /// `--no-resume`; settles what the checkpoints record as their seq.
+    private func checkRecords(_ store: any StateStore, rulesGiven: Bool) throws(Failure) {
+        let point = store.resumePoint
+        if options.resume == .refuseSameInput {
+            for (name, digest) in options.inputDigests {
+                guard let applied = records.applied(digest) else { continue }
+                let onward =
+                    point == nil
+                    ? "pass --no-resume to apply it again on purpose"
+                    : "pass --resume to go on after the last checkpoint (seq \(point?.seq ?? 0)), or --no-resume to apply it again on purpose"
+                store.close()
+                throw Failure(
+                    message:
+                        "state file \(store.path): the input \(name) was already applied to it (same content: \(applied.applied)); \(onward)",
+                    kind: .usage)
+            }
+        }
+        guard let point else { return }
+        if records.numbered && !options.numbered {
+            guard options.resume == .noResume else {
+                store.close()
+                throw Failure(
+                    message:
+                        "state file \(store.path): its committed seq \(point.seq) is a queue offset (written by --numbered runs); a run without --numbered would move it; pass --numbered (with --resume to go on after it), or --no-resume to apply this input and leave the offset at \(point.seq)",
+                    kind: .usage)
+            }
+            keptOffset = (point.seq, point.input)
+        }
+        if options.numbered {
+            offsetFloor = point.seq
+            records.numbered = true
+        }
+        startSeq = options.numbered ? point.seq : 0
+    }
+
+    /// The seq and input a checkpoint covering the results up to `seq` records.
+    private func offset(_ seq: Int) -> (seq: Int, input: String) {
+        if let keptOffset { return keptOffset }
+        if let offsetFloor { return (max(seq, offsetFloor), input) }
+        return (seq, input)
+    }
+
+    /// The records of this run's inputs, added before the last save of a run that read them
+    /// to their end.
+    private func recordInputs() {
+        let last = filter.resumeSeq
+        let first = options.numbered ? startSeq + 1 : skipLines + 1
+        let at = AppliedInput.now()
+        for (name, digest) in options.inputDigests where !digest.hasPrefix("0:") {
+            records.add(AppliedInput(digest: digest, name: name, firstSeq: min(first, max(last, 1)), lastSeq: last, at: at))
+        }
     }
 
     /// Makes the filter over the state's accounts, with `jobs` worker threads (whose
@@ -268,7 +344,9 @@ package final class StateSession {
 
     /// Opens the state at `path` for a filter under `rules`, or the recorded ones when
     /// none were given; other rules must fit every stored account.
-    private static func open(_ path: String, rules: RuleSet, rulesGiven: Bool) throws(Failure) -> (any StateStore, RuleSet, BadgeStream) {
+    private static func open(
+        _ path: String, rules: RuleSet, rulesGiven: Bool, refusingChange: Bool = false, notice: (String) -> Void = { _ in }
+    ) throws(Failure) -> (any StateStore, RuleSet, BadgeStream) {
         let store: any StateStore
         let recorded: RuleSet?
         do throws(StateFile.Failure) {
@@ -289,6 +367,14 @@ package final class StateSession {
                             "state file \(error.description) (under the rules given, which differ from the recorded ones: \(rules.difference(from: recorded)))",
                         kind: .state)
                 }
+                // One notice of what changed (and the reconcile line when totals can change).
+                let change = rules.changeNotice(from: recorded)
+                if refusingChange {
+                    store.close()
+                    throw Failure(
+                        message: "--strict: \(path): \(change.text); run without --strict to apply the new rules", kind: .usage)
+                }
+                notice("badgeflow: notice: \(path): \(change.text)")
             }
         }
         do throws(StateFile.Failure) {
@@ -364,7 +450,7 @@ package final class StateSession {
     private func finishCommit(_ store: any StateStore, _ stream: inout BadgeStream) throws(StateFile.Failure) {
         guard store.isCommitPending else { return }
         try store.finishCheckpoint(&stream)
-        stats.committedSeq = begunSeq
+        stats.committedSeq = offset(begunSeq).seq
     }
 
     /// Commits what the results written so far reflect: called only after they were
@@ -385,7 +471,8 @@ package final class StateSession {
                 // Only committed accounts may leave memory: finish, evict, then begin.
                 try finishCommit(store, &stream)
                 if let keepAfterEviction { stream.evict(keeping: keepAfterEviction) }
-                store.beginCheckpoint(&stream, seq: seq, input: input)
+                let at = offset(seq)
+                store.beginCheckpoint(&stream, seq: at.seq, input: at.input)
                 begunSeq = seq
                 if wait { try finishCommit(store, &stream) }
             } catch {
@@ -501,6 +588,11 @@ package final class StateSession {
                     if let error = results.commit() { throw Failure(message: error, kind: .io) }
                 }
                 commitCheckpoint(wait: true)
+                // Inputs read to their end only (a signal stops the run: --resume goes on).
+                if stateError == nil && receivedSignal == 0 {
+                    recordInputs()
+                    do throws(StateFile.Failure) { try store.record(records) } catch { stateError = error.description }
+                }
             }
             settleCheckpoint()
             if let stateError {
@@ -516,6 +608,10 @@ package final class StateSession {
             throw Failure(
                 message: "\(writeError) (\(results.name) and the state file \(store.path) keep their previous content)", kind: .io)
         }
+        // Inputs read to their end only: a run cut short by a signal or a closed output is
+        // not recorded as having applied them.
+        if writeError == nil && !outputClosed && receivedSignal == 0 { recordInputs() }
+        filter.withStream { $0.records = records }
         // The state is written and synced, then -o FILE put in place, then the state: a
         // state is never ahead of the results the reader has, and a full disk keeps both
         // files as they were.

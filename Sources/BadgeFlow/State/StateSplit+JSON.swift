@@ -96,6 +96,8 @@ struct JSONStateReader {
     /// `rules` as recorded (nil: none).
     let rules: JSONValue?
     let partition: StatePartition?
+    /// The inputs applied and the queue offset (``StateRecords``).
+    let records: StateRecords
     var accounts: JSONMemberCursor
     private let parser = JSONParser()
     /// The account read by ``next()``: its id, the id's UTF-8 bytes, and the byte ranges of
@@ -143,6 +145,7 @@ struct JSONStateReader {
         } catch {
             throw .state(error)
         }
+        records = StateRecords(inputs: root["inputs"], offset: root["offset"].flatMap { if case .string(let s) = $0 { s } else { nil } })
     }
 
     /// The error for a file the streamed read does not take: the loader's exact one, or,
@@ -231,11 +234,13 @@ struct JSONStateWriter {
 
     /// Starts `path` with the members before `accounts`: `format`, `version`, `rules`,
     /// `partition` (what ``StateFile/text(_:)`` writes, in its order).
-    init(_ path: String, rules: JSONValue?, partition: StatePartition?) throws(StateSplit.Failure) {
+    init(_ path: String, rules: JSONValue?, partition: StatePartition?, records: StateRecords = StateRecords()) throws(StateSplit.Failure) {
         do { writer = try FileIO.AtomicWriter(path) } catch { throw .io(error) }
         var top: [(String, JSONValue)] = [("format", .string(StateFile.format)), ("version", .int(StateFile.version))]
         if let rules { top.append(("rules", rules)) }
         if let partition { top.append(("partition", partition.jsonValue)) }
+        if records.numbered { top.append(("offset", .string("numbered"))) }
+        if !records.inputs.isEmpty { top.append(("inputs", records.inputsJSON)) }
         top.append(("accounts", .object([])))
         let text = JSONValue.object(top).serialized(pretty: true)
         // The pretty text ends with the empty accounts object.
@@ -282,7 +287,9 @@ extension StateSplit {
         }
         var writers: [JSONStateWriter] = []
         for (i, path) in paths.enumerated() {
-            writers.append(try JSONStateWriter(path, rules: reader.rules, partition: StatePartition(parts: paths.count, index: i)))
+            writers.append(
+                try JSONStateWriter(
+                    path, rules: reader.rules, partition: StatePartition(parts: paths.count, index: i), records: reader.records))
         }
         let b = reader.file.bytes
         while try reader.next() {
@@ -310,7 +317,7 @@ extension StateSplit {
                     file: r.path, at: "/rules",
                     message: "its rules differ from \(readers[0].path)'s; the parts of one split were run with the same rules"))
         }
-        var writer = try JSONStateWriter(out, rules: rules, partition: nil)
+        var writer = try JSONStateWriter(out, rules: rules, partition: nil, records: StateRecords(merging: readers.map(\.records)))
         var live: [Int] = []
         for i in readers.indices where try readers[i].next() { live.append(i) }
         while !live.isEmpty {

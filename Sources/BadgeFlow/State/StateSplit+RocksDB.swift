@@ -146,6 +146,8 @@ extension StateSplit {
             let seqs = Set(parts.map { $0.value.meta["seq"] ?? "0" })
             if seqs.count > 1 { entries["seq"] = String(seqs.compactMap { Int($0) }.max() ?? 0) }
             if Set(parts.map { $0.value.meta["input"] ?? "" }).count > 1 { entries["input"] = "" }
+            // Every input any part recorded, and a queue offset when any part's seq is one.
+            entries.merge(StateRecords(merging: parts.map { StateRecords(meta: $0.value.meta) }).meta) { _, new in new }
             // The values are copied as they are, so the merge holds the newest form any part
             // holds: a part that has checkpointed since the split is layout 2, one that has
             // not is still layout 1, and layout 2 covers both.

@@ -267,6 +267,8 @@ extension StateSplit {
         let seqs = Set(parts.map { $0.value["seq"] ?? "0" })
         if seqs.count > 1 { try target.setMeta("seq", String(seqs.compactMap { Int($0) }.max() ?? 0)) }
         if Set(parts.map { $0.value["input"] ?? "" }).count > 1 { try target.setMeta("input", "") }
+        // Every input any part recorded, and a queue offset when any part's seq is one.
+        for (key, value) in StateRecords(merging: parts.map { StateRecords(meta: $0.value) }).meta { try target.setMeta(key, value) }
         try target.setMeta("accounts", String(accounts))
         try target.setMeta("devices", String(devices))
         try target.setMeta("marks", String(marks))

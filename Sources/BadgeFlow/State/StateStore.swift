@@ -80,6 +80,10 @@ package protocol StateStore: AnyObject {
     /// Commits the last save prepared (after the results are in place).
     func commitFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure)
 
+    /// Records `records` after the last save; a format that saves them with its accounts
+    /// (JSON: ``BadgeStream/records``) does nothing.
+    func record(_ records: StateRecords) throws(StateFile.Failure)
+
     /// Closes the store (read-ahead connections before the writing ones).
     func close()
 
@@ -89,6 +93,8 @@ package protocol StateStore: AnyObject {
 }
 
 extension StateStore {
+    package func record(_ records: StateRecords) throws(StateFile.Failure) {}
+
     /// No block cache (JSON, SQLite).
     package func setBlockCache(bytes: Int) -> Bool { false }
 }
@@ -167,6 +173,8 @@ package struct StateInfo: Sendable, Equatable {
     package var size: Int64
     /// The record of a part of a split state (``StatePartition``); nil for a whole state.
     package var partition: StatePartition? = nil
+    /// The inputs applied and whether the seq is a queue offset.
+    package var records = StateRecords()
 }
 
 /// The state formats, and the one place that tells them apart by path.
@@ -194,5 +202,25 @@ extension StateFormat {
     static func size(_ path: String) -> Int64 {
         var st = stat()
         return stat(path, &st) == 0 ? Int64(st.st_size) : 0
+    }
+}
+
+extension StateFormat {
+    /// What a state file (or a file a RocksDB state needs) of 0 bytes is: never a new empty
+    /// state, since BadgeFlow's own saves never leave one (a truncated copy, a full disk
+    /// while something else wrote it, `: > FILE`).
+    static func emptyFile(_ path: String, _ what: String = "empty file") -> StateFile.Failure {
+        StateFile.Failure(
+            file: path, at: "",
+            message:
+                "not a BadgeFlow state: \(what) (BadgeFlow never leaves one; restore the state from a copy, or remove it to start from an empty state)"
+        )
+    }
+
+    /// Refuses a regular file of 0 bytes at `path`; a missing path is a new state.
+    static func refuseEmptyFile(_ path: String) throws(StateFile.Failure) {
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size == 0 else { return }
+        throw emptyFile(path)
     }
 }

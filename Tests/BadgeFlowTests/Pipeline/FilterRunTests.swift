@@ -171,7 +171,7 @@ import Darwin
         #expect(Self.seqs(sink.lines) == [1, 2, 3, 4])
         #expect(
             sink.messages == [
-                "badgeflow: \(missing): No such file or directory", "badgeflow: \(gz): compressed input; pipe it through zcat",
+                "badgeflow: \(missing): No such file or directory", "badgeflow: \(gz): gzip-compressed input; pipe it through zcat",
             ])
     }
 

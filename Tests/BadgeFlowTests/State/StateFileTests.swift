@@ -206,12 +206,14 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         #expect(stream.accounts.isEmpty)
     }
 
+    /// SPEC §6: a 0-byte (or whitespace-only) state file is not a state, never a new empty one.
     @Test(arguments: ["", "\n", "  \r\n"])
-    func anEmptyFileIsAnEmptyState(_ content: String) throws {
+    func anEmptyFileIsNotAState(_ content: String) throws {
         let folder = try TemporaryFolder()
         let file = try folder.write("state.json", Array(content.utf8))
-        #expect(try StateFile.load(file, rules: .builtIn).accounts.isEmpty)
-        #expect(try StateFile.recordedRules(file) == nil)
+        let load = #expect(throws: StateFile.Failure.self) { _ = try StateFile.load(file, rules: .builtIn) }
+        #expect(load?.message.hasPrefix("not a BadgeFlow state: empty file") == true, "\(load?.message ?? "")")
+        #expect(throws: StateFile.Failure.self) { _ = try StateFile.recordedRules(file) }
     }
 
     @Test func theRulesAreRecordedAndComeBackTheSame() throws {

@@ -37,7 +37,7 @@ package final class JSONStateStore: StateStore {
         }
         return StateInfo(
             format: Self.name, version: "\(StateFile.version)", accounts: stream.accountCount, devices: devices, marks: marks,
-            resume: nil, size: StateFormat.size(path), partition: stream.partition)
+            resume: nil, size: StateFormat.size(path), partition: stream.partition, records: stream.records)
     }
 
     package func account(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account? {

@@ -134,6 +134,8 @@ extension StateFile {
         guard scan.skipSpace(end) == b.count, root["format"] == .string(format), root["version"] == .int(version) else { return nil }
         if let failure { throw failure }
         stream.partition = try root["partition"].map { v throws(Failure) in try StatePartition(json: v, file: path) }
+        stream.records = StateRecords(
+            inputs: root["inputs"], offset: root["offset"].flatMap { if case .string(let s) = $0 { s } else { nil } })
         return stream
     }
 }

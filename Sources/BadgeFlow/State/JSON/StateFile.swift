@@ -38,8 +38,8 @@ public enum StateFile {
     }
 
     /// Calls `body` with the top-level object of `file`, parsed by json-c and checked for
-    /// format and version; nil (and `body` not called) when the file is missing or empty (0
-    /// bytes or only whitespace, as `touch` or `mktemp` leave it).
+    /// format and version; nil (and `body` not called) when the file is missing. A file of 0
+    /// bytes or only whitespace is not a state (BadgeFlow's saves never leave one).
     private static func withDocument<R>(
         _ file: String, _ body: (JSONRef) throws(Failure) -> R
     ) throws(Failure) -> R? {
@@ -48,7 +48,9 @@ public enum StateFile {
         do { text = try FileIO.readString(file) } catch {
             throw Failure(file: file, at: "", message: error.message)
         }
-        if text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
+        if text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            throw StateFormat.emptyFile(file, text.isEmpty ? "empty file" : "empty file (only whitespace)")
+        }
         let source = text
         let parser = JSONParser()
         let outcome: Result<R, Failure> = text.withUTF8 { utf8 in
@@ -128,6 +130,7 @@ public enum StateFile {
         // load does not take (e.g. `accounts` before `format`).
         try withDocument(file) { (root) throws(Failure) in
             stream.partition = try root["partition"].map { v throws(Failure) in try StatePartition(json: v.toValue(), file: file) }
+            stream.records = StateRecords(inputs: root["inputs"]?.toValue(), offset: root["offset"]?.string)
             guard let accounts = root["accounts"], accounts.kind == .object else {
                 throw Failure(file: file, at: "/accounts", message: "accounts must be an object")
             }
@@ -161,6 +164,8 @@ public enum StateFile {
         var top: [(String, JSONValue)] = [("format", .string(format)), ("version", .int(version))]
         if let value = stream.rules.sourceValue { top.append(("rules", value)) }
         if let partition = stream.partition { top.append(("partition", partition.jsonValue)) }
+        if stream.records.numbered { top.append(("offset", .string("numbered"))) }
+        if !stream.records.inputs.isEmpty { top.append(("inputs", stream.records.inputsJSON)) }
         top.append(("accounts", .object([])))
         let text = JSONValue.object(top).serialized(pretty: true)
         // The pretty text ends with the empty accounts object, `"accounts": {\n  }\n}`:

@@ -24,7 +24,7 @@ package final class RocksDBStateStore: DatabaseStateStore {
             format: Self.name, version: "\(StateFile.version) (layout \(store.meta["layout"] ?? "?"))",
             accounts: store.accountCount, devices: store.deviceCount, marks: store.markCount, resume: resumePoint,
             size: store.size,
-            partition: StatePartition(meta: store.meta, file: path))
+            partition: StatePartition(meta: store.meta, file: path), records: StateRecords(meta: store.meta))
     }
 
     package func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {

@@ -129,7 +129,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// checkpoint-heavy run (100k accounts, 200k lines, `--max-resident 10000`,
     /// `--checkpoint 0.1`) both cost the same CPU (3.4-3.5 s), but with a synced log every
     /// read-only open (`state get`, `tree`) replays the log's unflushed memtables, up to
-    /// 64 MiB: 0.6-0.85 s a read instead of 30-45 ms (README, "Fleet state").
+    /// 64 MiB: 0.6-0.85 s a read instead of 30-45 ms (Benchmarks/README.md, "Fleet state").
     static let durability: Durability = .flushedTables
 
     /// Turns off RocksDB's per-thread performance counters on the calling thread (its
@@ -265,7 +265,10 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
                 file: path, at: "",
                 message: "not a RocksDB state: a .rocksdb state is a folder, and this is a file (name a new or RocksDB folder)")
         }
-        if FileIO.exists(path + "/CURRENT") { return }
+        if FileIO.exists(path + "/CURRENT") {
+            try checkFiles(path)
+            return
+        }
         guard let dir = opendir(path) else {
             throw StateFile.Failure(file: path, at: "", message: "cannot read the folder: \(String(cString: strerror(errno)))")
         }
@@ -276,12 +279,34 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
             let own =
                 ["LOCK", "IDENTITY", "LOG"].contains(name) || name.hasPrefix("LOG.old.") || name.hasPrefix("MANIFEST-")
                 || name.hasPrefix("OPTIONS-") || name.hasSuffix(".log") || name.hasSuffix(".sst") || name.hasSuffix(".dbtmp")
+            // Table files without CURRENT: a database that lost a file, not a creation cut
+            // short; made again, it would start from nothing.
+            if name.hasSuffix(".sst") { throw StateFormat.emptyFile(path, "missing file CURRENT (the folder holds table files)") }
             if name != "." && name != ".." && !own {
                 throw StateFile.Failure(
                     file: path, at: "",
                     message:
                         "not a RocksDB database (a folder with content and no CURRENT file); a .rocksdb state is a folder that BadgeFlow made, or a new or empty one"
                 )
+            }
+        }
+    }
+
+    /// Refuses a database whose `CURRENT` is empty or names a missing or empty manifest, or
+    /// with an empty table file: what a truncated copy leaves, never a new state.
+    private static func checkFiles(_ path: String) throws(StateFile.Failure) {
+        var st = stat()
+        guard let current = try? FileIO.readString(path + "/CURRENT") else { return }
+        let manifest = current.split(whereSeparator: { $0 == "\n" }).first.map(String.init) ?? ""
+        guard !manifest.isEmpty else { throw StateFormat.emptyFile(path, "empty file CURRENT") }
+        guard stat(path + "/" + manifest, &st) == 0 else { throw StateFormat.emptyFile(path, "missing file \(manifest)") }
+        guard st.st_size > 0 else { throw StateFormat.emptyFile(path, "empty file \(manifest)") }
+        guard let dir = opendir(path) else { return }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".sst"), stat(path + "/" + name, &st) == 0, st.st_size == 0 {
+                throw StateFormat.emptyFile(path, "empty file \(name)")
             }
         }
     }
@@ -435,6 +460,10 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// - Throws: `StateFile.Failure` when the write fails.
     package func recordPartition(_ partition: StatePartition) throws(StateFile.Failure) {
         try writeMeta(Dictionary(uniqueKeysWithValues: partition.metaRows))
+    }
+
+    package func recordMeta(_ entries: [String: String]) throws(StateFile.Failure) {
+        try writeMeta(entries.filter { meta[$0.key] != $0.value })
     }
 
     /// Writes the meta entries `entries` in one batch, as they are.
@@ -800,6 +829,14 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
             let id = String(decoding: k, as: UTF8.self)
             try body(id, try decode(id, v, rules: rules))
         }
+    }
+
+    /// Every stored account read with `rules`, one value at a time, in byte order of id
+    /// (``AccountSource``: a fleet-wide `reconcile`).
+    public func forEachStoredAccount(
+        rules: RuleSet, _ body: (String, consuming Account) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) {
+        try forEachAccount(rules: rules) { (id, account) throws(StateFile.Failure) in try body(id, account) }
     }
 
     /// Every stored account id with its JSON (read with the recorded rules), in id order.

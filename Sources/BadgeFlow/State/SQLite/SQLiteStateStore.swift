@@ -36,7 +36,7 @@ package final class SQLiteStateStore: DatabaseStateStore {
             format: Self.name, version: "\(StateFile.version) (schema \(store.meta["schema"] ?? "?"))",
             accounts: store.accountCount, devices: store.deviceCount, marks: store.markCount, resume: resumePoint,
             size: StateFormat.size(path) + StateFormat.size(path + "-wal"),
-            partition: StatePartition(meta: store.meta, file: path))
+            partition: StatePartition(meta: store.meta, file: path), records: StateRecords(meta: store.meta))
     }
 
     package func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {

@@ -92,6 +92,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     ///   it is.
     public init(path: String, readOnly: Bool = false) throws(StateFile.Failure) {
         self.path = path
+        try StateFormat.refuseEmptyFile(path)
         guard readOnly else {
             // SQLite names the WAL and its lock after the path: a writer through another
             // hard link would keep a second log and never see this one's commits.
@@ -102,6 +103,24 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     message:
                         "the database has \(st.st_nlink) hard links; SQLite keeps its log per name, so writers through the other names would not see each other (keep one name, or copy the file)"
                 )
+            }
+            if !FileIO.exists(path) {
+                // Made beside it and renamed into place once its tables are committed: a
+                // filter killed while it creates the database leaves no empty file, which
+                // would not be a state (``StateFormat/refuseEmptyFile(_:)``).
+                let temp = path + ".new-\(getpid())"
+                unlink(temp)
+                do throws(StateFile.Failure) { try open(temp, readOnly: false) } catch {
+                    for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temp + suffix) }
+                    throw error
+                }
+                close()
+                guard rename(temp, path) == 0 else {
+                    let why = String(cString: strerror(errno))
+                    for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temp + suffix) }
+                    throw StateFile.Failure(file: path, at: "", message: "cannot create the database: \(why)")
+                }
+                meta = [:]
             }
             try open(path, readOnly: false)
             return
@@ -387,6 +406,14 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         try forEachRow { (id, bytes, _) throws(StateFile.Failure) in try body(id, String(decoding: bytes, as: UTF8.self)) }
     }
 
+    /// Every stored account read with `rules`, one row at a time, in id order
+    /// (``AccountSource``: a fleet-wide `reconcile`).
+    public func forEachStoredAccount(
+        rules: RuleSet, _ body: (String, consuming Account) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) {
+        try forEachRow { (id, bytes, cache) throws(StateFile.Failure) in try body(id, try decodeRow(id, bytes, cache, rules: rules)) }
+    }
+
     /// Checks that every stored account still fits `rules` (a state opened with rules other
     /// than the recorded ones): every mark's path is valid in their tree, under the same root.
     ///
@@ -462,6 +489,12 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     package func recordPartition(_ partition: StatePartition) throws(StateFile.Failure) {
         try connection().transaction { () throws(StateFile.Failure) in
             for (key, value) in partition.metaRows { try setMeta(key, value) }
+        }
+    }
+
+    package func recordMeta(_ entries: [String: String]) throws(StateFile.Failure) {
+        try connection().transaction { () throws(StateFile.Failure) in
+            for (key, value) in entries.sorted(by: { $0.key < $1.key }) where meta[key] != value { try setMeta(key, value) }
         }
     }
 
@@ -606,7 +639,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     // a fleet are spread over the whole table; in key order each leaf page is
                     // read and changed once and done with, where in arrival order a page could
                     // leave the cache (into the WAL) and be read back for a later row. The
-                    // whole uniform fleet run: wall and CPU -8 to -13% (README, "Fleet state").
+                    // whole uniform fleet run: wall and CPU -8 to -13% (in pairs; git log).
                     // A sorted copy (184 bytes an account while the commit lasts): sorting
                     // indices instead, or comparing UTF-8 views, measured 10-20% slower over
                     // the whole run. String's `<` is SQLite's byte order for ASCII and NFC

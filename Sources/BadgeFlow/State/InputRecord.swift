@@ -1,0 +1,275 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// SHA-256 (FIPS 180-4), for ``InputDigest``: a few MiB a run, never per line.
+package struct SHA256 {
+    private var h: [UInt32] = [
+        0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
+    ]
+    private var pending: [UInt8] = []
+    private var length: UInt64 = 0
+    private var w = [UInt32](repeating: 0, count: 64)
+
+    private static let k: [UInt32] = [
+        0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
+        0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
+        0xe49b_69c1, 0xefbe_4786, 0x0fc1_9dc6, 0x240c_a1cc, 0x2de9_2c6f, 0x4a74_84aa, 0x5cb0_a9dc, 0x76f9_88da,
+        0x983e_5152, 0xa831_c66d, 0xb003_27c8, 0xbf59_7fc7, 0xc6e0_0bf3, 0xd5a7_9147, 0x06ca_6351, 0x1429_2967,
+        0x27b7_0a85, 0x2e1b_2138, 0x4d2c_6dfc, 0x5338_0d13, 0x650a_7354, 0x766a_0abb, 0x81c2_c92e, 0x9272_2c85,
+        0xa2bf_e8a1, 0xa81a_664b, 0xc24b_8b70, 0xc76c_51a3, 0xd192_e819, 0xd699_0624, 0xf40e_3585, 0x106a_a070,
+        0x19a4_c116, 0x1e37_6c08, 0x2748_774c, 0x34b0_bcb5, 0x391c_0cb3, 0x4ed8_aa4a, 0x5b9c_ca4f, 0x682e_6ff3,
+        0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
+    ]
+
+    /// A new hash.
+    package init() {}
+
+    /// Adds `bytes`.
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        length &+= UInt64(bytes.count)
+        var i = 0
+        if !pending.isEmpty {
+            let take = min(64 - pending.count, bytes.count)
+            pending.append(contentsOf: bytes[0..<take])
+            i = take
+            if pending.count == 64 {
+                let block = pending
+                block.withUnsafeBytes { compress($0) }
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+        while bytes.count - i >= 64 {
+            compress(UnsafeRawBufferPointer(rebasing: bytes[i..<i + 64]))
+            i += 64
+        }
+        if i < bytes.count { pending.append(contentsOf: bytes[i...]) }
+    }
+
+    /// Adds `bytes`.
+    package mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
+
+    /// The digest, in lowercase hex.
+    package mutating func finish() -> String {
+        let bits = length &* 8
+        var tail: [UInt8] = [0x80]
+        while (pending.count + tail.count) % 64 != 56 { tail.append(0) }
+        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+        let saved = length
+        tail.withUnsafeBytes { update($0) }
+        length = saved
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for word in h {
+            for shift in stride(from: 28, through: 0, by: -4) { out.append(hex[Int((word >> UInt32(shift)) & 15)]) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private mutating func compress(_ block: UnsafeRawBufferPointer) {
+        @inline(__always) func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
+        for t in 0..<16 {
+            w[t] =
+                UInt32(block[t * 4]) << 24 | UInt32(block[t * 4 + 1]) << 16 | UInt32(block[t * 4 + 2]) << 8 | UInt32(block[t * 4 + 3])
+        }
+        for t in 16..<64 {
+            let s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
+            let s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
+            w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
+        }
+        var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7]
+        for t in 0..<64 {
+            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
+            let ch = (e & f) ^ (~e & g)
+            let t1 = hh &+ s1 &+ ch &+ Self.k[t] &+ w[t]
+            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
+            let maj = (a & b) ^ (a & c) ^ (b & c)
+            let t2 = s0 &+ maj
+            hh = g
+            g = f
+            f = e
+            e = d &+ t1
+            d = c
+            c = b
+            b = a
+            a = t1 &+ t2
+        }
+        h[0] &+= a
+        h[1] &+= b
+        h[2] &+= c
+        h[3] &+= d
+        h[4] &+= e
+        h[5] &+= f
+        h[6] &+= g
+        h[7] &+= hh
+    }
+}
+
+/// What identifies an input's content whatever its name or path: `SIZE:FIRST:LAST`, its
+/// size in bytes and the SHA-256 of its first and of its last MiB (the whole file twice
+/// when it is smaller). Reading 2 MiB a file costs a run next to nothing, and two different
+/// days of events do not share their size, head and tail. The Spark job computes the same.
+package enum InputDigest {
+    /// The bytes hashed at each end.
+    package static let endBytes = 1 << 20
+
+    /// The digest of the regular file at `path`; nil when it is not one or cannot be read
+    /// (its own error comes when it is read).
+    package static func of(path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
+        let size = Int(st.st_size)
+        guard let head = read(fd, at: 0, count: min(size, endBytes)) else { return nil }
+        // Up to 1 MiB, the last MiB is the first: hashed once.
+        guard size > endBytes else { return digest(size: size, head: head, tail: nil) }
+        guard let tail = read(fd, at: size - endBytes, count: endBytes) else { return nil }
+        return digest(size: size, head: head, tail: tail)
+    }
+
+    /// The digest of a `size`-byte input whose first and last MiB are `head` and `tail`
+    /// (nil: the same bytes as `head`).
+    package static func digest(size: Int, head: [UInt8], tail: [UInt8]?) -> String {
+        var first = SHA256()
+        first.update(head)
+        let firstHex = first.finish()
+        guard let tail else { return "\(size):\(firstHex):\(firstHex)" }
+        var last = SHA256()
+        last.update(tail)
+        return "\(size):\(firstHex):\(last.finish())"
+    }
+
+    /// Whether `text` has the form of a digest (`SIZE:HEX64:HEX64`).
+    package static func isValid(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, Int(parts[0]) != nil else { return false }
+        return parts[1...].allSatisfy {
+            $0.utf8.count == 64 && $0.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        }
+    }
+
+    private static func read(_ fd: Int32, at offset: Int, count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress.unsafelyUnwrapped + done, count - done, off_t(offset + done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            done += n
+        }
+        return bytes
+    }
+}
+
+/// An input a state recorded as applied (``StateRecords``).
+package struct AppliedInput: Sendable, Equatable {
+    /// ``InputDigest``'s text (or what the Spark job passed with `--input-digest`).
+    package var digest: String
+    /// The name it was read under (the path as given, or `stdin`).
+    package var name: String
+    /// The seqs of its first and last results.
+    package var firstSeq: Int, lastSeq: Int
+    /// When it was applied (UTC, `2026-12-07T03:42:29Z`).
+    package var at: String
+
+    /// Creates a record.
+    package init(digest: String, name: String, firstSeq: Int, lastSeq: Int, at: String) {
+        self.digest = digest
+        self.name = name
+        self.firstSeq = firstSeq
+        self.lastSeq = lastSeq
+        self.at = at
+    }
+
+    /// What a refusal says about it: `applied 2026-12-07T03:42:29Z as day1.ndjson (seq 1-40)`.
+    package var applied: String { "applied \(at) as \(name) (seq \(firstSeq)-\(lastSeq))" }
+
+    var jsonValue: JSONValue {
+        .object([
+            ("digest", .string(digest)), ("name", .string(name)), ("first_seq", .int(Int64(firstSeq))),
+            ("last_seq", .int(Int64(lastSeq))), ("at", .string(at)),
+        ])
+    }
+
+    init?(json: JSONValue) {
+        guard case .string(let digest)? = json["digest"], case .string(let name)? = json["name"],
+            case .int(let first)? = json["first_seq"], case .int(let last)? = json["last_seq"], case .string(let at)? = json["at"]
+        else { return nil }
+        self.init(digest: digest, name: name, firstSeq: Int(first), lastSeq: Int(last), at: at)
+    }
+
+    /// Now, as ``at`` writes it.
+    package static func now() -> String {
+        var t = time(nil)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return
+            "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+}
+
+/// What a state records so that nothing is applied twice and a queue's offset holds: the
+/// inputs it applied (the last ``limit``) and whether its committed seq is a queue offset
+/// (written by a `--numbered` run). JSON: the top-level `inputs` and `offset`; SQLite and
+/// RocksDB: the meta entries `inputs` (that array's JSON) and `offset`.
+package struct StateRecords: Sendable, Equatable {
+    /// The inputs kept.
+    package static let limit = 64
+    /// The inputs applied, oldest first.
+    package var inputs: [AppliedInput] = []
+    /// The committed seq is a queue offset (`--numbered`).
+    package var numbered = false
+
+    /// No record.
+    package init() {}
+
+    /// Adds `input`, keeping the last ``limit``.
+    package mutating func add(_ input: AppliedInput) {
+        inputs.removeAll { $0.digest == input.digest }
+        inputs.append(input)
+        if inputs.count > Self.limit { inputs.removeFirst(inputs.count - Self.limit) }
+    }
+
+    /// The record of `digest`, if any.
+    package func applied(_ digest: String) -> AppliedInput? { inputs.last { $0.digest == digest } }
+
+    /// The `inputs` array.
+    package var inputsJSON: JSONValue { .array(inputs.map(\.jsonValue)) }
+
+    /// Reads the `inputs` array and the `offset` value of a JSON state or a database's meta.
+    package init(inputs: JSONValue?, offset: String?) {
+        if case .array(let items)? = inputs { self.inputs = items.compactMap(AppliedInput.init(json:)) }
+        numbered = offset == "numbered"
+    }
+
+    /// The records of the parts of one split, joined (`state merge`): every input any part
+    /// recorded (each digest once, in the order they were applied), a queue offset when any
+    /// part's seq is one.
+    package init(merging parts: [StateRecords]) {
+        var all: [AppliedInput] = []
+        for part in parts {
+            for input in part.inputs where !all.contains(where: { $0.digest == input.digest }) { all.append(input) }
+        }
+        inputs = Array(all.sorted { $0.at < $1.at }.suffix(Self.limit))
+        numbered = parts.contains { $0.numbered }
+    }
+
+    /// Reads a database's meta entries.
+    package init(meta: [String: String]) {
+        self.init(inputs: meta["inputs"].flatMap { try? JSONValue.parse($0) }, offset: meta["offset"])
+    }
+
+    /// The meta entries of a database state: none for a state with no record (records only
+    /// grow: an input is never forgotten but past ``limit``, an offset stays one).
+    package var meta: [String: String] {
+        var entries: [String: String] = [:]
+        if !inputs.isEmpty { entries["inputs"] = inputsJSON.serialized(pretty: false) }
+        if numbered { entries["offset"] = "numbered" }
+        return entries
+    }
+}
