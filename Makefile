@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
 MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps man-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-callgrind bench-check bench-deps bench-lib bench-fleet-deps bench-fleet check leaks fuzz clean spark-test lint serve-test serve-deps bench-serve partitioned-queue-test
+.PHONY: deps man-deps junit-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-callgrind bench-check bench-deps bench-lib bench-fleet-deps bench-fleet check leaks fuzz clean spark-test lint serve-test serve-deps bench-serve partitioned-queue-test
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages; so do mount(8) and chattr(1), which the full-disk
@@ -39,6 +39,11 @@ man-deps:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq man-db >/dev/null; \
 	fi
 
+# junitparser (PyPI), the JUnit consumer the tests read every JUnit file back with
+# (Tests/BadgeFlowCLITests/PayloadGateSuiteTests.swift).
+junit-deps:
+	@python3 -c 'import junitparser' 2>/dev/null || { echo "make: installing junitparser"; python3 -m pip install -q junitparser; }
+
 # python3 and its jsonschema module (Debian's python3-jsonschema), for `make schema-test`.
 schema-deps:
 	@if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then \
@@ -56,7 +61,7 @@ schema-test: schema-deps
 build: deps
 	$(SWIFT) build
 
-test: deps
+test: deps junit-deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build
 	$(BIN) batch --strict Fixtures/scenarios Fixtures/payloads
@@ -82,13 +87,20 @@ install: deps
 	install -m 755 $(RBIN) "$(DESTDIR)$(PREFIX)/bin/badgeflow"
 	install -m 644 $(MANPAGE) "$(DESTDIR)$(PREFIX)/share/man/man1/badgeflow.1"
 
-# `make install` into a fresh folder: the binary runs and `man -l` renders the page.
+# `make install` into a fresh folder: the binary runs and `man -l` renders the page, with its
+# characters intact: GenerateManual drops every non-ASCII character (an ellipsis became
+# nothing: `"payload":{}`), so the help texts are ASCII and the rendered page must show them.
 install-check: man-deps
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
 	$(MAKE) --no-print-directory install PREFIX="$$d" >/dev/null && \
 	"$$d/bin/badgeflow" --version && \
 	MANWIDTH=80 man -l "$$d/share/man/man1/badgeflow.1" > "$$d/man.txt" 2>&1 && \
 	grep -q '^NAME' "$$d/man.txt" && grep -q -- '--files-from' "$$d/man.txt" && \
+	tr -s ' \n' '  ' < "$$d/man.txt" > "$$d/man.flat" && \
+	{ grep -q -F '"payload":{...}}' "$$d/man.flat" && grep -q -F '"tree":[...]' "$$d/man.flat" && \
+	  ! LC_ALL=C grep -q -P '[^\x00-\x7F]' "$$d/share/man/man1/badgeflow.1" && \
+	  ! "$$d/bin/badgeflow" --experimental-dump-help | LC_ALL=C grep -q -P '[^\x00-\x7F]' || \
+	  { echo "install-check: the man page lost characters (GenerateManual keeps ASCII only; keep help texts ASCII)"; exit 1; }; } && \
 	echo "install-check: $$d/bin/badgeflow and man -l $$d/share/man/man1/badgeflow.1 ($$(wc -l < "$$d/man.txt") lines) ok"
 
 # DocC archives of both libraries (swift-docc-plugin), in .build/plugins/Swift-DocC/outputs/.

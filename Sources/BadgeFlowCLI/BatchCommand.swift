@@ -96,6 +96,14 @@ struct BatchCommand: ParsableCommand {
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Writes `--junit FILE` for a run that stops before any input ran (one failing case).
+    private func junitNotRun(_ name: String, _ message: String) {
+        guard let junit else { return }
+        do { try FileIO.writeAtomically(Array(BatchReport.junitNotRun(name, message).utf8), to: junit) } catch {
+            Console.error("badgeflow: error: \(error.description)")
+        }
+    }
+
     func run() throws {
         let ruleSet = try rules.load()
         var files: [String] = []
@@ -103,6 +111,7 @@ struct BatchCommand: ParsableCommand {
         for path in paths {
             guard FileIO.exists(path) else {
                 Console.error("badgeflow: error: \(path): no such file or folder")
+                junitNotRun(path, "no such file or folder")
                 throw Exit.io
             }
             if FileWalk.isDirectory(path) {
@@ -112,7 +121,10 @@ struct BatchCommand: ParsableCommand {
                 for name in undecodable {
                     Console.error("badgeflow: error: \(name): the file name is not valid UTF-8; rename the file to run it")
                 }
-                if !undecodable.isEmpty { throw Exit.io }
+                if !undecodable.isEmpty {
+                    junitNotRun(undecodable[0], "the file name is not valid UTF-8; rename the file to run it")
+                    throw Exit.io
+                }
                 files.append(contentsOf: found.files.filter(BatchRunner.isInput))
                 expectations.append(contentsOf: found.files.filter { $0.hasSuffix(".expected.ndjson") })
             } else {
@@ -122,14 +134,16 @@ struct BatchCommand: ParsableCommand {
         var seen = Set<String>()
         files = files.filter { seen.insert($0).inserted }
         if strict && files.isEmpty {
-            Console.error(
-                "badgeflow: error: no inputs (*.json, *.ndjson) found under \(paths.joined(separator: ", ")); --strict needs at least one")
+            let why = "no inputs (*.json, *.ndjson) found under \(paths.joined(separator: ", ")); --strict needs at least one"
+            Console.error("badgeflow: error: \(why)")
+            junitNotRun(paths.joined(separator: " "), why)
             throw Exit.rejected
         }
         // Two inputs sharing one expectation (a.json and a.ndjson) never run: an error in any mode.
         var byExpectation: [String: [String]] = [:]
         for f in files { byExpectation[BatchRunner.expectationPath(f), default: []].append(f) }
-        let resolver = BatchOptions.Resolver(base: ruleSet)
+        let resolver = BatchOptions.Resolver(
+            base: ruleSet, baseName: rules.rules ?? "built-in rules", roots: paths.filter(FileWalk.isDirectory))
         var plans: [BatchRunner.Plan] = []
         for f in files {
             let expected = BatchRunner.expectationPath(f)
@@ -137,6 +151,10 @@ struct BatchCommand: ParsableCommand {
                 let others = group.filter { $0 != f }.joined(separator: ", ")
                 plans.append(
                     .init(file: f, options: .failure(BatchFailure(message: "shares \(expected) with \(others); rename one of them"))))
+                continue
+            }
+            if f.hasSuffix(".json"), !FileIO.exists(expected), let why = BatchRunner.notAFixture(f) {
+                plans.append(.init(file: f, options: .failure(BatchFailure(message: why))))
                 continue
             }
             do { plans.append(.init(file: f, options: .success(try resolver.options(for: f)))) } catch {

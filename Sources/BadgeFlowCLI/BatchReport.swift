@@ -59,7 +59,7 @@ struct BatchReport {
         }
         for r in results {
             switch r.status {
-            case .pass: out += paint("PASS", "32") + "  \(r.file)\n"
+            case .pass: out += paint("PASS", "32") + "  \(r.file)" + (r.note.isEmpty ? "" : "  (\(r.note))") + "\n"
             case .new:
                 let why = strict ? "--strict needs one" : "--update writes it"
                 out += paint("NEW", strict ? "31;1" : "33") + "   \(r.file)  (no \(r.expectedFile); \(why))\n"
@@ -79,11 +79,15 @@ struct BatchReport {
                         + " \(r.file)  → \(r.expectedFile) (\(r.differing) line\(r.differing == 1 ? "" : "s") changed)\n"
                     out += indented(diff(r))
                 }
-            case .error: out += paint("ERROR", "31;1") + " \(r.file): \(r.message)\n"
+            case .error:
+                out += paint("ERROR", "31;1") + " \(r.file): \(r.message)\n"
+                if !r.rulesName.isEmpty { out += "      rules: \(r.rulesName)\n" }
             case .orphan:
                 out += paint("ORPHAN", strict ? "31;1" : "33") + " \(r.file): \(r.message)\n"
             case .fail:
                 out += paint("FAIL", "31;1") + "  \(r.file)\n"
+                out += "      rules: \(r.rulesName)\n"
+                if !r.note.isEmpty { out += "      \(r.note)\n" }
                 out += indented(diff(r))
             }
         }
@@ -163,6 +167,8 @@ struct BatchReport {
             w.key("file"); w.string(r.file)
             w.key("status"); w.string(r.status.rawValue)
             w.key("expected"); w.string(r.expectedFile)
+            if !r.rulesName.isEmpty { w.key("rules"); w.string(r.rulesName) }
+            if !r.note.isEmpty { w.key("note"); w.string(r.note) }
             if let first = r.diffs.first, r.status == .fail || r.status == .updated {
                 w.key("line"); w.int(first.line)
                 w.key("expectedLine"); if let e = first.expected { w.string(e) } else { w.null() }
@@ -225,6 +231,19 @@ struct BatchReport {
         return "\(ms / 1000)." + String(repeating: "0", count: 3 - frac.count) + frac
     }
 
+    /// JUnit XML for a run that stopped before any input ran (a missing path, no inputs under
+    /// `--strict`, an undecodable name): one failing testcase named after `name`, so a CI test
+    /// view shows the failure instead of nothing.
+    static func junitNotRun(_ name: String, _ message: String) -> String {
+        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        out += "<testsuites name=\"badgeflow batch\" tests=\"1\" failures=\"1\" errors=\"0\" time=\"0.000\">\n"
+        out += "  <testsuite name=\"\(xml(name))\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\" time=\"0.000\">\n"
+        out += "    <testcase classname=\"\(xml(name))\" name=\"\(xml(name))\" time=\"0.000\">\n"
+        out += "      <failure message=\"\(xml(message))\" type=\"not-run\">\(xml(name + ": " + message))</failure>\n"
+        out += "    </testcase>\n  </testsuite>\n</testsuites>\n"
+        return out
+    }
+
     /// JUnit XML: a suite per folder, one testcase per file with its `time`; failures carry
     /// the diff, errors the message; with `--strict` a new file and a leftover expectation
     /// are failures, otherwise a new file is skipped.
@@ -258,25 +277,39 @@ struct BatchReport {
                 let name = r.file.split(separator: "/").last.map(String.init) ?? r.file
                 out +=
                     "    <testcase classname=\"\(Self.xml(folder))\" name=\"\(Self.xml(name))\" file=\"\(Self.xml(r.file))\" time=\"\(Self.seconds(r.seconds))\""
+                // Every case names the rules it ran with (and a note such as a CRLF expectation).
+                var properties = ""
+                if !r.rulesName.isEmpty || !r.note.isEmpty {
+                    properties = ">\n      <properties>\n"
+                    if !r.rulesName.isEmpty { properties += "        <property name=\"rules\" value=\"\(Self.xml(r.rulesName))\"/>\n" }
+                    if !r.note.isEmpty { properties += "        <property name=\"note\" value=\"\(Self.xml(r.note))\"/>\n" }
+                    properties += "      </properties>"
+                    out += properties
+                }
+                let rulesLine = r.rulesName.isEmpty ? "" : "rules: \(r.rulesName)\n"
+                let open = properties.isEmpty ? ">\n" : "\n"
                 switch r.status {
                 case .pass, .updated:
-                    out += "/>\n"
+                    out += properties.isEmpty ? "/>\n" : "\n    </testcase>\n"
+                    continue
                 case .new, .orphan:
                     let message = r.status == .new ? "no expectation: \(r.expectedFile)" : r.message
                     if strict {
-                        out += ">\n      <failure message=\"\(Self.xml(message))\" type=\"\(r.status.rawValue)\"/>\n    </testcase>\n"
+                        out += open + "      <failure message=\"\(Self.xml(message))\" type=\"\(r.status.rawValue)\"/>\n    </testcase>\n"
                     } else {
-                        out += ">\n      <skipped message=\"\(Self.xml(message))\"/>\n    </testcase>\n"
+                        out += open + "      <skipped message=\"\(Self.xml(message))\"/>\n    </testcase>\n"
                     }
                 case .fail:
                     let what =
                         !r.diffs.isEmpty
                         ? "output differs from \(r.expectedFile) at line \(r.line) (\(r.differing) differing)"
                         : r.undeclared.isEmpty && !r.message.isEmpty ? r.message : "undeclared error lines"
-                    out += ">\n      <failure message=\"\(Self.xml(what))\" type=\"mismatch\">"
-                    out += Self.xml(plain.diff(r)) + "</failure>\n    </testcase>\n"
+                    out += open + "      <failure message=\"\(Self.xml(what))\" type=\"mismatch\">"
+                    out += Self.xml(rulesLine + plain.diff(r)) + "</failure>\n    </testcase>\n"
                 case .error:
-                    out += ">\n      <error message=\"\(Self.xml(r.message))\" type=\"error\"/>\n    </testcase>\n"
+                    out +=
+                        open
+                        + "      <error message=\"\(Self.xml(r.message))\" type=\"error\">\(Self.xml(rulesLine))</error>\n    </testcase>\n"
                 }
             }
             out += "  </testsuite>\n"

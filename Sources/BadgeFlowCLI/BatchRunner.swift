@@ -51,6 +51,10 @@ struct BatchRunner {
         var output: [UInt8] = []
         /// Seconds spent on this file.
         var seconds = 0.0
+        /// The rules file the fixture ran with (`built-in rules` without one); every failure names it.
+        var rulesName = ""
+        /// Something the report says about a file that passed or failed (a CRLF expectation).
+        var note = ""
 
         /// 1-based line of the first difference (0: none).
         var line: Int { diffs.first?.line ?? 0 }
@@ -171,6 +175,7 @@ struct BatchRunner {
     private func run(_ file: String, _ options: BatchOptions) -> Result {
         let expectedFile = Self.expectationPath(file)
         var result = Result(file: file, status: .pass, expectedFile: expectedFile)
+        result.rulesName = options.rulesName
         do {
             result.output = try output(of: file, options: options)
         } catch {
@@ -203,11 +208,17 @@ struct BatchRunner {
             }
             return result
         }
-        let expected: [UInt8]
+        var expected: [UInt8]
         do { expected = try FileIO.readBytes(expectedFile) } catch {
             result.status = .error
             result.message = error.description
             return result
+        }
+        // An expectation saved with CRLF line endings (an editor, a checkout with autocrlf)
+        // is compared as LF: the lines would look identical in any diff.
+        if Self.hasCRLF(expected) {
+            expected = Self.lf(expected)
+            result.note = "\(expectedFile) has CRLF line endings; compared as LF"
         }
         if expected != result.output {
             result.status = .fail
@@ -219,6 +230,41 @@ struct BatchRunner {
             result.status = .fail
         }
         return result
+    }
+
+    /// Whether `bytes` hold a CR LF pair.
+    static func hasCRLF(_ bytes: [UInt8]) -> Bool {
+        var i = 1
+        while i < bytes.count {
+            if bytes[i] == 0x0A && bytes[i - 1] == 0x0D { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// `bytes` with every CR LF turned into LF.
+    static func lf(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        for (i, b) in bytes.enumerated() where !(b == 0x0D && i + 1 < bytes.count && bytes[i + 1] == 0x0A) { out.append(b) }
+        return out
+    }
+
+    /// Why `file` (a `*.json` input without an expectation) is not a fixture: JSON that is
+    /// neither a payload (no `aps`) nor an event (no `op`), such as a stray `README.json`;
+    /// nil when it may be one (or is not JSON at all: a broken fixture is reported as such).
+    static func notAFixture(_ file: String) -> String? {
+        guard let text = try? FileIO.readString(file), let value = try? JSONValue.parse(text) else { return nil }
+        if case .object(let members) = value {
+            let keys = Set(members.map(\.0))
+            if keys.contains("aps") || keys.contains("op") { return nil }
+            let shown = members.prefix(3).map { "\"\($0.0)\"" }.joined(separator: ", ")
+            return "not a fixture: JSON with neither \"aps\" (a payload) nor \"op\" (an event)"
+                + (shown.isEmpty ? "" : "; its keys start \(shown)")
+                + "; move it out of the fixture folders, or give it an expectation to run it"
+        }
+        return "not a fixture: a JSON \(value.typeName), where a payload or event is an object"
+            + "; move it out of the fixture folders, or give it an expectation to run it"
     }
 
     /// Whether an output holds no result line (only whitespace, or nothing).

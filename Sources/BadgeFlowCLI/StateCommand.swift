@@ -39,7 +39,8 @@ struct StateCommand: ParsableCommand {
         var account: String
 
         @Flag(
-            name: .long, help: "One JSON object: {\"account\",\"total\",\"tree\":[…],\"devices\":[{\"device\",\"delivered\",\"stale\"}]}.")
+            name: .long, help: "One JSON object: {\"account\",\"total\",\"tree\":[...],\"devices\":[{\"device\",\"delivered\",\"stale\"}]}."
+        )
         var json = false
 
         func run() throws {

@@ -16,7 +16,7 @@ extension StateCommand {
         static let configuration = CommandConfiguration(
             abstract: "Split a state by account into the parts of a partitioned run (Integrations/spark).",
             discussion: """
-                Writes OUTDIR/part-00000.json … (or .sqlite, or .rocksdb folders, by FILE's format): account A goes to \
+                Writes OUTDIR/part-00000.json ... (or .sqlite, or .rocksdb folders, by FILE's format): account A goes to \
                 part crc32(A) % P, as the Spark job partitions lines. Each part records P, its \
                 index, the hash and FILE's rules. OUTDIR is created, or must be empty. Streams: \
                 memory stays at one account plus buffers, however large FILE is.

@@ -16,11 +16,15 @@ struct ValidateCommand: TakesManyInputs {
             any other FILE, and stdin, hold one payload per line (blank lines skipped); a FOLDER is \
             walked for *.json and *.ndjson (batch sidecars and expectations skipped). A leading \
             UTF-8 BOM is skipped. A line may also be a push envelope \
-            {"op":"push","push-type":"voip","payload":{…}}, whose push-type wins over --push-type. \
+            {"op":"push","push-type":"voip","payload":{...}}, whose push-type wins over --push-type. \
             Problems print one a line: FILE:LINE: error[CODE] POINTER: message. A FILE that cannot \
             be read is reported on stderr and the others are still checked. Exit 0 when every \
             payload is valid, 1 when any has an error (with --strict: also any warning, or no \
-            payload at all), 4 when a file cannot be read.
+            payload at all), 4 when a file cannot be read. A validate.json beside the files \
+            declares push types by name pattern and warnings a file may carry on purpose \
+            ({"push-types":{"voip-*.json":"voip"},"allowed-warnings":{"legacy-*.json":["unknown-aps-key"]}}); \
+            it applies to subfolders, the nearest one winning. --junit FILE is always written, \
+            with a failing test case for a missing path or a run with nothing to check.
             """
     )
 
@@ -39,7 +43,7 @@ struct ValidateCommand: TakesManyInputs {
 
     @Option(
         name: .customLong("push-type"),
-        help: ArgumentHelp("The apns-push-type of bare payloads (alert, background, voip, liveactivity, …).", valueName: "TYPE"))
+        help: ArgumentHelp("The apns-push-type of bare payloads (alert, background, voip, liveactivity, ...).", valueName: "TYPE"))
     var pushType: String?
 
     @Option(name: .long, help: ArgumentHelp("Also write a JUnit XML report to FILE (a suite per file).", valueName: "FILE"))
@@ -77,10 +81,12 @@ struct ValidateCommand: TakesManyInputs {
         let validator = PayloadValidator()
         var out = JSONWriter()
         var text: [UInt8] = []
-        var payloads = 0, invalid = 0, warnings = 0
+        var payloads = 0, invalid = 0, warnings = 0, failingWarnings = 0
         var unreadable = false
 
-        var cases: [(file: String, line: Int, report: PayloadReport, seconds: Double)] = []
+        var cases: [JUnitCase] = []
+        /// Paths that could not be checked, and why (each a failing JUnit case).
+        var problems: [(name: String, message: String)] = []
         var caseStart = Progress.now()
 
         // Option values read once: each read of an ArgumentParser property goes through its
@@ -88,13 +94,18 @@ struct ValidateCommand: TakesManyInputs {
         let collectCases = junit != nil
         let asJSON = json
 
-        func report(_ r: PayloadReport, file: String, line: Int, column: Int? = nil) {
+        func report(
+            _ r: PayloadReport, file: String, line: Int, column: Int? = nil,
+            settings: ValidateSidecar.Settings = ValidateSidecar.Settings()
+        ) {
             payloads += 1
             if !r.isValid { invalid += 1 }
             warnings += r.warnings.count
+            let allowed = settings.allowed?.codes ?? []
+            failingWarnings += r.warnings.filter { !allowed.contains($0.code.rawValue) }.count
             if collectCases {
                 let now = Progress.now()
-                cases.append((file, line, r, now - caseStart))
+                cases.append(JUnitCase(file: file, line: line, report: r, seconds: now - caseStart, settings: settings))
                 caseStart = now
             }
             if asJSON {
@@ -105,6 +116,18 @@ struct ValidateCommand: TakesManyInputs {
                 out.key("valid"); out.bool(r.isValid)
                 out.key("kind")
                 if let k = r.kind { out.string(k.rawValue) } else { out.null() }
+                // Only when a validate.json applies, so output without one keeps its bytes.
+                if let p = settings.pushType {
+                    out.key("push-type"); out.string(p.type)
+                    out.key("push-type-from"); out.string(p.from)
+                }
+                if let a = settings.allowed {
+                    out.key("allowed-warnings")
+                    out.beginArray()
+                    for code in a.codes.sorted() { out.string(code) }
+                    out.endArray()
+                    out.key("allowed-warnings-from"); out.string(a.from)
+                }
                 out.key("diagnostics")
                 out.beginArray()
                 for d in r.diagnostics {
@@ -113,6 +136,7 @@ struct ValidateCommand: TakesManyInputs {
                     out.key("code"); out.string(d.code.rawValue)
                     out.key("message"); out.string(d.message)
                     out.key("at"); out.string(d.at)
+                    if d.severity == .warning && allowed.contains(d.code.rawValue) { out.key("allowed"); out.bool(true) }
                     out.endObject()
                 }
                 out.endArray()
@@ -121,11 +145,16 @@ struct ValidateCommand: TakesManyInputs {
             } else {
                 for d in r.diagnostics {
                     let at = d.at.isEmpty ? "" : d.at + ": "
+                    let note =
+                        d.severity == .warning && allowed.contains(d.code.rawValue)
+                        ? " (allowed by \(settings.allowed?.from ?? ""))" : ""
                     if let column {
                         text.append(
-                            contentsOf: "\(file):\(line):\(column): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\n".utf8)
+                            contentsOf:
+                                "\(file):\(line):\(column): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\(note)\n".utf8)
                     } else {
-                        text.append(contentsOf: "\(file):\(line): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\n".utf8)
+                        text.append(
+                            contentsOf: "\(file):\(line): \(d.severity.rawValue)[\(d.code.rawValue)] \(at)\(d.message)\(note)\n".utf8)
                     }
                 }
             }
@@ -133,7 +162,7 @@ struct ValidateCommand: TakesManyInputs {
             if text.count > 1 << 16 { emit(text); text.removeAll(keepingCapacity: true) }
         }
 
-        var sources: [String] = []
+        var sources: [(path: String, root: String)] = []
         for path in files.isEmpty ? ["-"] : files {
             if path != "-" && FileWalk.isDirectory(path) {
                 let isInput = { (p: String) in (p.hasSuffix(".json") || p.hasSuffix(".ndjson")) && !BatchOptions.isSidecar(p) }
@@ -141,16 +170,26 @@ struct ValidateCommand: TakesManyInputs {
                 FileWalk.warn(about: found, inputs: isInput)
                 for name in found.undecodable where isInput(name) {
                     Console.error("badgeflow: \(name): the file name is not valid UTF-8; rename the file to validate it")
+                    problems.append((name, "the file name is not valid UTF-8; rename the file to validate it"))
                     unreadable = true
                 }
-                sources += found.files.filter(isInput)
+                let inputs = found.files.filter(isInput)
+                if inputs.isEmpty {
+                    let why = "the folder \(path) holds no *.json or *.ndjson payload file"
+                    // Without --strict a run with nothing to check still passes, so no failing case.
+                    Console.error("badgeflow: \(strict ? "error" : "warning"): \(why)")
+                    if strict { problems.append((path, why)) }
+                }
+                sources += inputs.map { (path: $0, root: path) }
             } else {
-                sources.append(path)
+                sources.append((path, path == "-" ? "." : BatchOptions.folder(path)))
             }
         }
-        let pushType = self.pushType
-        for source in sources {
+        let sidecars = ValidateSidecar.Resolver()
+        for (source, root) in sources {
             let name = source == "-" ? "<stdin>" : source
+            let settings = source == "-" ? ValidateSidecar.Settings() : sidecars.settings(for: source, root: root)
+            let pushType = settings.pushType?.type ?? self.pushType
             if source.hasSuffix(".json") {
                 do {
                     var bytes = try FileIO.readBytes(source)
@@ -160,19 +199,25 @@ struct ValidateCommand: TakesManyInputs {
                         let (line, column, message) = Self.syntaxError(bytes)
                     {
                         let d = Diagnostic(.error, .invalidJSON, message, at: "")
-                        report(PayloadReport(kind: nil, badge: nil, diagnostics: [d]), file: name, line: line, column: column)
+                        report(
+                            PayloadReport(kind: nil, badge: nil, diagnostics: [d]), file: name, line: line, column: column,
+                            settings: settings)
                     } else {
-                        report(r, file: name, line: 1)
+                        report(r, file: name, line: 1, settings: settings)
                     }
                 } catch {
-                    Console.error("badgeflow: \(source): \(error.message.replacing("cannot open: ", with: ""))")
+                    let why = error.message.replacing("cannot open: ", with: "")
+                    Console.error("badgeflow: \(source): \(why)")
+                    problems.append((name, why))
                     unreadable = true
                 }
                 continue
             }
             let fd: Int32 = source == "-" ? 0 : open(source, O_RDONLY | O_CLOEXEC)
             if fd < 0 {
-                Console.error("badgeflow: \(source): \(OutputFile.reason())")
+                let why = OutputFile.reason()
+                Console.error("badgeflow: \(source): \(why)")
+                problems.append((name, why))
                 unreadable = true
                 continue
             }
@@ -184,21 +229,31 @@ struct ValidateCommand: TakesManyInputs {
                     switch item {
                     case .text(let bytes):
                         if PayloadValidatorSupport.isBlank(bytes) { return true }
-                        report(validator.validateLine(bytes, pushType: pushType), file: name, line: line)
+                        report(validator.validateLine(bytes, pushType: pushType), file: name, line: line, settings: settings)
                     case .overlong(let n):
                         report(
                             PayloadReport(
                                 kind: nil, badge: nil,
                                 diagnostics: [
                                     Diagnostic(.error, .payloadTooLarge, "line is \(n) bytes, far more than a payload may have", at: "")
-                                ]), file: name, line: line)
+                                ]), file: name, line: line, settings: settings)
                     }
                     return true
                 }
             } catch {
                 Console.error("badgeflow: \(error.description)")
+                problems.append((name, error.description))
                 unreadable = true
             }
+        }
+        for (file, why) in sidecars.failures.sorted(by: { $0.key < $1.key }) {
+            Console.error("badgeflow: error: \(why)")
+            problems.append((file, why))
+            unreadable = true
+        }
+        if strict && payloads == 0 && problems.isEmpty {
+            problems.append(
+                (files.isEmpty ? "<stdin>" : files.joined(separator: " "), "no payloads checked; --strict needs at least one"))
         }
         emit(out.bytes)
         emit(text)
@@ -217,7 +272,7 @@ struct ValidateCommand: TakesManyInputs {
             )
         }
         if let junit {
-            let xml = Self.junit(cases, strict: strict)
+            let xml = Self.junit(cases, problems: problems, strict: strict)
             do { try FileIO.writeAtomically(Array(xml.utf8), to: junit) } catch {
                 Console.error("badgeflow: error: \(error.description)")
                 throw Exit.io
@@ -229,7 +284,7 @@ struct ValidateCommand: TakesManyInputs {
             Console.error("badgeflow: error: no payloads checked; --strict needs at least one")
             throw Exit.rejected
         }
-        if strict && warnings > 0 { throw Exit.rejected }
+        if strict && failingWarnings > 0 { throw Exit.rejected }
     }
 
     /// The line, column and message of a syntax error in a multi-line file (json-c's
@@ -245,33 +300,63 @@ struct ValidateCommand: TakesManyInputs {
         }
     }
 
+    /// One payload's JUnit test case.
+    struct JUnitCase {
+        let file: String
+        let line: Int
+        let report: PayloadReport
+        let seconds: Double
+        var settings = ValidateSidecar.Settings()
+
+        /// The warnings `--strict` fails: those the file's `validate.json` does not allow.
+        var failingWarnings: [Diagnostic] {
+            let allowed = settings.allowed?.codes ?? []
+            return report.warnings.filter { !allowed.contains($0.code.rawValue) }
+        }
+    }
+
     /// JUnit XML: a suite per file, a testcase per payload (`FILE:LINE`), a failure for an
-    /// error (and, with `strict`, a warning).
-    static func junit(_ cases: [(file: String, line: Int, report: PayloadReport, seconds: Double)], strict: Bool) -> String {
+    /// error (and, with `strict`, a warning its `validate.json` does not allow); a suite's
+    /// properties name the push type and allowed warnings a sidecar gave. Each problem (a
+    /// missing path, an empty folder, nothing checked) is a suite with one failing case.
+    static func junit(_ cases: [JUnitCase], problems: [(name: String, message: String)] = [], strict: Bool) -> String {
         var files: [String] = []
-        var byFile: [String: [(file: String, line: Int, report: PayloadReport, seconds: Double)]] = [:]
+        var byFile: [String: [JUnitCase]] = [:]
         for c in cases {
             if byFile[c.file] == nil { files.append(c.file) }
             byFile[c.file, default: []].append(c)
         }
-        func failing(_ r: PayloadReport) -> Bool { !r.isValid || (strict && !r.warnings.isEmpty) }
+        func failing(_ c: JUnitCase) -> Bool { !c.report.isValid || (strict && !c.failingWarnings.isEmpty) }
         let total = cases.reduce(0.0) { $0 + $1.seconds }
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out +=
-            "<testsuites name=\"badgeflow validate\" tests=\"\(cases.count)\" failures=\"\(cases.filter { failing($0.report) }.count)\" errors=\"0\" time=\"\(BatchReport.seconds(total))\">\n"
+            "<testsuites name=\"badgeflow validate\" tests=\"\(cases.count + problems.count)\" failures=\"\(cases.filter(failing).count + problems.count)\" errors=\"0\" time=\"\(BatchReport.seconds(total))\">\n"
         for file in files {
             let cs = byFile[file] ?? []
             let time = cs.reduce(0.0) { $0 + $1.seconds }
             out +=
-                "  <testsuite name=\"\(BatchReport.xml(file))\" tests=\"\(cs.count)\" failures=\"\(cs.filter { failing($0.report) }.count)\" errors=\"0\" time=\"\(BatchReport.seconds(time))\">\n"
+                "  <testsuite name=\"\(BatchReport.xml(file))\" tests=\"\(cs.count)\" failures=\"\(cs.filter(failing).count)\" errors=\"0\" time=\"\(BatchReport.seconds(time))\">\n"
+            if let settings = cs.first?.settings, settings.pushType != nil || settings.allowed != nil {
+                out += "    <properties>\n"
+                if let p = settings.pushType {
+                    out += "      <property name=\"push-type\" value=\"\(BatchReport.xml(p.type))\"/>\n"
+                    out += "      <property name=\"push-type-from\" value=\"\(BatchReport.xml(p.from))\"/>\n"
+                }
+                if let a = settings.allowed {
+                    out +=
+                        "      <property name=\"allowed-warnings\" value=\"\(BatchReport.xml(a.codes.sorted().joined(separator: " ")))\"/>\n"
+                    out += "      <property name=\"allowed-warnings-from\" value=\"\(BatchReport.xml(a.from))\"/>\n"
+                }
+                out += "    </properties>\n"
+            }
             for c in cs {
                 out +=
                     "    <testcase classname=\"\(BatchReport.xml(file))\" name=\"\(BatchReport.xml(file)):\(c.line)\" time=\"\(BatchReport.seconds(c.seconds))\""
-                guard failing(c.report) else {
+                guard failing(c) else {
                     out += "/>\n"
                     continue
                 }
-                let shown = c.report.diagnostics.filter { $0.severity == .error || strict }
+                let shown = c.report.diagnostics.filter { $0.severity == .error } + (strict ? c.failingWarnings : [])
                 let first = shown.first
                 let body = shown.map { "\($0.severity.rawValue)[\($0.code.rawValue)] \($0.at): \($0.message)" }.joined(separator: "\n")
                 out +=
@@ -279,6 +364,14 @@ struct ValidateCommand: TakesManyInputs {
                 out += BatchReport.xml(body) + "</failure>\n    </testcase>\n"
             }
             out += "  </testsuite>\n"
+        }
+        for p in problems {
+            let name = BatchReport.xml(p.name)
+            out += "  <testsuite name=\"\(name)\" tests=\"1\" failures=\"1\" errors=\"0\" time=\"0.000\">\n"
+            out += "    <testcase classname=\"\(name)\" name=\"\(name)\" time=\"0.000\">\n"
+            out +=
+                "      <failure message=\"\(BatchReport.xml(p.message))\" type=\"not-checked\">\(BatchReport.xml(p.name + ": " + p.message))</failure>\n"
+            out += "    </testcase>\n  </testsuite>\n"
         }
         out += "</testsuites>\n"
         return out

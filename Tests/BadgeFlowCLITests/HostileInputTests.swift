@@ -99,9 +99,13 @@ import Testing
         #expect(r.lines[1].contains("root.chat.a%2Eb%25c"))
     }
 
-    @Test func duplicateKeysKeepTheLastValue() throws {
+    @Test func duplicateKeysAreAnErrorAtTheSecondOne() throws {
+        // SPEC §6: json-c would keep the last value and other readers the first, so neither is
+        // taken (this test kept the last value before duplicate-key).
         let lines = try filterLines([#"{"aps":{"alert":"x","thread-id":"first","thread-id":"second"}}"#])
-        #expect(lines.first?.contains("root.chat.second") == true)
+        #expect(lines.first?.contains(#""code":"duplicate-key""#) == true, "\(lines)")
+        #expect(lines.first?.contains(#""at":"/aps/thread-id""#) == true, "\(lines)")
+        #expect(lines.first?.contains("root.chat") == false)
     }
 }
 

@@ -48,7 +48,19 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
         /// `missing-key`: a key a Live Activity event requires is absent (`timestamp`; `content-state`
         /// for `update`; `content-state`, `attributes-type`, `attributes` and `alert` for `start`).
         public static let missingKey = Code(rawValue: "missing-key")
+        /// `duplicate-key`: an object repeats a key (at the second one); json-c keeps the last
+        /// value and APNs servers differ in which they read.
+        public static let duplicateKey = Code(rawValue: "duplicate-key")
+        /// `date-in-milliseconds`: a `stale-date` or `dismissal-date` past 10^11, milliseconds
+        /// where APNs wants UNIX seconds.
+        public static let dateInMilliseconds = Code(rawValue: "date-in-milliseconds")
         // Payload warnings.
+        /// `loc-args-without-loc-key` (warning): `loc-args` (or `title-loc-args`,
+        /// `subtitle-loc-args`) without the format key it fills.
+        public static let locArgsWithoutLocKey = Code(rawValue: "loc-args-without-loc-key")
+        /// `content-available-zero` (warning): `content-available: 0`, which APNs does not read
+        /// as "not silent"; the key should be left out.
+        public static let contentAvailableZero = Code(rawValue: "content-available-zero")
         /// `timestamp-in-milliseconds` (warning): a Live Activity `timestamp` past 10^11, which
         /// reads as milliseconds where APNs wants UNIX seconds.
         public static let timestampInMilliseconds = Code(rawValue: "timestamp-in-milliseconds")

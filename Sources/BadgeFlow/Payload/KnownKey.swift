@@ -106,13 +106,15 @@ enum ApsKey: Sendable {
     case stringArray
     /// `content-changed` (WidgetKit push): a boolean.
     case boolean
+    /// `stale-date`, `dismissal-date`: an integer of UNIX seconds.
+    case date
 
     static let known = KnownKeys<ApsKey>([
         ("alert", .alert), ("badge", .badge), ("sound", .sound),
         ("thread-id", .string), ("category", .string), ("target-content-id", .string), ("filter-criteria", .string),
         ("attributes-type", .string), ("input-push-channel", .string),
         ("content-available", .contentAvailable),
-        ("mutable-content", .integer), ("timestamp", .integer), ("stale-date", .integer), ("dismissal-date", .integer),
+        ("mutable-content", .integer), ("timestamp", .integer), ("stale-date", .date), ("dismissal-date", .date),
         ("interruption-level", .interruptionLevel), ("event", .event), ("relevance-score", .relevanceScore),
         ("content-state", .object), ("attributes", .object), ("input-push-token", .inputPushToken),
         ("url-args", .stringArray), ("content-changed", .boolean),

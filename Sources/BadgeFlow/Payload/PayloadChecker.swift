@@ -18,29 +18,36 @@ struct PayloadChecker {
     ///     (the length of the line that holds it): the payload is then measured, and reported
     ///     by its compact size, only when the bound is over the limit.
     ///   - pushType: the APNs push type, when the event gives one (`voip` raises the limit).
+    ///   - text: the payload's own text when the caller has it; an oversized payload is measured
+    ///     on it (the bytes as sent, strings as written), else on json-c's compact form.
     static func check(
-        _ root: JSONRef, byteCount: Int, measured: Bool = true, pushType: String?, base: String
+        _ root: JSONRef, byteCount: Int, measured: Bool = true, text: UnsafeRawBufferPointer? = nil, pushType: String?,
+        base: String
     ) -> PayloadReport {
-        check(root, aps: root[HashedKey.aps], byteCount: byteCount, measured: measured, pushType: pushType, base: base)
+        check(
+            root, aps: root[HashedKey.aps], byteCount: byteCount, measured: measured, text: text, pushType: pushType,
+            base: base)
     }
 
     /// Checks `root`, whose `aps` member the caller has already looked up (`root[HashedKey.aps]`:
     /// nil when it has none, or when `root` is not an object), and returns the report.
     static func check(
-        _ root: JSONRef, aps: JSONRef?, byteCount: Int, measured: Bool = true, pushType: String?, base: String
+        _ root: JSONRef, aps: JSONRef?, byteCount: Int, measured: Bool = true, text: UnsafeRawBufferPointer? = nil,
+        pushType: String?, base: String
     ) -> PayloadReport {
         var checker = PayloadChecker(base: base)
-        return checker.run(root, aps: aps, byteCount: byteCount, measured: measured, pushType: pushType)
+        return checker.run(root, aps: aps, byteCount: byteCount, measured: measured, text: text, pushType: pushType)
     }
 
     private mutating func run(
-        _ root: JSONRef, aps: JSONRef?, byteCount: Int, measured: Bool, pushType: String?
+        _ root: JSONRef, aps: JSONRef?, byteCount: Int, measured: Bool, text: UnsafeRawBufferPointer?, pushType: String?
     ) -> PayloadReport {
         let limit = PayloadLimits.maxBytes(pushType: pushType)
         if byteCount > limit {
-            // Size is the payload as sent: its compact form (a pretty-printed template is
-            // measured without its layout). Only computed for a payload over the limit.
-            let compact = root.serializedByteCount
+            // Size is the payload as sent: its own text without insignificant whitespace,
+            // strings as written (a \u4e2d escape is 6 bytes). Only computed for a payload
+            // over the limit; json-c's compact form only when the text is not at hand.
+            let compact = text.map(PayloadValidator.compactCount) ?? root.serializedByteCount
             let written = measured ? byteCount : compact
             if compact > limit {
                 let size = compact < written ? "\(compact) bytes compact (\(written) as written)" : "\(written) bytes"
@@ -61,8 +68,23 @@ struct PayloadChecker {
             error(.notAnObject, "a payload must be a JSON object, got \(Self.describe(root))", base)
             return report(kind: nil, badge: nil)
         }
+        if let pushType, let key = PayloadLimits.requiredKey(pushType: pushType) {
+            checkRequiredKey(root, key: key, pushType: pushType)
+            if aps == nil {
+                return report(kind: diagnostics.contains { $0.severity == .error } ? nil : .background, badge: nil)
+            }
+            if pushType == "mdm" {
+                warning(
+                    .pushTypeMismatch, "an mdm push carries only \"mdm\" (the PushMagic string); the device ignores \"aps\"",
+                    base + "/aps")
+            }
+        }
         guard let aps else {
-            error(.missingAps, "a payload must have an \"aps\" dictionary", base + "/aps")
+            error(
+                .missingAps,
+                "a payload must have an \"aps\" dictionary"
+                    + (pushType == nil ? " (only mdm and fileprovider pushes go without one; give the push type)" : ""),
+                base + "/aps")
             return report(kind: nil, badge: nil)
         }
         guard aps.kind == .object else {
@@ -97,9 +119,26 @@ struct PayloadChecker {
             case .string:
                 if value.kind != .string { expectString(value, String(decoding: name, as: UTF8.self)) }
             case .contentAvailable:
-                if expectInt(value, "content-available"), value.int == 1 { contentAvailable = true }
+                if expectInt(value, "content-available") {
+                    if value.int == 1 {
+                        contentAvailable = true
+                    } else if value.int == 0 {
+                        warning(
+                            .contentAvailableZero,
+                            "content-available 0 does not make a push silent or not: APNs reads only 1; leave the key out",
+                            apsPointer("content-available"))
+                    }
+                }
             case .integer:
                 if value.kind != .int { expectInt(value, String(decoding: name, as: UTF8.self)) }
+            case .date:
+                let key = String(decoding: name, as: UTF8.self)
+                if expectInt(value, key), let t = value.int, t > PayloadLimits.maxTimestampSeconds {
+                    error(
+                        .dateInMilliseconds,
+                        "\(key) \(t) is in milliseconds; APNs wants UNIX seconds (\(t / 1000)), so this date lies some 50,000 years ahead",
+                        apsPointer(key))
+                }
             case .interruptionLevel:
                 expectEnum(value, "interruption-level", Self.interruptionLevels)
             case .event:
@@ -134,7 +173,7 @@ struct PayloadChecker {
         if isLiveActivity { checkLiveActivity(aps) }
         if let pushType {
             checkPushType(
-                pushType, liveActivity: isLiveActivity, shows: hasAlert || hasSound || hasBadge, badge: hasBadge)
+                pushType, liveActivity: isLiveActivity, shows: hasAlert || hasSound || hasBadge, alert: hasAlert)
         }
         if diagnostics.contains(where: { $0.severity == .error }) { return report(kind: nil, badge: nil) }
         let kind: PayloadKind
@@ -142,6 +181,8 @@ struct PayloadChecker {
             kind = .liveActivity
         } else if pushType == "voip" {
             kind = .voip
+        } else if pushType == "mdm" || pushType == "fileprovider" {
+            kind = .background  // nothing shown, the icon left as it was, whatever aps holds
         } else if contentAvailable && !hasAlert && !hasBadge && !hasSound {
             kind = .background
         } else if hasAlert || hasSound {
@@ -176,9 +217,32 @@ struct PayloadChecker {
         }
     }
 
+    /// The top-level key an `mdm` or `fileprovider` push requires, a non-empty string.
+    private mutating func checkRequiredKey(_ root: JSONRef, key: String, pushType: String) {
+        let at = JSONPointer.appending(base, key)
+        guard let value = root[key] else {
+            let what = pushType == "mdm" ? "the device's PushMagic string" : "the identifier of the container that changed"
+            error(.missingKey, "\(pushType == "mdm" ? "an" : "a") \(pushType) push needs \"\(key)\", \(what)", at)
+            return
+        }
+        guard value.kind == .string else {
+            error(.wrongType, "\(key) must be a string, got \(Self.describe(value))", at)
+            return
+        }
+        if value.stringByteCount == 0 {
+            error(.invalidValue, "\(key) must not be empty: APNs delivers it to no one", at)
+        }
+    }
+
     /// Whether the payload fits its push type (see the PayloadValidation article: a payload that does not fit its push type).
-    private mutating func checkPushType(_ pushType: String, liveActivity: Bool, shows: Bool, badge: Bool) {
+    private mutating func checkPushType(_ pushType: String, liveActivity: Bool, shows: Bool, alert: Bool) {
         let at = base + "/aps"
+        if alert, PayloadLimits.pushTypesWithoutAlert.contains(pushType) {
+            warning(
+                .pushTypeMismatch,
+                "push type \(pushType) shows no alert: the alert would not be displayed (send it as an alert push)",
+                JSONPointer.appending(at, "alert"))
+        }
         switch pushType {
         case "background" where shows:
             warning(
@@ -229,14 +293,18 @@ struct PayloadChecker {
         case .string:
             if value.stringByteCount == 0 { warning(.emptyAlert, "alert is empty: nothing would be shown", at) }
         case .object:
-            var shows = false
+            var shows = false, hasText = false, hasArgs = false
             let alertKeys = AlertKey.known
             value.forEachMember { name, member in
                 let known = alertKeys.identify(name)
                 switch known {
                 case .shown?, .shownLocalizable?:
+                    hasText = true
+                    if member.kind == .string {
+                        if member.stringByteCount > 0 { shows = true }
+                        return
+                    }
                     shows = true
-                    if member.kind == .string { return }
                     if liveActivity && known == .shownLocalizable && member.kind == .object {
                         checkLocalizedObject(member, at: JSONPointer.appending(at, String(decoding: name, as: UTF8.self)))
                         return
@@ -258,6 +326,7 @@ struct PayloadChecker {
                     let key = String(decoding: name, as: UTF8.self)
                     checkCount(member, name: "alert \(key)", at: JSONPointer.appending(at, key))
                 case .stringArray?:
+                    hasArgs = true
                     if Self.isStringArray(member) { return }  // names and pointers only for a problem
                     let key = String(decoding: name, as: UTF8.self)
                     checkStringArray(member, name: "alert \(key)", at: JSONPointer.appending(at, key))
@@ -269,12 +338,29 @@ struct PayloadChecker {
                 }
             }
             if !shows {
-                warning(.emptyAlert, "alert has no title, subtitle, body or loc-key: nothing would be shown", at)
+                warning(
+                    .emptyAlert,
+                    hasText
+                        ? "alert text is empty (title, body and the other text keys are \"\"): nothing would be shown"
+                        : "alert has no title, subtitle, body or loc-key: nothing would be shown", at)
+            }
+            if hasArgs {
+                for (args, key) in Self.argsAndKeys where value[args] != nil && value[key] == nil {
+                    warning(
+                        .locArgsWithoutLocKey,
+                        "\(args) without \(key): the arguments fill the \(key) format string, so they are never shown",
+                        JSONPointer.appending(at, args))
+                }
             }
         default:
             error(.wrongType, "alert must be a string or an object, got \(Self.describe(value))", at)
         }
     }
+
+    /// Each alert argument array and the format key it fills.
+    private static let argsAndKeys = [
+        ("loc-args", "loc-key"), ("title-loc-args", "title-loc-key"), ("subtitle-loc-args", "subtitle-loc-key"),
+    ]
 
     /// A Live Activity's `title` or `body` given as `{loc-key, loc-args}`.
     private mutating func checkLocalizedObject(_ value: JSONRef, at: @autoclosure () -> String) {
@@ -375,7 +461,9 @@ struct PayloadChecker {
             error(.wrongType, "relevance-score must be a number, got \(Self.describe(value))", at)
             return
         }
-        if !(v >= 0) || !v.isFinite {
+        if !v.isFinite {
+            error(.outOfRange, "relevance-score must be a finite number, got \(Self.describe(value))", at)
+        } else if !(v >= 0) {
             error(.outOfRange, "relevance-score must not be negative, got \(Self.describe(value))", at)
         } else if !liveActivity && v > 1 {
             error(.outOfRange, "relevance-score must be between 0 and 1 outside Live Activities, got \(Self.describe(value))", at)

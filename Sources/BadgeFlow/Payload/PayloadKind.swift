@@ -5,7 +5,8 @@
 public enum PayloadKind: String, Sendable {
     /// Shows an alert or plays a sound (badge may come along).
     case alert
-    /// `content-available` only: wakes the app silently.
+    /// `content-available` only: wakes the app silently. Also every `mdm` and `fileprovider`
+    /// push (nothing is shown, the icon is left as it was).
     case background
     /// Delivered with push type `voip`.
     case voip

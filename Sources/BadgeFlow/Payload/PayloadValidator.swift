@@ -38,7 +38,10 @@ public final class PayloadValidator {
             case .failure(let e):
                 return PayloadReport(kind: nil, badge: nil, diagnostics: [e.diagnostic])
             case .success(let root):
-                return PayloadChecker.check(root, byteCount: size, pushType: pushType, base: "")
+                if let problem = JSONScanner.firstProblem(bytes, root: root) {
+                    return PayloadReport(kind: nil, badge: nil, diagnostics: [problem.diagnostic])
+                }
+                return PayloadChecker.check(root, byteCount: size, text: bytes, pushType: pushType, base: "")
             }
         }
     }
@@ -67,6 +70,9 @@ public final class PayloadValidator {
                 let d = compact > PayloadLimits.maxBytes ? Self.tooLarge(compact, limit: PayloadLimits.maxBytes, at: "") : e.diagnostic
                 return PayloadReport(kind: nil, badge: nil, diagnostics: [d])
             case .success(let root):
+                if let problem = JSONScanner.firstProblem(bytes, root: root) {
+                    return PayloadReport(kind: nil, badge: nil, diagnostics: [problem.diagnostic])
+                }
                 if root.kind == .object, root["aps"] == nil, let op = root["op"], op.stringEquals("push"),
                     let payload = root["payload"]
                 {
@@ -79,11 +85,13 @@ public final class PayloadValidator {
                         }
                         pushType = p.string
                     }
+                    // The payload as written inside the line, without the envelope around it.
+                    let text = JSONScanner.memberValue("payload", in: bytes)
                     return PayloadChecker.check(
-                        payload, byteCount: payload.serializedByteCount,
+                        payload, byteCount: text.map(Self.trimmedCount) ?? payload.serializedByteCount, text: text,
                         pushType: pushType, base: "/payload")
                 }
-                return PayloadChecker.check(root, byteCount: size, pushType: defaultPushType, base: "")
+                return PayloadChecker.check(root, byteCount: size, text: bytes, pushType: defaultPushType, base: "")
             }
         }
     }

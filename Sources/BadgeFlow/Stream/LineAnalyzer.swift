@@ -33,9 +33,12 @@ public final class LineAnalyzer {
                 guard root.kind == .object else {
                     return .rejected(.error(.notAnObject, "an event must be a JSON object, got \(PayloadChecker.describe(root))", at: ""))
                 }
+                // What json-c takes but JSON does not: a repeated key, NaN, single quotes.
+                if let problem = JSONScanner.firstProblem(line, root: root) { return .rejected(problem.diagnostic) }
                 if let aps = root[HashedKey.aps] {
                     return push(
-                        root, aps: aps, size: size, measured: true, base: "", pushType: nil, line: line, Event(op: .push))
+                        root, aps: aps, size: size, measured: true, text: line, base: "", pushType: nil, line: line,
+                        Event(op: .push))
                 }
                 return envelope(root, line: line)
             }
@@ -115,12 +118,13 @@ public final class LineAnalyzer {
                 }
                 pushType = p.string
             }
-            // The line's length bounds the payload's compact size: the checker measures the
-            // payload (json-c writes it) only when the line is over the limit.
+            // The line's length bounds the payload's compact size: only a line over the
+            // smallest limit has the payload's own bytes found and measured (a byte scan).
             let size = payload.kind == .object ? line.count : 0
+            let text = size > PayloadLimits.maxBytes ? JSONScanner.memberValue("payload", in: line) : nil
             return push(
-                payload, aps: payload[HashedKey.aps], size: size, measured: false, base: "/payload", pushType: pushType,
-                line: line, event)
+                payload, aps: payload[HashedKey.aps], size: size, measured: false, text: text, base: "/payload",
+                pushType: pushType, line: line, event)
         case .set:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
             if let c = root[HashedKey.count], !c.isNull {
@@ -284,11 +288,11 @@ public final class LineAnalyzer {
     /// for the checker and the routing.
     @inline(__always)
     private func push(
-        _ payload: JSONRef, aps: JSONRef?, size: Int, measured: Bool, base: String, pushType: String?,
-        line: UnsafeRawBufferPointer, _ event: consuming Event
+        _ payload: JSONRef, aps: JSONRef?, size: Int, measured: Bool, text: UnsafeRawBufferPointer?, base: String,
+        pushType: String?, line: UnsafeRawBufferPointer, _ event: consuming Event
     ) -> LineResult {
         let report = PayloadChecker.check(
-            payload, aps: aps, byteCount: size, measured: measured, pushType: pushType, base: base)
+            payload, aps: aps, byteCount: size, measured: measured, text: text, pushType: pushType, base: base)
         if let error = report.firstError { return .rejected(error) }
         event.kind = report.kind
         event.badge = report.badge

@@ -52,7 +52,8 @@ import Testing
         ("voip", #"{"aps":{"event":"end","timestamp":1}}"#, ["warning:push-type-mismatch@/aps/event"]),
         ("banana", #"{"aps":{"alert":"a"}}"#, ["error:invalid-value@/push-type"]),
         ("location", #"{"aps":{}}"#, []),
-        ("mdm", #"{"aps":{}}"#, []),
+        ("mdm", #"{"mdm":"B4D0E2A5"}"#, []),
+        ("fileprovider", #"{"container-identifier":"NSFileProviderRootContainerItemIdentifier"}"#, []),
         ("widgets", #"{"aps":{"content-changed":true}}"#, []),
     ])
     func pushTypeVerdicts(_ pushType: String, _ text: String, _ expected: [String]) {

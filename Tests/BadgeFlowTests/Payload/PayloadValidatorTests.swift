@@ -26,7 +26,7 @@ import Testing
         (#"{"aps":{"alert":"x","relevance-score":2}}"#, "error:out-of-range@/aps/relevance-score"),
         (#"{"aps":{"alert":"x","interruption-level":"urgent"}}"#, "error:invalid-value@/aps/interruption-level"),
         (#"{"aps":{"event":"pause"}}"#, "error:invalid-value@/aps/event"),
-        (#"{"aps":{"alert":{"body":"b","loc-args":["a",2]}}}"#, "error:wrong-type@/aps/alert/loc-args/1"),
+        (#"{"aps":{"alert":{"loc-key":"K","loc-args":["a",2]}}}"#, "error:wrong-type@/aps/alert/loc-args/1"),
         (#"{"aps":{"alert":{"title":{"loc-key":"K"}}}}"#, "error:wrong-type@/aps/alert/title"),
         (#"{"aps":{"content-available":"1"}}"#, "error:wrong-type@/aps/content-available"),
         (#"{"aps":{"alert":"x","input-push-token":2}}"#, "error:out-of-range@/aps/input-push-token"),
