@@ -95,7 +95,7 @@ extension ReplayReport {
         for (id, s) in summaries {
             var e = ends[id] ?? IndexEntry(id: id, icon: 0, devices: [], left: [], results: 0, duplicates: 0, errors: 0)
             if rules.icon != .tree { e.icon = s.icon }
-            e.results = s.results
+            e.results = s.results + s.errors
             e.duplicates = s.duplicates
             e.errors = s.errors
             e.left = s.left ?? []
