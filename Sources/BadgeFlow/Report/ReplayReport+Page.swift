@@ -17,7 +17,9 @@ extension ReplayReport {
         h.text(title)
         h.raw("</code> with the filter's engine: every figure below is one <code>badgeflow filter</code> writes for the same input.")
         h.raw(" Icon policy <code>\(rules.icon == .tree ? "tree" : "payload")</code>.")
-        h.raw(" A path that contributes <code>none</code> (muted in the rules, or by the account's own setting) adds nothing to the icon.</p>")
+        h.raw(
+            " A path that contributes <code>none</code> (muted in the rules, or by the account's own setting) adds nothing to the icon.</p>"
+        )
         facts(&h)
         h.raw("</header>\n")
         nav(&h)
@@ -71,7 +73,8 @@ extension ReplayReport {
 
     /// `word` as a POSIX shell word: as it is when it needs no quoting, else in single quotes.
     static func shellWord(_ word: String) -> String {
-        let plain = !word.isEmpty
+        let plain =
+            !word.isEmpty
             && word.utf8.allSatisfy { b in
                 switch b {
                 case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
@@ -107,7 +110,9 @@ extension ReplayReport {
         h.raw("<input id=\"filter\" type=\"search\" autocomplete=\"off\" aria-controls=\"search-results account-list accounts\">")
         h.raw(" <span id=\"filter-count\" role=\"status\" aria-live=\"polite\">\(shown.count) shown</span>")
         if indexComplete {
-            h.raw("<p>The search covers all \(index.count) accounts of the input and their devices (<code>report.html#filter=TEXT</code> opens with it filled in). ")
+            h.raw(
+                "<p>The search covers all \(index.count) accounts of the input and their devices (<code>report.html#filter=TEXT</code> opens with it filled in). "
+            )
         } else {
             h.raw(
                 "<p id=\"index-partial\">The input has \(index.count) accounts: more than the page's index holds within its size budget, so the search covers the accounts flagged below and those shown. For any other account: <code>"
@@ -136,7 +141,9 @@ extension ReplayReport {
     private func groupsSection(_ h: inout HTMLText) {
         h.raw("<section id=\"groups\" aria-labelledby=\"groups-h\"><h2 id=\"groups-h\">Accounts support asks about</h2><ul>")
         for g in groups {
-            h.raw("<li data-group=\"\(g.reason.rawValue)\" data-count=\"\(g.count)\">\(g.reason.title) (flag <code>\(g.reason.flag.map(String.init) ?? "")</code>): <strong>\(g.count)</strong> account\(g.count == 1 ? "" : "s")")
+            h.raw(
+                "<li data-group=\"\(g.reason.rawValue)\" data-count=\"\(g.count)\">\(g.reason.title) (flag <code>\(g.reason.flag.map(String.init) ?? "")</code>): <strong>\(g.count)</strong> account\(g.count == 1 ? "" : "s")"
+            )
             if g.count > g.shown.count { h.raw(", the \(g.shown.count) most striking shown") }
             if !g.shown.isEmpty { h.raw(": ") }
             for (k, id) in g.shown.enumerated() {
@@ -161,7 +168,9 @@ extension ReplayReport {
     /// devices as `id=n` separated by spaces, left ones as `id=n@seq`; `\`, `<`, `=`, space
     /// and control characters in ids written `\uXXXX` (`\\` for a backslash).
     private func indexScript(_ h: inout HTMLText) {
-        h.raw("<script type=\"text/plain\" id=\"account-index\" data-accounts=\"\(index.count)\" data-listed=\"\(indexEntries)\" data-complete=\"\(indexComplete)\">")
+        h.raw(
+            "<script type=\"text/plain\" id=\"account-index\" data-accounts=\"\(index.count)\" data-listed=\"\(indexEntries)\" data-complete=\"\(indexComplete)\">"
+        )
         h.raw(indexLines)
         h.raw("</script>\n")
     }
@@ -315,7 +324,9 @@ extension ReplayReport {
         h.raw("</code></h3><p>Shown because: ")
         h.text(a.reasons.map(\.title).joined(separator: "; "))
         h.raw(".<br>Icon at the end: <strong data-final=\"icon\">\(a.icon)</strong>; above zero for \(Self.duration(a.aboveZero)); ")
-        h.raw("<span data-final=\"results\">\(a.results)</span> results, <span data-final=\"duplicates\">\(a.duplicates)</span> duplicates, <span data-final=\"errors\">\(a.errors)</span> errors")
+        h.raw(
+            "<span data-final=\"results\">\(a.results)</span> results, <span data-final=\"duplicates\">\(a.duplicates)</span> duplicates, <span data-final=\"errors\">\(a.errors)</span> errors"
+        )
         if a.omitted > 0 { h.raw(" (the table and chart hold the last \(a.rows.count); \(a.omitted) earlier ones left out)") }
         h.raw(". Text for a terminal: <code>")
         h.text(command(for: a.id, text: true))
@@ -325,7 +336,9 @@ extension ReplayReport {
         h.raw("<details\(a.rows.count <= 100 ? " open" : "")><summary>Results (\(a.rows.count))</summary><table class=\"rows\">")
         h.raw("<caption>Results of account <code>")
         h.text(a.id.isEmpty ? "\"\"" : a.id)
-        h.raw("</code>, in input order (time: the account's event time after the line; an error line's own <code>at</code>)</caption><thead><tr>")
+        h.raw(
+            "</code>, in input order (time: the account's event time after the line; an error line's own <code>at</code>)</caption><thead><tr>"
+        )
         for c in ["seq", "time", "op", "id", "device", "path", "rule", "change", "decrement", "badge updates", "icon"] {
             h.raw("<th scope=\"col\">\(c)</th>")
         }
@@ -463,7 +476,9 @@ extension ReplayReport {
             }
             if current != nil { path += "H\(Self.fixed(right))" }
             guard !path.isEmpty else { continue }
-            h.raw("<path class=\"device\" stroke=\"\(Self.palette[k % Self.palette.count])\" stroke-dasharray=\"\(Self.dashes[k % Self.dashes.count])\" d=\"\(path)\"><title>device ")
+            h.raw(
+                "<path class=\"device\" stroke=\"\(Self.palette[k % Self.palette.count])\" stroke-dasharray=\"\(Self.dashes[k % Self.dashes.count])\" d=\"\(path)\"><title>device "
+            )
             h.text(device.isEmpty ? "\"\"" : device)
             h.raw("</title></path>")
         }
@@ -497,7 +512,9 @@ extension ReplayReport {
             h.text(device.isEmpty ? "\"\"" : device)
             h.raw("</span> ")
         }
-        h.raw("(each device's delivered number). Markers: ▼ decrement, ◆ badge update, ● unmatched push, ✕ error, □ duplicate, each at its own line's time. Colours: Okabe–Ito.</figcaption></figure>")
+        h.raw(
+            "(each device's delivered number). Markers: ▼ decrement, ◆ badge update, ● unmatched push, ✕ error, □ duplicate, each at its own line's time. Colours: Okabe–Ito.</figcaption></figure>"
+        )
     }
 
     static func fixed(_ v: Double) -> String {

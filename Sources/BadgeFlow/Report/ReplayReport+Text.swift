@@ -23,7 +23,9 @@ extension ReplayReport {
         let present = Set(a.devices.map(\.device))
         var table: [[String]] = [["device", "number", "status"]]
         for d in a.devices {
-            table.append([d.device.isEmpty ? "\"\"" : d.device, "\(d.badge)", d.badge == a.icon ? "shows the total" : "NOT the total (\(a.icon))"])
+            table.append([
+                d.device.isEmpty ? "\"\"" : d.device, "\(d.badge)", d.badge == a.icon ? "shows the total" : "NOT the total (\(a.icon))",
+            ])
         }
         for d in a.departed where !present.contains(d.device) {
             table.append([

@@ -5,10 +5,11 @@
 /// prefixes and overlong lines as `filter` reads them) and applied by a ``BadgeStream``, and
 /// the report reads the ``StreamResult`` values it returns (icon, decrement, badge updates, rule, error),
 /// so every number on the page is one the filter writes. Memory stays bounded: pass 1 keeps
-/// a few counters per account; the accounts to show (those named, and the
-/// ``shownByTime`` whose icon stayed above zero the longest) are known only at its end, so a
-/// second pass over the same input collects their detail (at most ``rowsKept`` results
-/// each).
+/// a few counters per account (and 4 bytes a line: whose it is); the accounts to show (those
+/// named, the ``shownByTime`` whose icon stayed above zero the longest, and up to
+/// ``groupCap`` of each ``Group`` support asks about) are known only at its end, so a second
+/// pass over the same input collects their detail (at most ``rowsKept`` results each),
+/// skipping the lines of the others. Every account of the input is in ``index``.
 ///
 /// ```swift
 /// var report = ReplayReport(rules: .builtIn, accounts: ["alice"])
@@ -336,11 +337,12 @@ public struct ReplayReport {
                     s.add(icon: a.icon, at: time)
                     if duplicate { s.duplicates += 1 }
                     if let leaving, !duplicate, leaving.badge != 0 {
-                        s.left = (s.left ?? []) + [
-                            Departure(
-                                device: leaving.device, badge: leaving.badge, seq: result.seq, time: s.time,
-                                op: event.op.rawValue)
-                        ]
+                        s.left =
+                            (s.left ?? []) + [
+                                Departure(
+                                    device: leaving.device, badge: leaving.badge, seq: result.seq, time: s.time,
+                                    op: event.op.rawValue)
+                            ]
                     }
                 }
                 noteTime(time)
