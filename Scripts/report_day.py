@@ -18,7 +18,7 @@ import time
 accounts = int(sys.argv[1])
 lines = int(sys.argv[2])
 rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 7)
-t0 = 1795500000  # 2026-11-24T04:00:00Z
+t0 = 1795500000  # 2026-11-24T06:00:00Z
 out = sys.stdout
 buf = []
 sent = {}  # account -> recent ids

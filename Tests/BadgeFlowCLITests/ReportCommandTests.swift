@@ -49,7 +49,7 @@ import Testing
         #expect(metric("badge-updates", in: r.stdout) == updates)
         // ann's section holds her expire row (seq 8, −3); "" is the default device's own account.
         let row =
-            #"<tr><td>8</td><td>expire</td><td></td><td><code></code></td><td></td>"#
+            #"<tr><td>8</td><td>2026-11-24 09:30:00Z</td><td>expire</td><td></td><td></td><td><code></code></td><td></td>"#
             + #"<td>2 nodes changed; expired root.inbox</td><td>−3</td><td>ipad→0 phone→0</td><td>0</td></tr>"#
         #expect(r.stdout.contains(row))
         #expect(r.stdout.contains(#"<span data-final="results">1</span>"#))
