@@ -28,8 +28,12 @@ browse() {
   timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
     --user-data-dir="$work/profile" --enable-logging=stderr --v=0 "$@"
 }
-# A warm-up run (Chromium's first start reads its own files), then the measured ones.
+# A warm-up run (Chromium's first start reads its own files), then the measured ones; an
+# empty page first, for what starting Chromium and dumping a DOM cost without the report.
 browse --dump-dom "file://$work/report.html" > /dev/null 2>&1 || true
+echo '<!DOCTYPE html><title>t</title>' > "$work/empty.html"
+t0=$(now); browse --dump-dom "file://$work/empty.html" > /dev/null 2>&1; t1=$(now)
+printf 'chromium on an empty page: %.2f s wall (load average: %s)\n' "$(echo "$t1 - $t0" | bc -l)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 for run in 1 2 3; do
   t0=$(now); browse --dump-dom "file://$work/report.html" > "$work/dom.html" 2> "$work/browser.log"; t1=$(now)
   printf 'chromium run %d: %.2f s wall (start, load, script, DOM dump), script ready at %s ms\n' "$run" \

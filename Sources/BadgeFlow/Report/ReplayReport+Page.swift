@@ -579,7 +579,9 @@ extension ReplayReport {
         var sections=document.querySelectorAll('section[data-account]'),entries=document.querySelectorAll('li[data-entry]');
         var detailed={};sections.forEach(function(s){detailed[s.getAttribute('data-account')]=s.id;});
         function unesc(s){return s.indexOf('\\\\')<0?s:s.replace(/\\\\(u[0-9a-fA-F]{4}|\\\\)/g,function(m,c){return c==='\\\\'?c:String.fromCharCode(parseInt(c.slice(1),16));});}
-        var lines=document.getElementById('account-index').textContent.split('\\n'),keys=null;
+        var raw=null,lower=null;
+        function escq(q){var o='';for(var i=0;i<q.length;i++){var c=q.charCodeAt(i),ch=q.charAt(i);
+        if(ch==='\\\\')o+='\\\\\\\\';else if('<= &@'.indexOf(ch)>=0||c<32||c===127)o+='\\\\u'+('000'+c.toString(16)).slice(-4);else o+=ch;}return o;}
         function keyOf(l){var f=l.split('\\t');return (unesc(f[0])+'\\n'+(f[6]||'').split(' ').map(function(d){return unesc(d.split('=')[0]);}).join('\\n')+'\\n'+(f[7]||'').split(' ').map(function(d){return unesc(d.split('=')[0]);}).join('\\n')).toLowerCase();}
         function words(s){return /^[A-Za-z0-9@%+=:,.\\/_-]+$/.test(s)?s:"'"+s.replace(/'/g,"'\\\\''")+"'";}
         var flagNames={m:'device not at the total',l:'device left showing a number',d:'duplicates',e:'errors'};
@@ -596,11 +598,16 @@ extension ReplayReport {
         if(where){d.textContent='shown below';}else{d.appendChild(document.createTextNode('not in detail on this page; run: '));var c=document.createElement('code');c.setAttribute('data-command','');
         c.textContent=nav.getAttribute('data-command-before')+' '+words(id)+' '+nav.getAttribute('data-command-after');d.appendChild(c);}
         tr.appendChild(d);return tr;}
+        function lineAt(p){var s=raw.lastIndexOf('\\n',p)+1,t=raw.indexOf('\\n',p);return [s,t<0?raw.length:t];}
         function search(q){body.textContent='';more.textContent='';if(!q){table.hidden=true;return 0;}
-        if(!keys)keys=lines.map(keyOf);var hits=[],exact=[];
-        for(var i=0;i<lines.length;i++){if(!lines[i])continue;var k=keys[i];if(k.indexOf(q)<0)continue;
-        if(('\\n'+k+'\\n').indexOf('\\n'+q+'\\n')>=0)exact.push(i);else if(hits.length<200)hits.push(i);}
-        var all=exact.concat(hits),n=exact.length+hits.length;all.slice(0,50).forEach(function(i){body.appendChild(row(lines[i]));});
+        if(raw===null){raw='\\n'+document.getElementById('account-index').textContent;lower=raw.toLowerCase();if(lower.length!==raw.length)lower=raw;}
+        var e=escq(q),seen={},exact=[],hits=[],from=0,p,r;
+        function take(list,s,t){if(seen[s])return;var l=raw.slice(s,t),k=keyOf(l);if(k.indexOf(q)<0)return;
+        if(list===exact&&('\\n'+k+'\\n').indexOf('\\n'+q+'\\n')<0)return;seen[s]=1;list.push(l);}
+        if((p=lower.indexOf('\\n'+e+'\\t'))>=0){r=lineAt(p+1);take(exact,r[0],r[1]);}
+        ['\\t','\\x20'].forEach(function(b){from=0;while(exact.length<50&&(p=lower.indexOf(b+e+'=',from))>=0){r=lineAt(p+1);take(exact,r[0],r[1]);from=r[1];}});
+        from=0;while(hits.length<200&&(p=lower.indexOf(e,from))>=0){r=lineAt(p);take(hits,r[0],r[1]);from=r[1];}
+        var all=exact.concat(hits),n=all.length;all.slice(0,50).forEach(function(l){body.appendChild(row(l));});
         table.hidden=false;more.textContent=n===0?'Not in the index: no account or device of this input has this id.':(n>50?'First 50 of '+(n>=200?'200 or more':n)+' found; type more of the id.':'');return n;}
         function apply(){var q=box.value.toLowerCase(),n=0;
         sections.forEach(function(s){var hit=s.getAttribute('data-account').toLowerCase().indexOf(q)>=0;s.hidden=!hit;if(hit)n++;});
