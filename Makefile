@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
 MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
 
-.PHONY: deps man-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-callgrind bench-deps bench-lib bench-fleet-deps bench-fleet check leaks fuzz clean spark-test lint
+.PHONY: deps man-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-callgrind bench-check bench-deps bench-lib bench-fleet-deps bench-fleet check leaks fuzz clean spark-test lint
 
 # json-c (and pkg-config, which SwiftPM uses to find it) and mimalloc (the executable's
 # allocator) come from Debian's packages; so do mount(8) and chattr(1), which the full-disk
@@ -93,13 +93,16 @@ docs: deps
 	  tail -n 2 .build/docs-$$t.log; \
 	done
 
-# swift-format (shipped with the toolchain) in lint mode with the checked-in .swift-format.
+# swift-format (shipped with the toolchain) in lint mode with the checked-in .swift-format; no
+# two paths that differ only by case; README.md within 300 lines and every relative link in it
+# (and in Benchmarks/ and Integrations/spark/ READMEs) resolving.
 lint:
 	Scripts/check-case-collisions.sh
+	Scripts/check-readme-links.sh
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
 
 # The Spark job's driver and task code without Spark (Integrations/spark/test_badgeflow_spark.py),
-# then partitioned runs on Apache Spark (local[2]: the README's example over ~200k generated
+# then partitioned runs on Apache Spark (local[2]: the quick start of Integrations/spark/README.md over ~200k generated
 # lines, a directory of hourly files, --overwrite) whose results merged by seq must be
 # byte-identical to one `badgeflow filter` run, and whose summary.json must equal a recount.
 # Installs Java (Debian openjdk-17-jre-headless) and pyspark (PyPI) when missing. ALL_AT=1: a
@@ -159,6 +162,14 @@ bench: deps bench-deps
 bench-callgrind: deps
 	$(SWIFT) build -c release --product badgeflow
 	Benchmarks/scripts/callgrind_line.sh $(RBIN)
+
+# CI's cost check: instructions a line of `filter --jobs 1` under callgrind (one run, start-up
+# included, deterministic up to json-c's per-process hash seed) must not exceed the threshold in
+# Benchmarks/Thresholds/instructions-per-line.json (measured + 2%). Re-record on purpose only:
+# Benchmarks/scripts/callgrind_check.sh --record. Installs valgrind when missing.
+bench-check: deps
+	$(SWIFT) build -c release --product badgeflow
+	Benchmarks/scripts/callgrind_check.sh $(RBIN)
 
 # Sanitizer runs of the whole test suite, each in its own build folder.
 # Sanitizers bring their own allocator: these builds leave out mimalloc (the package's

@@ -187,7 +187,7 @@ if [ $VALIDATE = 1 ]; then
     echo
     echo "== validate, 100000 payloads: $file"
     reset_tools
-    # validate exits 1 when a payload is invalid (README, "Exit codes"); ~5% are, by design.
+    # validate exits 1 when a payload is invalid (the ExitCodes article); ~5% are, by design.
     if [ $have_badgeflow = 1 ]; then tool validate "0 1" "$BADGEFLOW" validate --json; fi
     if [ $have_parse = 1 ]; then tool parse_only 0 "$PARSE"; fi
     header

@@ -35,8 +35,7 @@ From a program that has a SparkSession (left running):
     import badgeflow_spark
     summary = badgeflow_spark.run(spark, ["events.ndjson"], "out/", filter_args=["--stamp"])
 
-See the README's "Partitioned runs on Apache Spark" for what is supported and how to size
-a cluster.
+See Integrations/spark/README.md for what is supported and how to size a cluster.
 """
 import argparse
 import ctypes

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make spark-test: the job's driver and task code without Spark (test_badgeflow_spark.py), then
 # partitioned runs on Spark that must merge into exactly the bytes of one `badgeflow filter`
-# run: the README's own example command lines (local[2]); then, through run() on one
+# run: the quick start of Integrations/spark/README.md as written (local[2]); then, through run() on one
 # SparkSession (local[2,3]), a file and a directory of files created out of name order with a
 # BOM, CRLF, invalid UTF-8, a gzip file and an empty one (--merge none, the parts merged with
 # sort -m), and the same again over that OUTPUT with overwrite, --merge spark and --compress
@@ -95,22 +95,22 @@ n=$(wc -l < "$WORK/single.ndjson")
 echo "spark-test: of which $(grep -c '^{"seq":[0-9]*,"op":"expire"' "$WORK/single.ndjson" || true) fleet-wide expire results, $(grep -c '"op":"expire".*"accounts":\[{' "$WORK/single.ndjson" || true) with accounts"
 echo "spark-test: one badgeflow filter --stamp run: $n result lines in $single s ($(awk -v n="$n" -v s="$single" 'BEGIN { printf "%d", n / s }') lines/s)"
 
-# 2. The README's local example, as written: events.ndjson and /tmp/replay are this run's.
-awk '/^Running locally/ { f = 1 } f && /^```sh$/ { g = 1; next } g && /^```$/ { exit } g' README.md \
+# 2. The Spark README's quick start, as written: events.ndjson and /tmp/replay are this run's.
+awk '/^Running locally/ { f = 1 } f && /^```sh$/ { g = 1; next } g && /^```$/ { exit } g' Integrations/spark/README.md \
   | sed -e "s#events\\.ndjson#$WORK/events.ndjson#g" -e "s#/tmp/replay#$WORK/replay#g" > "$WORK/readme.sh"
-grep -q 'badgeflow_spark.py' "$WORK/readme.sh" || fail "no example command found in README.md"
+grep -q 'badgeflow_spark.py' "$WORK/readme.sh" || fail "no example command found in Integrations/spark/README.md"
 [ -n "${PROFILE:-}" ] && sed -i 's#--filter-args#--profile --filter-args#' "$WORK/readme.sh"
 t=$(now)
 if bash -euo pipefail "$WORK/readme.sh" > "$WORK/readme.log" 2>&1; then
   spark=$(secs "$t" "$(now)")
   grep '^badgeflow_spark:' "$WORK/readme.log" | sed 's/^/spark-test: /'
   m=$(wc -l < "$WORK/replay/merged/part-00000")
-  echo "spark-test: the README's example (local[2], 4 partitions, --filter-args --stamp): $m result lines in $spark s, byte-identical to one run (its cmp)"
+  echo "spark-test: the Spark README's quick start (local[2], 4 partitions, --filter-args --stamp): $m result lines in $spark s, byte-identical to one run (its cmp)"
   [ -e "$WORK/replay/parts" ] && fail "the merged file and the parts both kept without --keep-parts"
   check_summary "$WORK/replay" "$WORK/single.ndjson"
 else
   tail -40 "$WORK/readme.log"
-  fail "the README's example command lines"
+  fail "the Spark README's quick start command lines"
 fi
 
 # 3. A file with a BOM, CRLF, a lone CR and no final newline, then a directory of hourly files

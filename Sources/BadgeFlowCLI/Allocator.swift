@@ -8,7 +8,7 @@ private import CMimalloc
 /// free in the process, json-c's included: parsing a line allocates and frees each of its
 /// keys, strings and hash tables, and lines are parsed on worker threads whose results are
 /// freed by the applying thread. Measured on `make bench`'s 1M-line stream, that made the
-/// filter about 15% faster than glibc's allocator (README, "Performance"). The library
+/// filter about 15% faster than glibc's allocator (BuildingAndTesting article). The library
 /// does not link it, so an app that embeds BadgeFlow keeps its own allocator.
 enum Allocator {
     /// `"mimalloc 2.0.9"`, or `"system"` where the executable was built without it.

@@ -95,7 +95,11 @@ struct FilterCommand: TakesManyInputs {
         help: "Push results, but background ones, carry \"payload\": the pushed payload with aps.badge set to the result's icon.")
     var stamp = false
 
-    @Flag(name: .long, help: "Exit 1 when any line was rejected (stderr says how many, and the first one's seq).")
+    @Flag(
+        name: .long,
+        help:
+            "Exit 1 when any line was rejected (stderr says how many, and the first one's seq); refuse (exit 2) --rules that differ from the state's recorded ones instead of a notice."
+    )
     var strict = false
 
     @Flag(name: .long, help: "Flush after every result line (the default when the output is a terminal).")
@@ -187,6 +191,7 @@ struct FilterCommand: TakesManyInputs {
         options.resultsAtEnd = resultsFile != nil
         options.maxLineBytes = maxLineBytes
         options.stamp = stamp
+        options.refusesRulesChange = strict
         options.blockCacheBytes = blockCache.flatMap(ByteSize.parse)
         let session: StateSession
         do {

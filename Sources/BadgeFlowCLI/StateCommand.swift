@@ -78,6 +78,15 @@ struct StateCommand: ParsableCommand {
                     w.endObject()
                 }
                 w.endArray()
+                if !found.contributions.isEmpty {
+                    w.key("settings")
+                    w.beginObject()
+                    w.key("contribute")
+                    w.beginObject()
+                    for c in found.contributions { w.key(c.path); w.string(c.mode.rawValue) }
+                    w.endObject()
+                    w.endObject()
+                }
                 w.endObject()
                 w.newline()
                 Console.write(w.bytes)
@@ -88,6 +97,10 @@ struct StateCommand: ParsableCommand {
             for s in found.nodes { out += "  \(s.path)  \(s.count)  \"\(s.display.description)\"\n" }
             out += "devices:\(found.devices.isEmpty ? " none" : "")\n"
             for d in found.devices { out += "  \(d.id.isEmpty ? "\"\"" : d.id)  delivered \(d.delivered)\(d.stale ? "  stale" : "")\n" }
+            if !found.contributions.isEmpty {
+                out += "settings:\n"
+                for c in found.contributions { out += "  \(c.path)  contribute \(c.mode.rawValue)\n" }
+            }
             Console.out(out)
         }
     }

@@ -162,14 +162,30 @@ struct TreeCommand: ParsableCommand {
                 w.endObject()
             }
             w.endArray()
+            if !acc.contributions.isEmpty {
+                // The account's own settings (`contribute` events), paths in byte order.
+                w.key("settings")
+                w.beginObject()
+                w.key("contribute")
+                w.beginObject()
+                for path in acc.contributions.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                    w.key(path); w.string(acc.contributions[path]?.rawValue ?? "count")
+                }
+                w.endObject()
+                w.endObject()
+            }
             w.endObject()
             w.newline()
             Console.write(w.bytes)
             return
         }
         let colored = color ?? Console.colorByDefault(1)
-        Console.out(
-            TreeDrawing(tree: acc.tree, colored: colored).render(account: namedAccount, device: deviceID, icon: icon, delivered: delivered))
+        var drawing = TreeDrawing(tree: acc.tree, colored: colored).render(
+            account: namedAccount, device: deviceID, icon: icon, delivered: delivered)
+        for path in acc.contributions.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            drawing += "setting \(path): contribute \(acc.contributions[path]?.rawValue ?? "count")\n"
+        }
+        Console.out(drawing)
     }
 
     /// `--explain`: one line a mark (`PATH  COUNT|dot  seq N  rule R  at T  expires T|never`),

@@ -3,5 +3,5 @@
 // Linking libmimalloc.so replaces malloc/free for the whole process, json-c included:
 // json-c allocates and frees every key, string and hash table of every parsed line, and
 // the filter's worker threads hand results to the applying thread, which frees them.
-// mimalloc's per-thread heaps make both cheaper than glibc's arenas (README, "Performance").
+// mimalloc's per-thread heaps make both cheaper than glibc's arenas (BuildingAndTesting.md, "The allocator").
 #include <mimalloc.h>

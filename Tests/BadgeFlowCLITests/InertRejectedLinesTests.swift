@@ -31,7 +31,7 @@ import Testing
             at = ",\"at\":\(time)"
         }
         let who = "\"account\":\"\(account)\",\"device\":\"\(device)\"\(at)"
-        switch r.below(15) {
+        switch r.below(18) {
         case 0, 1, 2:
             return #"{"op":"push",\#(who),"payload":{"aps":{"alert":"m","thread-id":"\#(thread)"}}}"#
         case 3:
@@ -47,6 +47,11 @@ import Testing
         case 11: return #"{"op":"reconcile",\#(who),"badge":\#(r.below(4))}"#
         case 12: return #"{"op":"reconcile","account":"\#(account)"\#(at)}"#
         case 13: return #"{"op":"unregister",\#(who)}"#
+        case 15:
+            let mode = r.pick(["count", "dot", "none", "rules"])
+            return #"{"op":"contribute",\#(who),"path":"root.chat.\#(thread)","mode":"\#(mode)"}"#
+        case 16: return #"{"op":"contribute","account":"\#(account)"\#(at),"path":"root.chat","mode":"dot"}"#
+        case 17: return #"{"op":"reconcile"}"#
         default: return #"{"op":"push","account":"\#(account)"\#(at),"payload":{"aps":{"alert":"m","thread-id":"\#(thread)"}}}"#
         }
     }
@@ -75,6 +80,11 @@ import Testing
             text("invalid-path", #"{"op":"set",\#(who),"path":"elsewhere.x","ttl":5}"#),
             text("invalid-path", #"{"op":"push",\#(who),"payload":{"aps":{"alert":"x","thread-id":""}}}"#),
             text("unknown-op", #"{"op":"jump",\#(who)}"#),
+            text("missing-field", #"{"op":"contribute",\#(who),"path":"root.chat.t1"}"#),
+            text("invalid-value", #"{"op":"contribute",\#(who),"path":"root.chat.t1","mode":"mute"}"#),
+            text("invalid-value", #"{"op":"contribute","device":"zz","at":999999,"path":"root.chat.t1","mode":"none"}"#),
+            text("invalid-path", #"{"op":"contribute",\#(who),"path":"elsewhere.t1","mode":"none"}"#),
+            text("invalid-value", #"{"op":"reconcile","badge":3}"#),
             text("missing-field", #"{"op":"clear",\#(who)}"#),
             text("line-too-long", #"{"op":"clear",\#(who),"path":"root.\#(String(repeating: "y", count: 7000))"}"#),
             text("invalid-time", #"{"op":"tick","account":"a1","device":"zz","at":"yesterday"}"#),

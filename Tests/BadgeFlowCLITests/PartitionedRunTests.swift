@@ -7,7 +7,7 @@ import Testing
 @Suite struct PartitionedRunTests {
     /// A multi-device stream: accounts shared by devices, devices without one, bad and blank
     /// lines, CRLF endings, an overlong line and one exactly at the limit. Every event has
-    /// `at` (see the README: events without it need the per-account clock).
+    /// `at` (see Integrations/spark/README.md: events without it need the per-account clock).
     static func stream() -> [String] {
         var x: UInt64 = 0x2545_F491_4F6C_DD1D
         func next(_ n: Int) -> Int {

@@ -369,6 +369,21 @@ extension ReplayReport {
         h.raw("</tbody></table></details>")
         h.raw("<h4>Tree at the end</h4>")
         marksTable(a.marks, withAccount: false, caption: "Marks that make the total at the end, with who set them", into: &h)
+        // The account's own settings (a user's mutes, `contribute` events), over the rules'.
+        h.raw("<h4>Settings at the end</h4>")
+        if a.settings.isEmpty {
+            h.raw("<p class=\"settings\">None: every path contributes as the rules say.</p>")
+        } else {
+            h.raw("<ul class=\"settings\">")
+            for s in a.settings {
+                h.raw("<li data-setting=\"contribute\"><code>")
+                h.text(s.path)
+                h.raw(
+                    "</code> contributes <code>\(s.mode.rawValue)</code>\(s.mode == Contribution.none ? " (muted: adds nothing to the icon)" : "")</li>"
+                )
+            }
+            h.raw("</ul>")
+        }
         h.raw("</section>\n")
     }
 

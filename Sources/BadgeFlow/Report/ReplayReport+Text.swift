@@ -70,6 +70,13 @@ extension ReplayReport {
         }
         if a.marks.isEmpty { marks.append(["(none)", "", "", "", "", "", ""]) }
         out += Self.columns(marks, indent: "  ")
+        line()
+        if a.settings.isEmpty {
+            line("settings: none (every path contributes as the rules say)")
+        } else {
+            line("settings (the account's own, over the rules; contribute none: muted, adds nothing):")
+            out += Self.columns([["path", "contributes"]] + a.settings.map { [$0.path, $0.mode.rawValue] }, indent: "  ")
+        }
         return out
     }
 

@@ -139,6 +139,8 @@ public struct ReplayReport {
         public var duplicates = 0
         /// Error lines naming it (its `account`, else its `device`).
         public var errors = 0
+        /// Its own contribution settings at the end (`contribute` events), in byte order of path.
+        public var settings: [(path: String, mode: Contribution)] = []
         var lastDelivered: [String: Int] = [:]
         var clock: Double = 0
     }
@@ -711,6 +713,9 @@ public struct ReplayReport {
             shown[i].icon = rules.icon == .tree ? account.tree.total : shown[i].icon
             shown[i].marks = account.tree.records.map { Self.markAge($0, account: shown[i].id, end: endTime) }
                 .sorted { Self.older($0.age, $0.account, $0.path, than: $1) }
+            shown[i].settings = account.contributions.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
+                (path: $0.key, mode: $0.value)
+            }
         }
         var made = indexText(complete: true)
         indexComplete = made.text.utf8.count <= indexBudget

@@ -62,6 +62,10 @@ public struct RuleSet: Sendable {
 
     /// Loads and compiles a rules file.
     ///
+    /// A file that defines no rule is refused: it would route nothing (every push a
+    /// `"rule": null`), which is never what a file given on purpose means. Rules compiled
+    /// from text (``parse(_:file:)``), a state's recorded ones included, may define none.
+    ///
     /// - Throws: `RulesError` naming the file, the JSON Pointer of the fault and why.
     public static func load(file: String) throws(RulesError) -> RuleSet {
         let text: String
@@ -70,7 +74,12 @@ public struct RuleSet: Sendable {
         } catch {
             throw RulesError(file: file, at: "", message: "cannot read the file: \(error.message)")
         }
-        return try parse(text, file: file)
+        let rules = try parse(text, file: file)
+        guard !rules.rules.isEmpty else {
+            throw RulesError(
+                file: file, at: "/rules", message: "the file defines no rule: every payload would match nothing and route nowhere")
+        }
+        return rules
     }
 
     /// Compiles rules from JSON text; `file` names it in errors.
@@ -113,7 +122,7 @@ public struct RuleSet: Sendable {
         return (try? RuleSet.parse(source, file: sourceName)) ?? self
     }
 
-    /// The built-in rules for a typical messaging app; see README and `Fixtures/rules/default.json`.
+    /// The built-in rules for a typical messaging app; see the BuiltInRules article and `Fixtures/rules/default.json`.
     public static let builtIn: RuleSet = {
         // The built-in text is a constant checked by the tests; a fault there is a bug.
         (try? parse(builtInText, file: "<built-in>")) ?? RuleSet(tree: .init(), icon: .tree, rules: [], sync: .init())

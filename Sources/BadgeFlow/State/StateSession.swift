@@ -45,6 +45,9 @@ package final class StateSession {
         package var maxLineBytes = 1 << 20
         /// Push results carry the stamped payload (`--stamp`).
         package var stamp = false
+        /// Refuse rules that differ from the state's recorded ones (`--strict`) instead of
+        /// giving a notice.
+        package var refusesRulesChange = false
         /// A RocksDB state's block cache, in bytes (`--block-cache`; nil: the default).
         package var blockCacheBytes: Int?
         /// The smallest `--block-cache`.
@@ -197,7 +200,8 @@ package final class StateSession {
             do { lock = try StateLock(state: state) } catch {
                 throw Failure(message: "state file \(state): \(error.description)", kind: .state)
             }
-            (store, rules, stream) = try Self.open(state, rules: rules, rulesGiven: rulesGiven)
+            (store, rules, stream) = try Self.open(
+                state, rules: rules, rulesGiven: rulesGiven, refusingChange: options.refusesRulesChange, notice: notice)
         } else {
             stream = BadgeStream(rules: rules)
         }
@@ -268,7 +272,9 @@ package final class StateSession {
 
     /// Opens the state at `path` for a filter under `rules`, or the recorded ones when
     /// none were given; other rules must fit every stored account.
-    private static func open(_ path: String, rules: RuleSet, rulesGiven: Bool) throws(Failure) -> (any StateStore, RuleSet, BadgeStream) {
+    private static func open(
+        _ path: String, rules: RuleSet, rulesGiven: Bool, refusingChange: Bool = false, notice: (String) -> Void = { _ in }
+    ) throws(Failure) -> (any StateStore, RuleSet, BadgeStream) {
         let store: any StateStore
         let recorded: RuleSet?
         do throws(StateFile.Failure) {
@@ -289,6 +295,14 @@ package final class StateSession {
                             "state file \(error.description) (under the rules given, which differ from the recorded ones: \(rules.difference(from: recorded)))",
                         kind: .state)
                 }
+                // One notice of what changed (and the reconcile line when totals can change).
+                let change = rules.changeNotice(from: recorded)
+                if refusingChange {
+                    store.close()
+                    throw Failure(
+                        message: "--strict: \(path): \(change.text); run without --strict to apply the new rules", kind: .usage)
+                }
+                notice("badgeflow: notice: \(path): \(change.text)")
             }
         }
         do throws(StateFile.Failure) {

@@ -25,6 +25,15 @@ public struct StoredAccount: Sendable, Equatable {
     public var nodes: [BadgeState]
     /// Every device, in byte order of device id.
     public var devices: [DeviceState]
+    /// The account's own contribution settings (`{"op":"contribute"}`), in byte order of
+    /// path: each path with the mode the account chose over the rules'.
+    public var contributions: [(path: String, mode: Contribution)]
+
+    public static func == (a: StoredAccount, b: StoredAccount) -> Bool {
+        a.id == b.id && a.total == b.total && a.nodes == b.nodes && a.devices == b.devices
+            && a.contributions.map(\.path) == b.contributions.map(\.path)
+            && a.contributions.map(\.mode) == b.contributions.map(\.mode)
+    }
 
     /// Reads `account` from the state at `path` (`.sqlite`/`.db`, `.rocksdb` or JSON), with the rules the
     /// state recorded (the built-in ones when it recorded none).
@@ -48,6 +57,9 @@ public struct StoredAccount: Sendable, Equatable {
         nodes = account.tree.snapshot()
         devices = account.devices.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { id, device in
             DeviceState(id: id, delivered: device.delivered, stale: icon == .tree && device.delivered != account.tree.total)
+        }
+        contributions = account.contributions.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
+            (path: $0.key, mode: $0.value)
         }
     }
 }

@@ -15,6 +15,11 @@ public struct Account: Sendable {
     /// The ids of the last events the account applied (an event's `id`), for telling a
     /// duplicate: see ``RecentIDs``.
     public var ids: RecentIDs
+    /// The account's own contribution settings by path (a user's mutes, set by
+    /// `{"op":"contribute"}`), over the rules' `contribute`: each is in force in ``tree``.
+    /// A path the account has no setting for follows the rules. Change them with
+    /// ``setContribution(_:of:rules:)``, which keeps the tree in step.
+    public private(set) var contributions: [String: Contribution]
     // What a stream keeps about an account in memory (last use, changes, commits, what a
     // store last stored, its due index entry) is the stream's AccountTable's, not the
     // account's: an account is only what it describes.
@@ -25,6 +30,7 @@ public struct Account: Sendable {
         clock = 0
         devices = [:]
         ids = RecentIDs()
+        contributions = [:]
     }
 
     /// An account with `tree` and no devices.
@@ -33,6 +39,7 @@ public struct Account: Sendable {
         clock = 0
         devices = [:]
         ids = RecentIDs()
+        contributions = [:]
     }
 
     /// An account with all its parts (a stored one read back). The properties have no
@@ -43,6 +50,52 @@ public struct Account: Sendable {
         self.clock = clock
         self.devices = devices
         self.ids = ids
+        contributions = [:]
+    }
+
+    /// Sets the account's own contribution for `path` (`{"op":"contribute"}` with `mode`),
+    /// kept as its explicit choice even when it equals the rules'; the tree follows at once.
+    ///
+    /// - Returns: every node whose (count, show) changed, deepest first. A setting is not a
+    ///   read: the outcome never carries a decrement, whatever the total did.
+    /// - Throws: `BadgePathError` when `path` is not valid in the account's tree; nothing
+    ///   changes then.
+    @discardableResult
+    public mutating func setContribution(_ mode: Contribution, of path: String, rules: RuleSet) throws(BadgePathError) -> Outcome {
+        try changeContribution(mode, of: path, rules: rules)
+    }
+
+    /// Removes the account's own contribution setting for `path` (`"mode":"rules"`): the
+    /// rules' `contribute` applies again, and nothing of the setting is kept.
+    ///
+    /// - Returns: every node whose (count, show) changed, deepest first; never a decrement.
+    /// - Throws: `BadgePathError` when `path` is not valid in the account's tree.
+    @discardableResult
+    public mutating func removeContribution(of path: String, rules: RuleSet) throws(BadgePathError) -> Outcome {
+        try changeContribution(nil, of: path, rules: rules)
+    }
+
+    /// ``setContribution(_:of:rules:)`` with `mode`, or ``removeContribution(of:rules:)`` with nil.
+    mutating func changeContribution(_ mode: Contribution?, of path: String, rules: RuleSet) throws(BadgePathError) -> Outcome {
+        var outcome = try tree.setContribution(mode ?? rules.tree.contribute[path] ?? .count, of: path)
+        outcome.decrement = nil
+        if let mode {
+            contributions[path] = mode
+        } else {
+            contributions.removeValue(forKey: path)
+        }
+        return outcome
+    }
+
+    /// Puts the stored settings `list` in force (an account read back from a state).
+    ///
+    /// - Throws: `BadgePathError` for the first path not valid in the account's tree (a
+    ///   setting the rules reject, refused like a mark).
+    mutating func restoreContributions(_ list: [(String, Contribution)]) throws(BadgePathError) {
+        for (path, mode) in list {
+            try tree.setContribution(mode, of: path)
+            contributions[path] = mode
+        }
     }
 
     /// The number `device`'s icon should show under `policy`: the tree's total, or under the

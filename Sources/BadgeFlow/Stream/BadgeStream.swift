@@ -19,12 +19,26 @@ public protocol AccountSource: AnyObject, Sendable {
     ///
     /// - Throws: `StateFile.Failure` when the store cannot be read.
     func accountsDue(through time: Double) throws(StateFile.Failure) -> [String]
+
+    /// Calls `body` with every stored account, read with `rules`, in byte order of id, one
+    /// at a time, never all in memory at once (a fleet-wide `reconcile`).
+    ///
+    /// - Throws: `StateFile.Failure` when the store cannot be read or an account decoded.
+    func forEachStoredAccount(
+        rules: RuleSet, _ body: (String, consuming Account) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure)
 }
 
 extension AccountSource {
     /// No stored account is due: a source without a due index.
     public func accountsDue(through time: Double) throws(StateFile.Failure) -> [String] { [] }
+
+    /// No stored account: a source that cannot be walked.
+    public func forEachStoredAccount(
+        rules: RuleSet, _ body: (String, consuming Account) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) {}
 }
+
 
 /// Reads stored accounts ahead, on its own thread, while the filter applies the batch of
 /// lines before the one that needs them (``ParallelFilter/prefetcher``).
@@ -365,6 +379,7 @@ public struct BadgeStream: Sendable {
         // arrays once per event, on the same reference counts the workers touch.
         let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay)
         if event.op == .expire { return expireFleet(event, settings: settings) }
+        if event.op == .reconcile && event.isFleetWide { return reconcileFleet(settings: settings) }
         // Mutate the account in place in its slot: one hash, no copy of its tree.
         let id = event.accountID
         let index: Int
@@ -509,6 +524,66 @@ public struct BadgeStream: Sendable {
                 expiredPaths: nil, explain: nil, fleet: entries))
     }
 
+    /// A fleet-wide `reconcile`: every account with a device whose delivered number is not
+    /// its total sends it the total (icon policy `tree`), listed with its badge updates in
+    /// byte order of account id. Accounts in memory are looked at where they are; those only
+    /// in ``source`` are read one at a time, and only those owed something stay (changed).
+    private mutating func reconcileFleet(settings: Settings) -> StreamResult.Applying {
+        var entries: [ExpiredAccount] = []
+        func none() -> StreamResult.Applying {
+            .applied(
+                StreamResult.Effects(
+                    outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: settings.maxDisplay, badgeUpdates: [],
+                    expiredPaths: nil, explain: nil, fleet: []))
+        }
+        // Under icon policy `payload` no number is delivered by the server's count.
+        guard settings.icon == .tree else { return none() }
+        func isStale(_ account: borrowing Account) -> Bool {
+            let total = account.tree.total
+            for device in account.devices.values where device.delivered != total { return true }
+            return false
+        }
+        var owed: [String] = []
+        for slot in table.resident where isStale(slot.account) { owed.append(slot.id) }
+        for id in table.compacted.ids {
+            guard let account = try? table.compacted.account(id, rules: rules) else { continue }
+            if isStale(account) { owed.append(id) }
+        }
+        if let source {
+            var stored: [(String, Account)] = []
+            do {
+                try source.forEachStoredAccount(rules: rules) { (id, account) throws(StateFile.Failure) in
+                    // What memory holds is newer than the store's copy.
+                    guard isStale(account), table.slot(of: id, hash: IDIndex.hash(id)) == nil, !table.compacted.contains(id)
+                    else { return }
+                    stored.append((id, account))
+                }
+            } catch {
+                sourceFailure = error
+                return .rejected(.error(.invalidPath, "the state's accounts could not be read: \(error.description)", at: ""))
+            }
+            for (id, account) in stored {
+                table.keepForUndo(id, slot: nil, before: nil)
+                _ = table.insert(account, as: id, hash: IDIndex.hash(id), loaded: true)
+                owed.append(id)
+            }
+        }
+        for id in owed {
+            guard case .success(let (index, _)) = lookUp(id) else { continue }
+            let total = table.slots[index].account.tree.total
+            let updates = Self.badgeUpdates(&table.slots[index].account.devices, total: total, except: nil)
+            guard !updates.isEmpty else { continue }
+            entries.append(
+                ExpiredAccount(account: id, expired: [], outcome: .unchanged, icon: total, badgeUpdates: updates))
+            noteUse(index)
+        }
+        entries.sort { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
+        return .applied(
+            StreamResult.Effects(
+                outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: settings.maxDisplay, badgeUpdates: [],
+                expiredPaths: nil, explain: nil, fleet: entries))
+    }
+
     /// The result of an event whose id its account already applied: the usual one with
     /// `"duplicate":true`, no changes and nothing to send (no payload, badge updates or sync).
     private static func duplicate(
@@ -583,6 +658,12 @@ public struct BadgeStream: Sendable {
                 let source = MarkSource(seq: seq, origin: event.rule ?? event.op.rawValue, at: clock)
                 if case .clear(true) = event.action {
                     outcome = try account.tree.clear(path, force: true)
+                } else if let setting = event.setting {
+                    // A setting is not a read: its outcome never carries a decrement.
+                    switch setting {
+                    case .mode(let mode): outcome = try account.setContribution(mode, of: path, rules: rules)
+                    case .rules: outcome = try account.removeContribution(of: path, rules: rules)
+                    }
                 } else {
                     change = try Self.performChange(
                         event.action, on: path, in: &account.tree, source: source,
@@ -605,7 +686,7 @@ public struct BadgeStream: Sendable {
                 outcome.decrement = decrement
                 change = BadgeTree.Change()
             }
-            outcome = Self.merge(expiry.outcome, then: outcome)
+            outcome = Self.merge(expiry.outcome, expired: expiry.paths, then: outcome)
         }
         if settings.icon == .payload, let index {
             if let d = outcome.decrement {
@@ -623,7 +704,7 @@ public struct BadgeStream: Sendable {
         case .disappear: happening = .disappear(event.page ?? "")
         case .push: happening = .push
         case .tick: happening = .tick
-        case .set, .clear, .snapshot, .explain, .reconcile: happening = .other
+        case .set, .clear, .snapshot, .explain, .reconcile, .contribute: happening = .other
         case .unregister, .expire: happening = nil
         }
         var reason: SyncPolicy.Reason? = nil
@@ -721,12 +802,17 @@ public struct BadgeStream: Sendable {
         return Self.badgeUpdates(&devices, total: total, except: except, adding: leaving)
     }
     /// The expiry's outcome followed by the event's: changes in that order, one decrement
-    /// for both (the drops added, the paths merged in byte order).
-    private static func merge(_ first: Outcome, then second: Outcome) -> Outcome {
+    /// for both (the drops added, the paths merged in byte order). `expired`: the expiry's
+    /// marks, listed in the event's decrement too when only the event lowered the total (a
+    /// dot that expired lowers nothing by itself, yet the app must forget it as well).
+    private static func merge(_ first: Outcome, expired: [String], then second: Outcome) -> Outcome {
         var merged = Outcome(changes: first.changes + second.changes)
         switch (first.decrement, second.decrement) {
         case (nil, nil): break
-        case (let d?, nil), (nil, let d?): merged.decrement = d
+        case (let d?, nil): merged.decrement = d
+        case (nil, let d?):
+            let paths = Set(expired + d.paths).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            merged.decrement = Decrement(by: d.by, paths: paths)
         case (let a?, let b?):
             let paths = Set(a.paths + b.paths).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             merged.decrement = Decrement(by: a.by + b.by, paths: paths)

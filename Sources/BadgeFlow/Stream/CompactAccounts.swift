@@ -129,7 +129,9 @@ struct CompactAccounts: Sendable {
 /// clock, the tree's own compact form (its nodes as they are, so that reading it makes the
 /// same tree without hashing a path), then the devices, each with its numbers, a flag byte
 /// for its sync state and the parts that are not those of a new device; then, when the
-/// account keeps any, its recent event ids.
+/// account keeps any, its recent event ids; then, when it has any, its own contribution
+/// settings (their count, then each path and its mode as a byte: 0 count, 1 dot, 2 none),
+/// after the ids' count even when that is 0.
 enum AccountCodec {
     /// Appends the encoding of `a` to `out`.
     static func encode(_ a: Account, into out: inout [UInt8]) {
@@ -177,9 +179,20 @@ enum AccountCodec {
         // The recent event ids, oldest first, only when there are any (an account without
         // them encodes as before).
         let ids = a.pointee.ids.list
-        if !ids.isEmpty {
+        let settings = a.pointee.contributions
+        if !ids.isEmpty || !settings.isEmpty {
             w.varint(UInt64(ids.count))
             for id in ids { w.string(id) }
+        }
+        // The account's own settings, only when there are any, behind the ids (0 of them
+        // when there are none): an account without settings encodes as before, and a build
+        // that reads no settings refuses one with them instead of dropping them.
+        if !settings.isEmpty {
+            w.varint(UInt64(settings.count))
+            for (path, mode) in settings {
+                w.string(path)
+                w.byte(mode == .count ? 0 : mode == .dot ? 1 : 2)
+            }
         }
         return (devices.count, marks)
     }
@@ -251,17 +264,35 @@ enum AccountCodec {
             devices[id] = Device(payloadIcon: icon, delivered: delivered, sync: consume sync)
         }
         var ids = RecentIDs()
+        var settings: [(String, Contribution)] = []
         if !r.isDone && !r.failed {
-            // Written only when there is at least one.
+            // Written only when there is at least one, or (0 of them) before settings.
             let n = r.count()
-            guard n >= 1, n <= RecentIDs.limit else { return nil }
+            guard n <= RecentIDs.limit else { return nil }
             var list: [String] = []
             list.reserveCapacity(n)
             for _ in 0..<n { list.append(r.string()) }
             guard !r.failed else { return nil }
             ids = RecentIDs(list)
+            if !r.isDone {
+                let count = r.count()
+                guard count >= 1, !r.failed else { return nil }
+                for _ in 0..<count {
+                    let path = r.string()
+                    let mode = r.byte()
+                    guard mode <= 2, !r.failed else { return nil }
+                    settings.append((path, mode == 0 ? .count : mode == 1 ? .dot : .none))
+                }
+            } else if n == 0 {
+                return nil
+            }
         }
         guard r.isDone else { return nil }
-        return Account(tree: consume tree, clock: clock, devices: consume devices, ids: consume ids)
+        var account = Account(tree: consume tree, clock: clock, devices: consume devices, ids: consume ids)
+        if !settings.isEmpty {
+            // The nodes hold the modes already; the tree's settings learn them for nodes made later.
+            guard (try? account.restoreContributions(settings)) != nil else { return nil }
+        }
+        return account
     }
 }

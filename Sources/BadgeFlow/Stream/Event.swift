@@ -36,6 +36,16 @@ public struct Event: Sendable {
         case unregister
         /// Time passed for the whole fleet: every account's marks due at `at` expire.
         case expire
+        /// The account's own contribution setting for `path` (a user's mute), over the rules'.
+        case contribute
+    }
+
+    /// What a `contribute` line asks for `path` (its `mode`).
+    public enum ContributionSetting: Sendable, Equatable {
+        /// The account's own setting: `"count"`, `"dot"` or `"none"`.
+        case mode(Contribution)
+        /// `"rules"`: the account's setting is removed; the rules' `contribute` applies.
+        case rules
     }
 
     /// The operation.
@@ -93,6 +103,17 @@ public struct Event: Sendable {
         get { rare?.page }
         set { if newValue != nil || rare != nil { uniqueRare().page = newValue } }
     }
+    /// For `contribute`: the mode the line sets for `path`.
+    public var setting: ContributionSetting? {
+        get { rare?.setting }
+        set { if newValue != nil || rare != nil { uniqueRare().setting = newValue } }
+    }
+    /// For `reconcile`: the line names no account and no device, so it acts on every
+    /// account of the state (a fleet-wide reconcile, after a rules change).
+    public var isFleetWide: Bool {
+        get { rare?.fleetWide ?? false }
+        set { if newValue || rare != nil { uniqueRare().fleetWide = newValue } }
+    }
     /// Warnings found on the line (payload warnings, with pointers into the line).
     public var warnings: [Diagnostic] {
         get { rare?.warnings ?? [] }
@@ -123,6 +144,8 @@ public struct Event: Sendable {
         var ttl: Double?
         var once: String?
         var page: String?
+        var setting: ContributionSetting?
+        var fleetWide = false
         var warnings: [Diagnostic] = []
         var stamp: PayloadStamp?
 
@@ -134,6 +157,8 @@ public struct Event: Sendable {
             ttl = other.ttl
             once = other.once
             page = other.page
+            setting = other.setting
+            fleetWide = other.fleetWide
             warnings = other.warnings
             stamp = other.stamp
         }

@@ -160,14 +160,7 @@ public final class LineAnalyzer {
         case .explain:
             guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
             // Explaining changes nothing, so the tree never sees the path: check it here.
-            do { try BadgePath.validate(path) } catch {
-                return .rejected(.error(.invalidPath, error.description, at: "/path"))
-            }
-            let treeRoot = rules.tree.root
-            guard path == treeRoot || path.hasPrefix(treeRoot + ".") else {
-                return .rejected(
-                    .error(.invalidPath, "invalid path \"\(path)\": a path must start with the root \"\(treeRoot)\"", at: "/path"))
-            }
+            if let refused = Self.refusedTreePath(path, root: rules.tree.root) { return .rejected(refused) }
             event.path = path
         case .appear, .disappear:
             guard let p = root[HashedKey.page], p.kind == .string, let page = p.string else {
@@ -178,6 +171,13 @@ public final class LineAnalyzer {
             }
             event.page = page
         case .reconcile:
+            // Naming no account and no device: every account of the state.
+            let fleetWide = root[HashedKey.account] == nil && root[HashedKey.device] == nil
+            if fleetWide, root[HashedKey.badge] != nil {
+                return .rejected(
+                    .error(.invalidValue, "badge is what a device reports it shows: this reconcile names no device", at: "/badge"))
+            }
+            event.isFleetWide = fleetWide
             if let b = root[HashedKey.badge] {
                 guard b.kind == .int, let n = b.int, !b.intOverflowed else {
                     return .rejected(
@@ -202,6 +202,34 @@ public final class LineAnalyzer {
                 return .rejected(.error(.missingField, "expire needs \"at\", the time marks due by then expire", at: "/at"))
             }
             event.atText = t.serialized(pretty: false)
+        case .contribute:
+            guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
+            guard let m = root["mode"] else {
+                return .rejected(
+                    .error(.missingField, "contribute needs a \"mode\": \"count\", \"dot\", \"none\" or \"rules\"", at: "/mode"))
+            }
+            let setting: Event.ContributionSetting
+            switch m.kind == .string ? m.string : nil {
+            case "count"?: setting = .mode(.count)
+            case "dot"?: setting = .mode(.dot)
+            case "none"?: setting = .mode(.none)
+            case "rules"?: setting = .rules
+            default:
+                return .rejected(
+                    .error(
+                        .invalidValue, "mode must be \"count\", \"dot\", \"none\" or \"rules\", got \(PayloadChecker.describe(m))",
+                        at: "/mode"))
+            }
+            guard event.account != nil else {
+                return .rejected(
+                    .error(
+                        .invalidValue,
+                        "contribute sets one account's setting: it needs \"account\" (a fleet-wide setting belongs in the rules' contribute)",
+                        at: "/account"))
+            }
+            if let refused = Self.refusedTreePath(path, root: rules.tree.root) { return .rejected(refused) }
+            event.path = path
+            event.setting = setting
         case .unregister:
             guard !event.isAccountLevel else {
                 return .rejected(.error(.missingField, "unregister needs the \"device\" APNs answered 410 for", at: "/device"))
@@ -225,6 +253,17 @@ public final class LineAnalyzer {
             }
             return nil
         }
+    }
+
+    /// The `invalid-path` error at `/path` for a path that is not valid or not under `root`.
+    private static func refusedTreePath(_ path: String, root treeRoot: String) -> Diagnostic? {
+        do { try BadgePath.validate(path) } catch {
+            return .error(.invalidPath, error.description, at: "/path")
+        }
+        guard path == treeRoot || path.hasPrefix(treeRoot + ".") else {
+            return .error(.invalidPath, "invalid path \"\(path)\": a path must start with the root \"\(treeRoot)\"", at: "/path")
+        }
+        return nil
     }
 
     private func pathField(_ root: JSONRef, into event: inout Event) -> String? {

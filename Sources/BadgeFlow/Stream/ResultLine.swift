@@ -98,7 +98,11 @@ enum ResultLine {
     /// must be empty (a result's are made into states before it leaves the stream).
     static func event(_ e: borrowing Event, _ a: borrowing StreamResult.Effects, seq: Int, into w: inout JSONWriter) {
         if let fleet = a.fleet {
-            expire(fleet, at: e.atText ?? "0", seq: seq, into: &w)
+            if e.op == .reconcile {
+                reconcile(fleet, seq: seq, into: &w)
+            } else {
+                expire(fleet, at: e.atText ?? "0", seq: seq, into: &w)
+            }
             return
         }
         head(e, a, seq: seq, into: &w)
@@ -263,6 +267,27 @@ enum ResultLine {
         w.fragment("]}\n")
     }
 
+    /// A fleet-wide `reconcile`: `{"seq":N,"op":"reconcile","accounts":[…]}`, one entry per
+    /// account with a device whose delivered number was not its total.
+    static func reconcile(_ fleet: [ExpiredAccount], seq: Int, into w: inout JSONWriter) {
+        w.fragment(#"{"seq":"#); w.bareInt(seq)
+        w.fragment(#","op":"reconcile","accounts":["#)
+        for (i, e) in fleet.enumerated() {
+            w.fragment(i == 0 ? #"{"account":"# : #",{"account":"#)
+            w.bareString(e.account)
+            w.fragment(#","icon":"#); w.bareInt(e.icon)
+            w.fragment(#","badgeUpdates":["#)
+            for (j, u) in e.badgeUpdates.enumerated() {
+                w.fragment(j == 0 ? #"{"device":"# : #",{"device":"#)
+                w.bareString(u.device)
+                w.fragment(#","badge":"#); w.bareInt(u.badge)
+                w.fragment("}")
+            }
+            w.fragment("]}")
+        }
+        w.fragment("]}\n")
+    }
+
     /// One explained mark: `{"path","count","seq","rule","at","expires"}`; count 0 for a dot,
     /// `seq`, `rule` and `at` null when nothing recorded what set it, `expires` null for never.
     static func record(_ r: MarkRecord, into w: inout JSONWriter) {
@@ -307,6 +332,7 @@ enum ResultLine {
         case .reconcile: return #","op":"reconcile","device":"#
         case .unregister: return #","op":"unregister","device":"#
         case .expire: return #","op":"expire","device":"#
+        case .contribute: return #","op":"contribute","device":"#
         }
     }
 

@@ -304,4 +304,17 @@ import Testing
         #expect(text.contains("  root.chat.z  1     chat    5    phone   2026-11-24 09:40:00Z"))
         #expect(r.text(for: "nobody") == nil)
     }
+
+    /// A user's mute (`contribute` none) is listed in the account's section and its text.
+    @Test func settingsAreListedInTheSectionAndTheText() throws {
+        var lines = Self.supportLines
+        lines.append(#"{"op":"contribute","account":"carol","path":"root.chat.z","mode":"none","at":"2026-11-24T10:40:00Z"}"#)
+        let r = Self.replay(lines, accounts: ["carol"], shownByTime: 0)
+        let carol = try #require(r.shown.first { $0.id == "carol" })
+        #expect(carol.icon == 0)
+        #expect(carol.settings.map(\.path) == ["root.chat.z"])
+        #expect(
+            r.page(title: "t").contains(#"<li data-setting="contribute"><code>root.chat.z</code> contributes <code>none</code> (muted"#))
+        #expect(try #require(r.text(for: "carol")).contains("  root.chat.z  none\n"))
+    }
 }

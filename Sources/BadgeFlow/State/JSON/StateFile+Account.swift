@@ -108,7 +108,36 @@ extension StateFile {
             }
             account.ids = RecentIDs(list)
         }
+        if let settings = v["settings"] {
+            try restoreSettings(settings, into: &account, at: at + "/settings", file: file)
+        }
         return account
+    }
+
+    /// Reads an account's `settings` (`{"contribute": {path: mode}}`) and puts them in force;
+    /// a path the rules reject is refused as a mark is.
+    private static func restoreSettings(
+        _ v: JSONRef, into account: inout Account, at: String, file: String
+    ) throws(Failure) {
+        guard v.isStateObject else { throw Failure(file: file, at: at, message: "settings must be an object") }
+        guard let contribute = v["contribute"] else { return }
+        guard contribute.isStateObject else {
+            throw Failure(file: file, at: at + "/contribute", message: "contribute must be an object of paths and modes")
+        }
+        var list: [(String, Contribution)] = []
+        try contribute.forEachStateMember { (path, mode) throws(Failure) in
+            guard let text = mode.string, let m = Contribution(rawValue: text) else {
+                throw Failure(
+                    file: file, at: at + "/contribute/" + JSONPointer.escape(path),
+                    message: "a contribution setting must be \"count\", \"dot\" or \"none\"")
+            }
+            list.append((path, m))
+        }
+        do { try account.restoreContributions(list) } catch {
+            throw Failure(
+                file: file, at: at + "/contribute/" + JSONPointer.escape(error.path),
+                message: "\(error.description) (was the state made with other rules?)")
+        }
     }
 
     private static func strings(_ v: JSONRef?) -> Set<String>? {
@@ -251,8 +280,9 @@ extension StateFile {
     }
 
     /// One account as compact JSON text: `{"clock": …, "marks": {…}, "devices": {…}}` (with `sources`,
-    /// `expires` and `once` after `marks` when not empty, and `ids`, the recent event ids
-    /// oldest first, after `devices` when there are any), devices and pages in
+    /// `expires` and `once` after `marks` when not empty, `ids`, the recent event ids
+    /// oldest first, after `devices` when there are any, and last `settings`, the account's
+    /// own `{"contribute": {path: mode}}`, when it has any), devices and pages in
     /// byte order. Both stores write accounts this way: the JSON file under `accounts`, the
     /// SQLite store in its `accounts.data` column.
     ///
@@ -415,6 +445,19 @@ extension StateFile {
             w.beginArray()
             for id in a.ids.list { w.string(id) }
             w.endArray()
+        }
+        if !a.contributions.isEmpty {
+            // The account's own settings (`contribute` events), paths in byte order.
+            w.key("settings")
+            w.beginObject()
+            w.key("contribute")
+            w.beginObject()
+            for path in sorted(a.contributions.keys) {
+                w.key(path)
+                w.string(a.contributions[path]?.rawValue ?? "count")
+            }
+            w.endObject()
+            w.endObject()
         }
         w.endObject()
     }

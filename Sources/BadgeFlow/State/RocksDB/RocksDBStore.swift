@@ -129,7 +129,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// checkpoint-heavy run (100k accounts, 200k lines, `--max-resident 10000`,
     /// `--checkpoint 0.1`) both cost the same CPU (3.4-3.5 s), but with a synced log every
     /// read-only open (`state get`, `tree`) replays the log's unflushed memtables, up to
-    /// 64 MiB: 0.6-0.85 s a read instead of 30-45 ms (README, "Fleet state").
+    /// 64 MiB: 0.6-0.85 s a read instead of 30-45 ms (Benchmarks/README.md, "Fleet state").
     static let durability: Durability = .flushedTables
 
     /// Turns off RocksDB's per-thread performance counters on the calling thread (its
@@ -800,6 +800,14 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
             let id = String(decoding: k, as: UTF8.self)
             try body(id, try decode(id, v, rules: rules))
         }
+    }
+
+    /// Every stored account read with `rules`, one value at a time, in byte order of id
+    /// (``AccountSource``: a fleet-wide `reconcile`).
+    public func forEachStoredAccount(
+        rules: RuleSet, _ body: (String, consuming Account) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) {
+        try forEachAccount(rules: rules) { (id, account) throws(StateFile.Failure) in try body(id, account) }
     }
 
     /// Every stored account id with its JSON (read with the recorded rules), in id order.

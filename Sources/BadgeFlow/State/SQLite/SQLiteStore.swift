@@ -387,6 +387,14 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         try forEachRow { (id, bytes, _) throws(StateFile.Failure) in try body(id, String(decoding: bytes, as: UTF8.self)) }
     }
 
+    /// Every stored account read with `rules`, one row at a time, in id order
+    /// (``AccountSource``: a fleet-wide `reconcile`).
+    public func forEachStoredAccount(
+        rules: RuleSet, _ body: (String, consuming Account) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) {
+        try forEachRow { (id, bytes, cache) throws(StateFile.Failure) in try body(id, try decodeRow(id, bytes, cache, rules: rules)) }
+    }
+
     /// Checks that every stored account still fits `rules` (a state opened with rules other
     /// than the recorded ones): every mark's path is valid in their tree, under the same root.
     ///
@@ -606,7 +614,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     // a fleet are spread over the whole table; in key order each leaf page is
                     // read and changed once and done with, where in arrival order a page could
                     // leave the cache (into the WAL) and be read back for a later row. The
-                    // whole uniform fleet run: wall and CPU -8 to -13% (README, "Fleet state").
+                    // whole uniform fleet run: wall and CPU -8 to -13% (in pairs; git log).
                     // A sorted copy (184 bytes an account while the commit lasts): sorting
                     // indices instead, or comparing UTF-8 views, measured 10-20% slower over
                     // the whole run. String's `<` is SQLite's byte order for ASCII and NFC
