@@ -17,10 +17,26 @@ trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
 python3 Scripts/report_day.py "$ACCOUNTS" "$LINES" > "$work/day.ndjson"
 echo "input: $LINES lines, $ACCOUNTS accounts, $(stat -c %s "$work/day.ndjson") bytes"
-t0=$(now); "$BIN" filter "$work/day.ndjson" > /dev/null; t1=$(now)
-"$BIN" report -o "$work/report.html" "$work/day.ndjson" 2> /dev/null; t2=$(now)
-filter=$(echo "$t1 - $t0" | bc -l); report=$(echo "$t2 - $t1" | bc -l)
-printf 'filter: %.2f s   report: %.2f s   ratio: %.2f\n' "$filter" "$report" "$(echo "$report / $filter" | bc -l)"
+# Twice each, alternating, with wall and CPU (user+sys) seconds: on a shared machine the
+# wall times move with the load, the CPU seconds much less (report is one thread, filter
+# analyses on every core).
+run() { # NAME CMD...: prints "NAME wall W s, cpu C s"
+  local name=$1; shift
+  python3 - "$@" <<'PY' | sed "s/^/$name /"
+import os, resource, subprocess, sys, time
+t = time.monotonic()
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+wall = time.monotonic() - t
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"wall {wall:.2f} s, cpu {u.ru_utime + u.ru_stime:.2f} s")
+PY
+}
+for round in 1 2; do
+  f=$(run filter "$BIN" filter "$work/day.ndjson")
+  r=$(run report "$BIN" report -o "$work/report.html" "$work/day.ndjson")
+  fw=$(echo "$f" | awk '{print $3}'); rw=$(echo "$r" | awk '{print $3}')
+  echo "round $round: $f; $r; wall ratio $(echo "scale=2; $rw / $fw" | bc -l); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+done
 printf 'page: %d bytes (%.2f MB)\n' "$(stat -c %s "$work/report.html")" "$(echo "$(stat -c %s "$work/report.html") / 1000000" | bc -l)"
 "$BIN" filter --state "$work/state.json" "$work/day.ndjson" > "$work/results.ndjson"
 "$BIN" state info "$work/state.json" > "$work/info.txt"
