@@ -18,7 +18,11 @@ struct ReportCommand: TakesManyInputs {
             detail (stdin is kept in a temporary file for that). The page shows the run's \
             figures (data-metric), the pushes no rule matched, the marks standing longest, and \
             for each account named with --account and the 20 whose icon stayed above zero the \
-            longest: its icon and each device's number over time, its results and its tree.
+            longest: its icon and each device's number over time, its results and its tree. \
+            Every account and device of the input is in the page's search index; the accounts \
+            support asks about (a device not at the total, a device that left showing a number, \
+            duplicates, errors) are shown too. With --text and --account ID, the same answer for \
+            one account as text (to stdout, or -o FILE).
             """
     )
 
@@ -38,6 +42,9 @@ struct ReportCommand: TakesManyInputs {
     @Option(name: .long, help: ArgumentHelp("Show this account whatever its figures (repeatable).", valueName: "ID"))
     var account: [String] = []
 
+    @Flag(name: .long, help: "Print each --account's answer as text for a terminal instead of the page.")
+    var text = false
+
     @Option(
         name: .long,
         help: ArgumentHelp("Longest input line kept, in bytes (at least 1024), as filter's.", valueName: "BYTES"))
@@ -50,13 +57,18 @@ struct ReportCommand: TakesManyInputs {
 
     @Option(
         name: [.short, .long],
-        help: ArgumentHelp("Write the page to FILE (replaced atomically; `-`: stdout).", valueName: "FILE"))
-    var output = "report.html"
+        help: ArgumentHelp(
+            "Write the page to FILE (replaced atomically; `-`: stdout; default report.html, with --text stdout).",
+            valueName: "FILE"))
+    var output: String?
 
     @Argument(help: ArgumentHelp("NDJSON event files (`-`: stdin); stdin when none.", valueName: "INPUT"))
     var inputs: [String] = []
 
     func validate() throws {
+        if text && account.isEmpty {
+            throw ValidationError("--text needs --account ID: the text answers for named accounts (the page searches them all)")
+        }
         if filesFrom == "-" {
             throw ValidationError("--files-from - is not supported by report (it reads its input twice): give the list as a file")
         }
@@ -136,6 +148,7 @@ struct ReportCommand: TakesManyInputs {
     func run() throws {
         let ruleSet = try rules.load()
         let sources = try sources(filesFrom: filesFrom)
+        let output = self.output ?? (text ? "-" : "report.html")
         let out: OutputFile
         do { out = try OutputFile(output) } catch {
             Console.error("badgeflow: error: \(error.description)")
@@ -146,6 +159,7 @@ struct ReportCommand: TakesManyInputs {
         let stdin = sources.contains("-") ? try Self.spoolStdin() : nil
         defer { if let stdin { unlink(stdin) } }
         var report = ReplayReport(rules: ruleSet, stamp: stamp, numbered: numbered, accounts: account)
+        report.command = commandWords()
         let limit = maxLineBytes
         var ok = replay(sources, stdin: stdin) { report.summarize($0, maxLineBytes: limit, overlongHead: $1) }
         report.beginDetail()
@@ -158,7 +172,18 @@ struct ReportCommand: TakesManyInputs {
             throw ExitCode(Signals.status(receivedSignal))
         }
         let title = sources.map { $0 == "-" ? "<stdin>" : $0 }.joined(separator: ", ")
-        var page = report.page(title: title)
+        var missing = false
+        var page: String
+        if text {
+            page = ""
+            for id in report.named {
+                let answer = report.text(for: id) ?? ""
+                if answer.hasSuffix("no line of the input names it\n") { missing = true }
+                page += (page.isEmpty ? "" : "\n") + answer
+            }
+        } else {
+            page = report.page(title: title)
+        }
         let written = page.withUTF8 { Console.write(UnsafeRawBufferPointer($0), to: out.fd) }
         if !written {
             let reason = OutputFile.reason()
@@ -172,5 +197,20 @@ struct ReportCommand: TakesManyInputs {
         }
         if output != "-" { Console.error("badgeflow: report written to \(output)") }
         if !ok { throw Exit.io }
+        // As grep finds nothing: an account no line names is exit 1 (the text says so).
+        if missing { throw ExitCode(1) }
+    }
+
+    /// The command that reports one account, around its `--account ID`: this run's rules,
+    /// options and inputs.
+    private func commandWords() -> (before: [String], after: [String]) {
+        var before = ["badgeflow", "report"]
+        if let path = rules.rules { before += ["--rules", path] }
+        if stamp { before.append("--stamp") }
+        if numbered { before.append("--numbered") }
+        if maxLineBytes != 1 << 20 { before += ["--max-line-bytes", String(maxLineBytes)] }
+        var after = inputs
+        if let filesFrom { after = ["--files-from", filesFrom] + after }
+        return (before, after)
     }
 }

@@ -49,7 +49,7 @@ import Testing
         #expect(metric("badge-updates", in: r.stdout) == updates)
         // ann's section holds her expire row (seq 8, −3); "" is the default device's own account.
         let row =
-            #"<tr><td>8</td><td>expire</td><td></td><td><code></code></td><td></td>"#
+            #"<tr><td>8</td><td>2026-11-24 09:30:00Z</td><td>expire</td><td></td><td></td><td><code></code></td><td></td>"#
             + #"<td>2 nodes changed; expired root.inbox</td><td>−3</td><td>ipad→0 phone→0</td><td>0</td></tr>"#
         #expect(r.stdout.contains(row))
         #expect(r.stdout.contains(#"<span data-final="results">1</span>"#))
@@ -135,5 +135,34 @@ import Testing
         #expect(metric("errors", in: r.stdout) == 2)
         #expect(r.stdout.contains("<tr><td>line-too-long</td><td>2</td><td>6</td></tr>"))
         #expect(r.stdout.contains("<tr><td>chat</td><td>1</td><td>5</td></tr>"))
+    }
+
+    /// Issue 46: `report --account ID --text` answers for one account in a terminal: its
+    /// devices (the one that left, with what it showed), the lines that changed a number, and
+    /// the marks that make the total.
+    @Test func textAnswersForOneAccount() throws {
+        let input = CLI.fixture("scenarios/devices-join-leave.ndjson")
+        let r = try CLI.run(["report", "--account", "u", "--text", input])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("account u: icon "), "\(r.stdout)")
+        #expect(r.stdout.contains("left by unregister at seq 11 (2026-11-24 10:00:00Z)"), "\(r.stdout)")
+        #expect(r.stdout.contains("left by logout at seq 13"), "\(r.stdout)")
+        #expect(r.stdout.contains("marks that make the total at the end"))
+        #expect(!r.stdout.contains("<html"))
+        let none = try CLI.run(["report", "--account", "nobody", "--text", input])
+        #expect(none.status == 1)
+        #expect(none.stdout.contains("account nobody: no line of the input names it"))
+        #expect(try CLI.run(["report", "--text", input]).status == 2)
+    }
+
+    /// The page names the command that shows an account not in detail: this run's options and inputs.
+    @Test func thePageNamesTheCommandForAnyAccount() throws {
+        let input = CLI.fixture("scenarios/wechat-tab.ndjson")
+        let rules = CLI.fixture("scenarios/wechat-tab.rules.json")
+        let r = try CLI.run(["report", "--rules", rules, "--stamp", "-o", "-", input])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains(#"data-command-before="badgeflow report --rules \#(rules) --stamp --account""#))
+        #expect(r.stdout.contains(#"data-command-after="\#(input)""#))
+        #expect(r.stdout.contains(#"<script type="text/plain" id="account-index" data-accounts=""#))
     }
 }

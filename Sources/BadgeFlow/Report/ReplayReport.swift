@@ -5,10 +5,11 @@
 /// prefixes and overlong lines as `filter` reads them) and applied by a ``BadgeStream``, and
 /// the report reads the ``StreamResult`` values it returns (icon, decrement, badge updates, rule, error),
 /// so every number on the page is one the filter writes. Memory stays bounded: pass 1 keeps
-/// a few counters per account; the accounts to show (those named, and the
-/// ``shownByTime`` whose icon stayed above zero the longest) are known only at its end, so a
-/// second pass over the same input collects their detail (at most ``rowsKept`` results
-/// each).
+/// a few counters per account (and 4 bytes a line: whose it is); the accounts to show (those
+/// named, the ``shownByTime`` whose icon stayed above zero the longest, and up to
+/// ``groupCap`` of each ``Group`` support asks about) are known only at its end, so a second
+/// pass over the same input collects their detail (at most ``rowsKept`` results each),
+/// skipping the lines of the others. Every account of the input is in ``index``.
 ///
 /// ```swift
 /// var report = ReplayReport(rules: .builtIn, accounts: ["alice"])
@@ -24,6 +25,29 @@ public struct ReplayReport {
         var icon = 0
         var above: Double = 0
         var results = 0
+        /// Results that were duplicates (`"duplicate":true`).
+        var duplicates = 0
+        /// Error lines whose `account` (else `device`) names this account.
+        var errors = 0
+        /// Its position in ``ReplayReport/ordinals`` (pass 2 skips lines by it).
+        var ordinal: UInt32 = 0
+        /// Devices that left (logout, unregister) while showing a number, with that number
+        /// and the seq of the line, in the order they left (nil: none).
+        var left: [Departure]? = nil
+    }
+
+    /// A device that left its account (logout, unregister): what it showed then, and when.
+    public struct Departure: Sendable, Equatable {
+        /// The device id.
+        public var device: String
+        /// The number it showed (its delivered number) when it left.
+        public var badge: Int
+        /// The seq of the line that removed it.
+        public var seq: Int
+        /// The account's event time then.
+        public var time: Double
+        /// `logout` or `unregister`.
+        public var op: String
     }
 
     /// Counts of one key, with the first seq it was met at.
@@ -79,6 +103,10 @@ public struct ReplayReport {
         /// The devices whose delivered number changed with this result (a device that left
         /// the account: -1).
         public var delivered: [BadgeUpdate]
+        /// The event's `id`, when it carries one.
+        public var id: String? = nil
+        /// The event was a duplicate of an earlier one's `id`: it changed nothing.
+        public var duplicate = false
     }
 
     /// Everything the page shows of one account.
@@ -103,6 +131,14 @@ public struct ReplayReport {
         public var devices: [BadgeUpdate] = []
         /// Its marks at the end.
         public var marks: [MarkAge] = []
+        /// Devices that left during the replay (logout, unregister), with what they showed.
+        public var departed: [Departure] = []
+        /// Why it is shown: the selection groups it belongs to.
+        public var reasons: [Reason] = []
+        /// Duplicates and error lines over all its results.
+        public var duplicates = 0
+        /// Error lines naming it (its `account`, else its `device`).
+        public var errors = 0
         /// Its own contribution settings at the end (`contribute` events), in byte order of path.
         public var settings: [(path: String, mode: Contribution)] = []
         var lastDelivered: [String: Int] = [:]
@@ -126,9 +162,41 @@ public struct ReplayReport {
     static let expanded = 65536
 
     private var session: FilterSession
-    private var summaries: [String: AccountSummary] = [:]
+    var summaries: [String: AccountSummary] = [:]
+    /// Account ids by ordinal (``AccountSummary/ordinal``).
+    private var ordinals: [String] = []
+    /// Each physical line's account ordinal (pass 1), for pass 2 to skip the lines of
+    /// accounts not shown without reading them: ``alwaysRead`` for a line that must be read
+    /// (one that names no account, or a rejected line that names none).
+    private var lineOwners: [UInt32] = []
+    private static let alwaysRead = UInt32.max
+    /// Pass 2 reads only these ordinals' lines (and ``alwaysRead`` ones).
+    private var shownOrdinals: Set<UInt32> = []
+    /// The earliest event time met (nil: no event carried one).
+    public private(set) var startTime: Double? = nil
     /// The latest event time met.
     public private(set) var endTime: Double = 0
+    /// Duplicates (results with `"duplicate":true`).
+    public private(set) var duplicates = 0
+    /// Every account of the input (those rejected lines name included), in byte order of id,
+    /// with its end icon, devices and flags: the page's search index.
+    public internal(set) var index: [IndexEntry] = []
+    /// The accounts support asks about, by group, each capped at ``groupCap`` shown.
+    public internal(set) var groups: [Group] = []
+    /// The most accounts of each group shown in detail.
+    public let groupCap: Int
+    /// The most bytes of the page's account index; past it, the index holds the flagged and
+    /// shown accounts only and the page says how to get any other.
+    public let indexBudget: Int
+    /// Whether the index holds every account of the input (else: the flagged and shown).
+    public private(set) var indexComplete = true
+    /// The page's index lines (made by ``finish()``).
+    private(set) var indexLines = ""
+    /// The accounts ``indexLines`` lists.
+    public private(set) var indexEntries = 0
+    /// The command that reports one account, as `before --account ID after` (set by the
+    /// caller: its rules, options and inputs).
+    public var command: (before: [String], after: [String]) = (["badgeflow", "report"], [])
 
     /// Non-blank lines (one result each).
     public private(set) var results = 0
@@ -167,6 +235,8 @@ public struct ReplayReport {
     private var shownIndex: [String: Int] = [:]
     /// The physical line number in the pass under way (blank lines counted).
     private var passSeq = 0
+    /// Lines read in pass 2 (the index into ``lineOwners``).
+    private var passLine = 0
     private let analyzer: LineAnalyzer
     private var detailing = false
 
@@ -179,10 +249,14 @@ public struct ReplayReport {
     ///   - accounts: the accounts to show whatever their time (`--account`).
     ///   - shownByTime: how many accounts to show for their time above zero.
     ///   - rowsKept: the most results kept per shown account.
+    ///   - groupCap: the most accounts of each group support asks about shown in detail.
+    ///   - indexBudget: the most bytes of the page's account index.
     public init(
         rules: RuleSet, stamp: Bool = false, numbered: Bool = false, accounts: [String] = [],
-        shownByTime: Int = 20, rowsKept: Int = 1000
+        shownByTime: Int = 20, rowsKept: Int = 1000, groupCap: Int = 20, indexBudget: Int = 7_000_000
     ) {
+        self.groupCap = max(0, groupCap)
+        self.indexBudget = max(0, indexBudget)
         self.rules = rules
         self.stamp = stamp
         self.numbered = numbered
@@ -206,16 +280,29 @@ public struct ReplayReport {
     /// ``LineReader/overlongHead`` for an overlong line, whose `N<TAB>` it holds).
     public mutating func summarize(_ line: LineReader.Line, maxLineBytes: Int, overlongHead: [UInt8] = []) {
         passSeq += 1
-        guard let (analyzed, seq) = analyze(line, maxLineBytes: maxLineBytes, overlongHead: overlongHead),
-            let result = session.stream.apply(analyzed, seq: seq)
-        else { return }
+        lineOwners.append(Self.alwaysRead)
+        guard let (analyzed, seq) = analyze(line, maxLineBytes: maxLineBytes, overlongHead: overlongHead) else { return }
+        // What a leaving device showed: read before the event removes it.
+        var leaving: (device: String, badge: Int)? = nil
+        if case .event(let e) = analyzed, e.op == .logout || e.op == .unregister,
+            let d = session.stream.device(e.device, account: e.accountID)
+        {
+            leaving = (e.device, rules.icon == .tree ? d.delivered : d.payloadIcon)
+        }
+        guard let result = session.stream.apply(analyzed, seq: seq) else { return }
         results += 1
         switch result.body {
         case .rejected(let d):
             errors += 1
             Self.count(d.code.rawValue, seq: result.seq, in: &errorsByCode)
+            if case .text(let bytes) = line, let owner = owner(of: bytes) {
+                withSummary(owner.id) { $0.errors += 1 }
+            }
         case .applied(let a):
             let event = a.event
+            if a.duplicate {
+                duplicates += 1
+            }
             Self.count(event.op.rawValue, seq: result.seq, in: &byOp)
             if event.op == .push {
                 if let kind = event.kind { Self.count(kind.rawValue, seq: result.seq, in: &byKind) }
@@ -235,9 +322,9 @@ public struct ReplayReport {
                         decrementTotal += d.by
                     }
                     badgeUpdates += entry.badgeUpdates.count
-                    summaries[entry.account, default: AccountSummary()].expire(icon: entry.icon, at: time)
+                    withSummary(entry.account, owning: false) { $0.expire(icon: entry.icon, at: time) }
                 }
-                if time > endTime { endTime = time }
+                noteTime(event.at)
             } else {
                 if let d = a.outcome.decrement {
                     decrements += 1
@@ -246,13 +333,51 @@ public struct ReplayReport {
                 badgeUpdates += a.badgeUpdates.count
                 if let s = a.sync { Self.count(s.rawValue, seq: result.seq, in: &syncs) }
                 let time = event.at
-                summaries[event.accountID, default: AccountSummary()].add(icon: a.icon, at: time)
-                if let time, time > endTime { endTime = time }
+                let duplicate = a.duplicate
+                let named = event.account != nil || !event.device.isEmpty
+                withSummary(event.accountID, owning: named) { s in
+                    s.add(icon: a.icon, at: time)
+                    if duplicate { s.duplicates += 1 }
+                    if let leaving, !duplicate, leaving.badge != 0 {
+                        s.left =
+                            (s.left ?? []) + [
+                                Departure(
+                                    device: leaving.device, badge: leaving.badge, seq: result.seq, time: s.time,
+                                    op: event.op.rawValue)
+                            ]
+                    }
+                }
+                noteTime(time)
             }
         }
         if session.stream.residentCount > Self.expanded + Self.expanded / 4 {
             session.stream.compact(keeping: Self.expanded)
         }
+    }
+
+    /// Updates account `id`'s summary (made on first use); with `owning`, the line under way
+    /// is recorded as that account's (pass 2 reads it only when the account is shown).
+    private mutating func withSummary(_ id: String, owning: Bool = true, _ body: (inout AccountSummary) -> Void) {
+        let next = UInt32(truncatingIfNeeded: ordinals.count)
+        let ordinal: UInt32
+        if let i = summaries.index(forKey: id) {
+            body(&summaries.values[i])
+            ordinal = summaries.values[i].ordinal
+        } else {
+            var s = AccountSummary()
+            s.ordinal = next
+            body(&s)
+            summaries[id] = s
+            ordinals.append(id)
+            ordinal = next
+        }
+        if owning, !lineOwners.isEmpty { lineOwners[lineOwners.count - 1] = ordinal }
+    }
+
+    private mutating func noteTime(_ time: Double?) {
+        guard let time else { return }
+        if time > endTime { endTime = time }
+        if startTime.map({ time < $0 }) ?? true { startTime = time }
     }
 
     private static func count(_ key: String, seq: Int, in table: inout [String: Tally]) {
@@ -300,9 +425,12 @@ public struct ReplayReport {
         accountCount = stream.accountCount
         deviceCount = 0
         var marks: [MarkAge] = []
+        var ends: [String: IndexEntry] = [:]
+        ends.reserveCapacity(stream.accountCount)
         for id in stream.accountIDs {
             guard let account = try? stream.account(id) else { continue }
             deviceCount += account.devices.count
+            ends[id] = endEntry(id, account)
             for record in account.tree.records {
                 let age = Self.age(record, end: endTime)
                 if marks.count == Self.marksKept, let last = marks.last, !Self.older(age, id, record.path, than: last) {
@@ -314,10 +442,11 @@ public struct ReplayReport {
             }
         }
         oldestMarks = marks
-        // Above zero until the end of the replay.
+        buildIndex(ends)
+        // Above zero until the end of the replay (accounts only error lines name have no result).
         var ranked: [(id: String, above: Double, results: Int)] = []
         ranked.reserveCapacity(summaries.count)
-        for (id, s) in summaries {
+        for (id, s) in summaries where s.results > 0 {
             let above = s.above + (s.icon > 0 ? max(0, endTime - s.time) : 0)
             ranked.append((id, above, s.results))
         }
@@ -332,15 +461,32 @@ public struct ReplayReport {
             let above = s.map { $0.above + ($0.icon > 0 ? max(0, endTime - $0.time) : 0) } ?? 0
             shown.append(AccountDetail(id: id, named: true, aboveZero: above))
         }
-        let namedSet = Set(named)
-        for r in ranked.prefix(shownByTime) where !namedSet.contains(r.id) {
-            shown.append(AccountDetail(id: r.id, named: false, aboveZero: r.above))
-        }
         shownIndex = [:]
         for (i, d) in shown.enumerated() { shownIndex[d.id] = i }
+        func add(_ id: String, _ reason: Reason) {
+            if let i = shownIndex[id] {
+                if !shown[i].reasons.contains(reason) { shown[i].reasons.append(reason) }
+                return
+            }
+            let s = summaries[id]
+            let above = s.map { $0.above + ($0.icon > 0 ? max(0, endTime - $0.time) : 0) } ?? 0
+            var d = AccountDetail(id: id, named: false, aboveZero: above)
+            d.reasons = [reason]
+            shownIndex[id] = shown.count
+            shown.append(d)
+        }
+        for i in shown.indices { shown[i].reasons = [.named] }
+        for r in ranked.prefix(shownByTime) { add(r.id, .longest) }
+        groups = selectGroups()
+        for g in groups { for id in g.shown { add(id, g.reason) } }
+        shownOrdinals = []
+        for d in shown {
+            if let o = summaries[d.id]?.ordinal { shownOrdinals.insert(o) }
+        }
         summaries = [:]
         session = FilterSession(rules: rules, stamp: stamp, numbered: numbered)
         passSeq = 0
+        passLine = 0
         detailing = true
     }
 
@@ -374,13 +520,22 @@ public struct ReplayReport {
     public mutating func detail(_ line: LineReader.Line, maxLineBytes: Int, overlongHead: [UInt8] = []) {
         guard detailing else { return }
         passSeq += 1
+        passLine += 1
+        // A line of an account not shown is not read again (accounts share no state).
+        if passLine <= lineOwners.count {
+            let owner = lineOwners[passLine - 1]
+            if owner != Self.alwaysRead && !shownOrdinals.contains(owner) { return }
+        }
         guard let result = detailResult(of: line, maxLineBytes: maxLineBytes, overlongHead: overlongHead) else { return }
         switch result.body {
         case .rejected(let d):
             // An error line names no account; the line's own `account` (or `device`) says whose it was.
-            guard case .text(let bytes) = line, let id = owner(of: bytes), let i = shownIndex[id] else { break }
+            guard case .text(let bytes) = line, let owner = owner(of: bytes), let i = shownIndex[owner.id] else { break }
+            // Its marker sits at the line's own time (a rejected line moves no clock).
+            if owner.at != nil { shown[i].timed = true }
+            shown[i].errors += 1
             let row = Row(
-                seq: result.seq, time: shown[i].clock, op: "error", device: "", path: d.at, rule: "",
+                seq: result.seq, time: owner.at ?? shown[i].clock, op: "error", device: "", path: d.at, rule: "",
                 change: d.code.rawValue + ": " + d.message, icon: nil, decrement: nil, updates: [], unmatched: false,
                 error: d.code.rawValue, delivered: [])
             append(row, to: i)
@@ -443,12 +598,17 @@ public struct ReplayReport {
             shown[i].clock = at
             shown[i].timed = true
         }
-        let change = Self.change(a.outcome, path: event.path, expired: a.expired)
-        let row = Row(
+        let change =
+            a.duplicate
+            ? "duplicate of an earlier id: changed nothing" : Self.change(a.outcome, path: event.path, expired: a.expired)
+        var row = Row(
             seq: seq, time: shown[i].clock, op: event.op.rawValue, device: event.device, path: event.path ?? "",
             rule: event.op == .push ? (event.rule ?? "null") : "", change: change, icon: a.icon,
             decrement: a.outcome.decrement?.by, updates: a.badgeUpdates, unmatched: event.op == .push && event.rule == nil,
-            error: nil, delivered: delivered(account: id, at: i))
+            error: nil, delivered: delivered(account: id, at: i, seq: seq, op: event.op.rawValue))
+        row.id = event.id
+        row.duplicate = a.duplicate
+        if a.duplicate { shown[i].duplicates += 1 }
         shown[i].icon = a.icon
         append(row, to: i)
     }
@@ -464,7 +624,7 @@ public struct ReplayReport {
             seq: seq, time: shown[i].clock, op: event.op.rawValue, device: "", path: "", rule: "",
             change: Self.change(entry.outcome, path: nil, expired: entry.expired), icon: entry.icon,
             decrement: entry.outcome.decrement?.by, updates: entry.badgeUpdates, unmatched: false, error: nil,
-            delivered: delivered(account: entry.account, at: i))
+            delivered: delivered(account: entry.account, at: i, seq: seq, op: event.op.rawValue))
         shown[i].icon = entry.icon
         append(row, to: i)
     }
@@ -484,7 +644,7 @@ public struct ReplayReport {
 
     /// The devices of account `id` whose number changed since the last row of shown account
     /// `i` (a device that left: -1), in byte order.
-    private mutating func delivered(account id: String, at i: Int) -> [BadgeUpdate] {
+    private mutating func delivered(account id: String, at i: Int, seq: Int, op: String) -> [BadgeUpdate] {
         // Each device's number as the engine now holds it (whatever the rules for delivering are).
         var delivered: [BadgeUpdate] = []
         let devices = session.stream.table[id]?.devices ?? [:]
@@ -495,9 +655,10 @@ public struct ReplayReport {
                 delivered.append(BadgeUpdate(device: device, badge: n))
             }
         }
-        for device in shown[i].lastDelivered.keys where devices[device] == nil && shown[i].lastDelivered[device] != -1 {
+        for (device, last) in shown[i].lastDelivered where devices[device] == nil && last != -1 {
             shown[i].lastDelivered[device] = -1
             delivered.append(BadgeUpdate(device: device, badge: -1))
+            shown[i].departed.append(Departure(device: device, badge: last, seq: seq, time: shown[i].clock, op: op))
         }
         delivered.sort { $0.device.utf8.lexicographicallyPrecedes($1.device.utf8) }
         return delivered
@@ -514,18 +675,26 @@ public struct ReplayReport {
         }
     }
 
-    /// The `account` (else `device`, else `""`) a rejected line names, when it parses.
-    private func owner(of bytes: UnsafeRawBufferPointer) -> String? {
+    /// The `account` (else `device`, else `""`) a rejected line names, when it parses, and
+    /// the line's own `at` when it reads as a time.
+    private func owner(of bytes: UnsafeRawBufferPointer) -> (id: String, at: Double?)? {
         var text = String(decoding: bytes, as: UTF8.self)
         if numbered, let tab = text.utf8.firstIndex(of: UInt8(ascii: "\t")) {
             text = String(text[text.utf8.index(after: tab)...])
         }
         guard let value = try? JSONValue.parse(text), case .object = value else { return nil }
-        if case .string(let a)? = value["account"] { return a }
-        if case .string(let d)? = value["device"] { return d }
+        var at: Double? = nil
+        switch value["at"] {
+        case .int(let n)?: at = Double(n)
+        case .double(let n)?: at = n
+        case .string(let t)?: at = EventTime.parseRFC3339(t)
+        default: break
+        }
+        if case .string(let a)? = value["account"] { return (a, at) }
+        if case .string(let d)? = value["device"] { return (d, at) }
         // A fleet-wide `expire` acts on no one account: a rejected one that names none is nobody's.
         if case .string("expire")? = value["op"], value["aps"] == nil { return nil }
-        return value["account"] == nil && value["device"] == nil ? "" : nil
+        return value["account"] == nil && value["device"] == nil ? ("", at) : nil
     }
 
     /// Ends pass 2: each shown account's devices and marks at the end.
@@ -548,6 +717,10 @@ public struct ReplayReport {
                 (path: $0.key, mode: $0.value)
             }
         }
+        var made = indexText(complete: true)
+        indexComplete = made.text.utf8.count <= indexBudget
+        if !indexComplete { made = indexText(complete: false) }
+        (indexLines, indexEntries) = made
         detailing = false
     }
 }

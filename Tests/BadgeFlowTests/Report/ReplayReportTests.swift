@@ -1,4 +1,5 @@
 @testable import BadgeFlow
+import Foundation
 import Testing
 
 @Suite struct ReplayReportTests {
@@ -17,8 +18,11 @@ import Testing
         #"{"op":"bogus","account":"alice","device":"phone"}"#,
     ]
 
-    static func replay(_ lines: [String], accounts: [String] = [], shownByTime: Int = 20, rowsKept: Int = 1000) -> ReplayReport {
-        var report = ReplayReport(rules: .builtIn, accounts: accounts, shownByTime: shownByTime, rowsKept: rowsKept)
+    static func replay(
+        _ lines: [String], accounts: [String] = [], shownByTime: Int = 20, rowsKept: Int = 1000, groupCap: Int = 20
+    ) -> ReplayReport {
+        var report = ReplayReport(
+            rules: .builtIn, accounts: accounts, shownByTime: shownByTime, rowsKept: rowsKept, groupCap: groupCap)
         for line in lines { report.summarize(line) }
         report.beginDetail()
         for line in lines { report.detail(line) }
@@ -198,5 +202,119 @@ import Testing
         let page = r.page(title: "t")
         #expect(!page.contains(#"data-account="""#))
         #expect(page.contains(#"<td data-metric="decrement-total">2</td>"#))
+    }
+
+    /// Issue 46: a day where "carol" is never among the longest shown, but her iPad left
+    /// (unregister) showing 2, one push came twice (same id) and one line of hers was rejected
+    /// at 11:00 while her clock stood at 10:00.
+    static let supportLines = [
+        #"{"op":"push","account":"long","device":"p","at":"2026-11-24T08:00:00Z","payload":{"aps":{"alert":"a","thread-id":"x"}}}"#,
+        #"{"op":"login","account":"carol","device":"phone","at":"2026-11-24T09:00:00Z"}"#,
+        #"{"op":"login","account":"carol","device":"ipad","at":"2026-11-24T09:00:00Z"}"#,
+        #"{"op":"push","account":"carol","device":"phone","id":"m1","at":"2026-11-24T09:30:00Z","payload":{"aps":{"alert":"a","thread-id":"y"}}}"#,
+        #"{"op":"push","account":"carol","device":"phone","id":"m2","at":"2026-11-24T09:40:00Z","payload":{"aps":{"alert":"a","thread-id":"z"}}}"#,
+        #"{"op":"push","account":"carol","device":"phone","id":"m1","at":"2026-11-24T09:50:00Z","payload":{"aps":{"alert":"a","thread-id":"y"}}}"#,
+        #"{"op":"unregister","account":"carol","device":"ipad","at":"2026-11-24T10:00:00Z"}"#,
+        #"{"op":"set","account":"carol","device":"phone","path":"root.inbox","count":"3","at":"2026-11-24T11:00:00Z"}"#,
+        #"{"op":"clear","account":"carol","device":"phone","path":"root.chat.y","at":"2026-11-24T10:00:00Z"}"#,
+        #"{"op":"set","account":"only-errors","device":"w","path":"root.inbox","count":-1}"#,
+        #"{"op":"push","account":"a b<c","device":"tab","at":"2026-11-24T10:30:00Z","payload":{"aps":{"alert":"a","thread-id":"q"}}}"#,
+    ]
+
+    @Test func indexesEveryAccountWithItsDevicesAndFlags() throws {
+        let r = Self.replay(Self.supportLines, shownByTime: 1)
+        #expect(r.index.map(\.id) == ["a b<c", "carol", "long", "only-errors"])
+        let carol = try #require(r.entry("carol"))
+        #expect(carol.icon == 1)
+        #expect(carol.devices == [BadgeUpdate(device: "phone", badge: 1)])
+        #expect(carol.left == [.init(device: "ipad", badge: 2, seq: 7, time: 1_795_514_400, op: "unregister")])
+        #expect(carol.duplicates == 1)
+        #expect(carol.errors == 1)
+        #expect(carol.flags == [.left, .duplicates, .errors])
+        #expect(r.entry("only-errors")?.errors == 1)
+        #expect(r.entry("only-errors")?.devices == [])
+        #expect(r.duplicates == 1)
+        #expect(r.startTime == 1_795_507_200)
+    }
+
+    @Test func theDefaultSelectionAddsTheGroupsSupportAsksAbout() throws {
+        let r = Self.replay(Self.supportLines, shownByTime: 1)
+        #expect(r.groups.map(\.reason) == [.mismatch, .left, .duplicates, .errors])
+        #expect(r.groups.map(\.count) == [0, 1, 1, 2])
+        // Errors: carol and the account only a rejected line names; carol first (ties: byte order).
+        #expect(r.groups[3].shown == ["carol", "only-errors"])
+        #expect(r.shown.map(\.id) == ["long", "carol", "only-errors"])
+        #expect(r.shown[1].reasons == [.left, .duplicates, .errors])
+        let capped = Self.replay(Self.supportLines, shownByTime: 0, groupCap: 1)
+        #expect(capped.groups[3].count == 2 && capped.groups[3].shown == ["carol"])
+    }
+
+    @Test func rowsCarryTimeIdDuplicatesAndErrorsAtTheirOwnTime() throws {
+        let r = Self.replay(Self.supportLines, shownByTime: 0)
+        let carol = try #require(r.shown.first { $0.id == "carol" })
+        #expect(carol.rows.map(\.id) == [nil, nil, "m1", "m2", "m1", nil, nil, nil])
+        #expect(carol.rows[4].duplicate)
+        #expect(carol.rows[4].change == "duplicate of an earlier id: changed nothing")
+        // The rejected line at 11:00 sits at 11:00, not at the account's clock (10:00).
+        #expect(carol.rows[6].error == "wrong-type")
+        #expect(carol.rows[6].time == 1_795_518_000)
+        #expect(carol.departed == [.init(device: "ipad", badge: 2, seq: 7, time: 1_795_514_400, op: "unregister")])
+        #expect(carol.duplicates == 1 && carol.errors == 1)
+    }
+
+    @Test func thePageHasTheIndexAnchorsCaptionsAndTimes() throws {
+        var r = Self.replay(Self.supportLines)
+        r.command = (["badgeflow", "report"], ["day one.ndjson"])
+        let page = r.page(title: "day")
+        #expect(page.contains(#"<time data-time="first">2026-11-24 08:00:00Z</time>"#))
+        #expect(page.contains(#"<time data-time="last">2026-11-24 10:30:00Z</time>"#))
+        #expect(page.contains(#"id="account-carol""#))
+        #expect(page.contains(##"href="#account-a%20b%3Cc""##))
+        #expect(page.components(separatedBy: "<table").count == page.components(separatedBy: "<caption>").count)
+        // The index: every account, ids escaped (no `<` inside the script element).
+        #expect(page.contains("a\\u0020b\\u003cc\t1\t\t1\t0\t0\ttab=1\t\n"))
+        #expect(page.contains("carol\t1\tlde\t8\t1\t1\tphone=1\tipad=2@7\n"))
+        #expect(page.contains(#"data-command-after="&#39;day one.ndjson&#39;""#))
+        #expect(r.command(for: "it's") == #"badgeflow report --account 'it'\''s' 'day one.ndjson'"#)
+        #expect(page.contains(#"<td data-left-device="ipad" data-seq="7">2</td>"#))
+        #expect(page.contains("<mark>duplicate</mark> <code>m1</code>"))
+        #expect(!page.contains("#d62728") && !page.contains("#2ca02c"))
+    }
+
+    @Test func pastTheBudgetTheIndexHoldsTheFlaggedAndShownAccounts() {
+        var report = ReplayReport(rules: .builtIn, shownByTime: 0, indexBudget: 10)
+        for line in Self.supportLines { report.summarize(line) }
+        report.beginDetail()
+        for line in Self.supportLines { report.detail(line) }
+        report.finish()
+        #expect(!report.indexComplete)
+        let page = report.page(title: "t")
+        #expect(page.contains(#"id="index-partial""#))
+        #expect(!page.contains("\nlong\t"))
+        #expect(page.contains("carol\t"))
+    }
+
+    @Test func theTextAnswersForOneAccount() throws {
+        let r = Self.replay(Self.supportLines, accounts: ["carol"], shownByTime: 0)
+        let text = try #require(r.text(for: "carol"))
+        #expect(text.hasPrefix("account carol: icon 1 at the end; 8 results, 1 duplicates, 1 errors\n"))
+        #expect(text.contains("  ipad    2       left by unregister at seq 7 (2026-11-24 10:00:00Z), showing 2\n"))
+        #expect(text.contains("DUPLICATE m1"))
+        #expect(text.contains("wrong-type"))
+        #expect(text.contains("  root.chat.z  1     chat    5    phone   2026-11-24 09:40:00Z"))
+        #expect(r.text(for: "nobody") == nil)
+    }
+
+    /// A user's mute (`contribute` none) is listed in the account's section and its text.
+    @Test func settingsAreListedInTheSectionAndTheText() throws {
+        var lines = Self.supportLines
+        lines.append(#"{"op":"contribute","account":"carol","path":"root.chat.z","mode":"none","at":"2026-11-24T10:40:00Z"}"#)
+        let r = Self.replay(lines, accounts: ["carol"], shownByTime: 0)
+        let carol = try #require(r.shown.first { $0.id == "carol" })
+        #expect(carol.icon == 0)
+        #expect(carol.settings.map(\.path) == ["root.chat.z"])
+        #expect(
+            r.page(title: "t").contains(#"<li data-setting="contribute"><code>root.chat.z</code> contributes <code>none</code> (muted"#))
+        #expect(try #require(r.text(for: "carol")).contains("  root.chat.z  none\n"))
     }
 }
