@@ -228,7 +228,10 @@ private final class Owner: Sendable {}
 
     // MARK: - Re-entrancy
 
-    @Test(.timeLimit(.minutes(1)))
+    // The limit catches a hang, not slowness: on a 2-core machine Swift Testing's cooperative
+    // pool has 2 threads, and the end-to-end tests that wait on processes hold them for
+    // minutes, so a test (and its limit's timer) may wait that long before it runs.
+    @Test(.timeLimit(.minutes(30)))
     func aHandlerMayReadAndMutateTheCenterAndHearsTheResultAfterwards() throws {
         let center = BadgeCenter()
         let log = Recorder()
@@ -255,7 +258,10 @@ private final class Owner: Sendable {}
         withExtendedLifetime((token, rootToken)) {}
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    // The limit catches a hang, not slowness: on a 2-core machine Swift Testing's cooperative
+    // pool has 2 threads, and the end-to-end tests that wait on processes hold them for
+    // minutes, so a test (and its limit's timer) may wait that long before it runs.
+    @Test(.timeLimit(.minutes(30)))
     func aHandlerMayObserveAndCancel() throws {
         let center = BadgeCenter()
         let late = Recorder()
@@ -277,7 +283,10 @@ private final class Owner: Sendable {}
 
     // MARK: - Threads
 
-    @Test(.timeLimit(.minutes(1)))
+    // The limit catches a hang, not slowness: on a 2-core machine Swift Testing's cooperative
+    // pool has 2 threads, and the end-to-end tests that wait on processes hold them for
+    // minutes, so a test (and its limit's timer) may wait that long before it runs.
+    @Test(.timeLimit(.minutes(30)))
     func concurrentMutationsEndWithConsistentTotals() throws {
         let center = BadgeCenter()
         let heard = Recorder()
@@ -326,7 +335,10 @@ private final class Owner: Sendable {}
         withExtendedLifetime((token, branchTokens)) {}
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    // The limit catches a hang, not slowness: on a 2-core machine Swift Testing's cooperative
+    // pool has 2 threads, and the end-to-end tests that wait on processes hold them for
+    // minutes, so a test (and its limit's timer) may wait that long before it runs.
+    @Test(.timeLimit(.minutes(30)))
     func concurrentTasksObservingAndMutatingEndConsistent() async throws {
         let center = BadgeCenter()
         let heard = Recorder()
