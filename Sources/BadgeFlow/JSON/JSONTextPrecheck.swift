@@ -10,17 +10,17 @@ import Darwin
 ///
 /// What json-c's tree shows: its objects' members (one per key: a repeated key replaces the
 /// earlier value, which drops out of the tree with every string under it), its string values,
-/// and whether any number is not finite (`NaN`, `Infinity`, `-Infinity`). What the text shows,
-/// in one counting loop over its bytes: its `"` bytes, its `:` bytes, and whether it holds a
-/// `\` or a `'`.
+/// and whether any number is not finite (`NaN`, `Infinity`, `-Infinity`). What the text shows:
+/// its `"` bytes (one counting loop, which LLVM vectorises), less those escaped by an odd run
+/// of `\` (found by `memchr`, a few a line), and whether a `'` could open a single-quoted
+/// string (a `'` whose previous byte other than white space is `{`, `[`, `,` or `:`, or none).
 ///
-/// A text is cleared when json-c read no non-finite number, the text holds no `'` (so every
-/// string is double-quoted) and either
-/// - it holds no `\`: then no string holds a `"`, so the `"` bytes are exactly twice the
-///   strings written; the strings written are at least the tree's members plus string values,
-///   and equal them only when no key repeats (a colon inside a string does not matter); or
-/// - it holds a `\`: then the `:` bytes are at least the keys written, which are at least the
-///   tree's members, and a text with as many `:` as members cannot repeat a key.
+/// A text is cleared when json-c read no non-finite number, no `'` could open a string, and
+/// its unescaped `"` bytes are twice the tree's members plus string values. With every string
+/// double-quoted, those bytes are exactly twice the strings written, which are at least the
+/// tree's members plus string values, and equal them only when no key repeats. Colons inside
+/// strings, escapes and apostrophes in prose do not matter. A text it does not clear (a
+/// repeated key, a `NaN`, a `'` after a comma, a comment holding a `"`) goes to the scan.
 enum JSONTextPrecheck {
     /// What a json-c tree holds, for the precheck.
     struct Tally: Equatable {
@@ -34,13 +34,9 @@ enum JSONTextPrecheck {
 
     /// What a text holds, for the precheck.
     struct Bytes: Equatable {
-        /// `"` bytes.
+        /// `"` bytes not escaped by a `\\`.
         var quotes = 0
-        /// `:` bytes.
-        var colons = 0
-        /// A `\` is present.
-        var backslash = false
-        /// A `'` is present.
+        /// A `'` could open a single-quoted string.
         var apostrophe = false
     }
 
@@ -54,40 +50,62 @@ enum JSONTextPrecheck {
 
     /// The decision itself (see the type's documentation).
     static func clears(_ text: Bytes, _ tree: Tally) -> Bool {
-        if tree.nonFinite || text.apostrophe { return false }
-        if text.backslash { return text.colons == tree.members }
-        return text.quotes == 2 * (tree.members + tree.strings)
+        !tree.nonFinite && !text.apostrophe && text.quotes == 2 * (tree.members + tree.strings)
     }
 
-    /// Counts `"` and `:` and notes `\` and `'` in one branch-free loop (LLVM vectorises it).
+    /// Counts the unescaped `"` bytes and notes a `'` that could open a string.
     static func count(_ bytes: UnsafeRawBufferPointer) -> Bytes {
-        var quotes: UInt32 = 0
-        var colons: UInt32 = 0
-        var odd: UInt32 = 0
-        var start = 0
+        guard let base = bytes.baseAddress else { return Bytes() }
         let n = bytes.count
-        var text = Bytes()
-        // 32-bit lanes vectorise better than 64-bit ones; flush them every 1 GiB.
+        var text = Bytes(quotes: quotes(bytes), apostrophe: false)
+        // Escaped quotes: a `"` right after an odd run of backslashes.
+        var k = 0
+        while k < n, let hit = memchr(base + k, 0x5C, n - k) {
+            var end = base.distance(to: UnsafeRawPointer(hit))
+            let start = end
+            while end < n && bytes[end] == 0x5C { end += 1 }
+            if (end - start) & 1 == 1 {
+                if end < n && bytes[end] == 0x22 { text.quotes -= 1 }
+                end += 1  // the escaped byte
+            }
+            k = end
+        }
+        // A `'` that could open a string: after `{`, `[`, `,`, `:` or nothing but white space.
+        k = 0
+        while k < n, let hit = memchr(base + k, 0x27, n - k) {
+            var j = base.distance(to: UnsafeRawPointer(hit))
+            k = j + 1
+            var opens = true  // nothing but white space before it
+            while j > 0 {
+                j -= 1
+                let b = bytes[j]
+                if b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D { continue }
+                opens = b == 0x7B || b == 0x5B || b == 0x2C || b == 0x3A
+                break
+            }
+            text.apostrophe = opens
+            if text.apostrophe { break }
+        }
+        return text
+    }
+
+    /// The `"` bytes in `bytes`, counted in 32-bit lanes (flushed every 1 GiB), which vectorise.
+    private static func quotes(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let n = bytes.count
+        var total = 0
+        var start = 0
         while start < n {
             let end = min(n, start + (1 << 30))
-            quotes = 0
-            colons = 0
+            var lane: UInt32 = 0
             var i = start
             while i < end {
-                let b = bytes[i]
-                quotes &+= b == 0x22 ? 1 : 0
-                colons &+= b == 0x3A ? 1 : 0
-                odd |= b == 0x5C ? 1 : 0
-                odd |= b == 0x27 ? 2 : 0
+                lane &+= bytes[i] == 0x22 ? 1 : 0
                 i &+= 1
             }
-            text.quotes += Int(quotes)
-            text.colons += Int(colons)
+            total += Int(lane)
             start = end
         }
-        text.backslash = odd & 1 != 0
-        text.apostrophe = odd & 2 != 0
-        return text
+        return total
     }
 }
 

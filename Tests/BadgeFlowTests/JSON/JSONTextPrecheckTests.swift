@@ -28,29 +28,30 @@ import Testing
 
     @Test func clearsAPlainLineByItsQuotes() throws {
         let r = try #require(check(#"{"aps":{"badge":3,"alert":{"title":"Hi","body":"x"}},"tags":["a","b",1.5]}"#))
-        #expect(r.bytes == .init(quotes: 20, colons: 6, backslash: false, apostrophe: false))
+        #expect(r.bytes == .init(quotes: 20, apostrophe: false))
         #expect(r.tree == .init(members: 6, strings: 4, nonFinite: false))
         #expect(r.clears)
         #expect(r.problem == nil)
     }
 
-    @Test func clearsAColonInsideAStringWithoutBackslash() throws {
+    @Test func clearsAColonInsideAString() throws {
         let r = try #require(check(#"{"url":"https://example.com:8443/a","at":"12:30:00","n":{"k":"v"}}"#))
-        #expect(r.bytes.colons > r.tree.members)
         #expect(r.clears)
         #expect(r.problem == nil)
     }
 
-    @Test func clearsABackslashLineByItsColons() throws {
-        let r = try #require(check(#"{"a":"say \"hi\"","b":{"c":"\u00e9"}}"#))
-        #expect(r.bytes.backslash)
+    @Test func clearsEscapedQuotesAndBackslashes() throws {
+        // `\"` ends a string (an escaped backslash), `\\"` too, `\"` does not.
+        let r = try #require(check(#"{"a":"say "hi" C:\","b":{"c":"é:\\"},"d":"x\"y","e":"\\\"}"#))
+        #expect(r.bytes.quotes == 2 * (r.tree.members + r.tree.strings))
         #expect(r.clears)
         #expect(r.problem == nil)
     }
 
-    @Test func leavesABackslashLineWithAColonInAStringToTheScan() throws {
-        let r = try #require(check(#"{"a":"x\\y","t":"12:30"}"#))
-        #expect(!r.clears)
+    @Test func clearsAnApostropheInProse() throws {
+        let r = try #require(check(#"{"alert":"don't","name":"O'Brien"}"#))
+        #expect(!r.bytes.apostrophe)
+        #expect(r.clears)
         #expect(r.problem == nil)
     }
 
@@ -62,7 +63,7 @@ import Testing
     }
 
     @Test func leavesADuplicateKeyWithABackslashToTheScan() throws {
-        let r = try #require(check(#"{"a":{"k":"\"","k":1}}"#))
+        let r = try #require(check(#"{"a":{"k":""","k":"\"}}"#))
         #expect(!r.clears)
         #expect(r.problem?.kind == .duplicateKey)
     }
@@ -75,18 +76,23 @@ import Testing
         #expect(r.problem?.kind == .nonFinite)
     }
 
-    @Test func leavesAnApostropheToTheScan() throws {
-        let quoted = try #require(check(#"{'a"b"':1,"c":2}"#))
-        #expect(!quoted.clears)
-        #expect(quoted.problem?.kind == .singleQuoted)
-        let prose = try #require(check(#"{"alert":"don't"}"#))
-        #expect(!prose.clears)
-        #expect(prose.problem == nil)
+    @Test(arguments: [#"{'a"b"':1,"c":2}"#, #"{"c":'x"y"'}"#, #"{"c":[1, 'x"y"']}"#])
+    func leavesASingleQuotedStringToTheScan(_ text: String) throws {
+        let r = try #require(check(text))
+        #expect(r.bytes.apostrophe)
+        #expect(!r.clears)
+        #expect(r.problem?.kind == .singleQuoted)
+    }
+
+    @Test func leavesAnApostropheAfterACommaInProseToTheScan() throws {
+        let r = try #require(check(#"{"alert":"yes, 'maybe'"}"#))
+        #expect(!r.clears)
+        #expect(r.problem == nil)
     }
 
     @Test func countsEveryByteOfALongText() {
-        let text = Array(repeating: UInt8(ascii: "\""), count: 1000) + [UInt8(ascii: ":"), UInt8(ascii: "\\")]
+        let text = Array(repeating: UInt8(ascii: "\""), count: 1000) + Array(#"\"\\""#.utf8)
         let bytes = text.withUnsafeBytes { JSONTextPrecheck.count($0) }
-        #expect(bytes == .init(quotes: 1000, colons: 1, backslash: true, apostrophe: false))
+        #expect(bytes == .init(quotes: 1002, apostrophe: false))
     }
 }
