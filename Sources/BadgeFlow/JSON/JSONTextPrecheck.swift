@@ -34,7 +34,7 @@ enum JSONTextPrecheck {
 
     /// What a text holds, for the precheck.
     struct Bytes: Equatable {
-        /// `"` bytes not escaped by a `\\`.
+        /// `"` bytes not escaped by a `\`.
         var quotes = 0
         /// A `'` could open a single-quoted string.
         var apostrophe = false

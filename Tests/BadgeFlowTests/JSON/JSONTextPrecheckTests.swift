@@ -41,8 +41,8 @@ import Testing
     }
 
     @Test func clearsEscapedQuotesAndBackslashes() throws {
-        // `\"` ends a string (an escaped backslash), `\\"` too, `\"` does not.
-        let r = try #require(check(#"{"a":"say "hi" C:\","b":{"c":"é:\\"},"d":"x\"y","e":"\\\"}"#))
+        // `\\"` ends a string (an escaped backslash), `\\\\"` too, `\\\"` does not.
+        let r = try #require(check(#"{"a":"say \"hi\" C:\\","b":{"c":"\u00e9:\\\\"},"d":"x\\\"y","e":"\\\\\\"}"#))
         #expect(r.bytes.quotes == 2 * (r.tree.members + r.tree.strings))
         #expect(r.clears)
         #expect(r.problem == nil)
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func leavesADuplicateKeyWithABackslashToTheScan() throws {
-        let r = try #require(check(#"{"a":{"k":""","k":"\"}}"#))
+        let r = try #require(check(#"{"a":{"k":"\"","k":"\\"}}"#))
         #expect(!r.clears)
         #expect(r.problem?.kind == .duplicateKey)
     }
@@ -76,7 +76,7 @@ import Testing
         #expect(r.problem?.kind == .nonFinite)
     }
 
-    @Test(arguments: [#"{'a"b"':1,"c":2}"#, #"{"c":'x"y"'}"#, #"{"c":[1, 'x"y"']}"#])
+    @Test(arguments: [#"{'a"b"':1,"c":2}"#, #"{"b":{"a":1, 'c"d"':2}}"#, #"{'c':2}"#])
     func leavesASingleQuotedStringToTheScan(_ text: String) throws {
         let r = try #require(check(text))
         #expect(r.bytes.apostrophe)
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func countsEveryByteOfALongText() {
-        let text = Array(repeating: UInt8(ascii: "\""), count: 1000) + Array(#"\"\\""#.utf8)
+        let text = Array(repeating: UInt8(ascii: "\""), count: 1000) + Array(#"\\"\\\\""#.utf8)
         let bytes = text.withUnsafeBytes { JSONTextPrecheck.count($0) }
         #expect(bytes == .init(quotes: 1002, apostrophe: false))
     }
