@@ -327,28 +327,28 @@ struct HashedKey: Sendable, Hashable {
 }
 
 extension JSONRef {
-    /// Adds the members of every object in this value to `members`; true (and stops) at a
-    /// number that is not finite (json-c's `NaN` or `Infinity`).
-    func tally(members: inout Int) -> Bool {
+    /// Adds this value's members and string values to `tree`; stops at a non-finite number.
+    func tally(into tree: inout JSONTextPrecheck.Tally) {
         let type = json_object_get_type(raw)
         if type == json_type_object {
-            guard let table = json_object_get_object(raw) else { return false }
-            members += Int(json_object_object_length(raw))
+            guard let table = json_object_get_object(raw) else { return }
+            tree.members += Int(json_object_object_length(raw))
             var entry = lh_table_head(table)
-            while let e = entry {
-                if JSONRef(borrowing: OpaquePointer(lh_entry_v(e))).tally(members: &members) { return true }
+            while let e = entry, !tree.nonFinite {
+                JSONRef(borrowing: OpaquePointer(lh_entry_v(e))).tally(into: &tree)
                 entry = lh_entry_next(e)
             }
         } else if type == json_type_array {
             let n = json_object_array_length(raw)
             var i = 0
-            while i < n {
-                if JSONRef(borrowing: json_object_array_get_idx(raw, i)).tally(members: &members) { return true }
+            while i < n, !tree.nonFinite {
+                JSONRef(borrowing: json_object_array_get_idx(raw, i)).tally(into: &tree)
                 i += 1
             }
+        } else if type == json_type_string {
+            tree.strings += 1
         } else if type == json_type_double {
-            return !json_object_get_double(raw).isFinite
+            tree.nonFinite = !json_object_get_double(raw).isFinite
         }
-        return false
     }
 }

@@ -26,33 +26,6 @@ struct JSONTextProblem: Equatable {
 }
 
 extension JSONScanner {
-    /// The first duplicate key, non-finite number or single-quoted string in `bytes`, whose
-    /// json-c tree is `root`; nil when there is none.
-    ///
-    /// The usual line is cleared without the byte scan: json-c keeps one member per key, so
-    /// when the text holds as many `:` as the tree holds members (the text's keys are at least
-    /// the members and at most its colons), no key repeats; and json-c's numbers show a
-    /// `NaN` or `Infinity`. Only a text with a colon inside a string, a repeated key or a
-    /// non-finite number is scanned.
-    static func firstProblem(_ bytes: UnsafeRawBufferPointer, root: JSONRef) -> JSONTextProblem? {
-        var members = 0
-        if !root.tally(members: &members) && colons(bytes) == members { return nil }
-        return firstProblem(bytes)
-    }
-
-    /// How many `:` bytes `bytes` holds (memchr from one to the next).
-    private static func colons(_ bytes: UnsafeRawBufferPointer) -> Int {
-        guard let base = bytes.baseAddress else { return 0 }
-        let n = bytes.count
-        var count = 0
-        var k = 0
-        while k < n, let hit = memchr(base + k, 0x3A, n - k) {
-            count += 1
-            k = base.distance(to: UnsafeRawPointer(hit)) + 1
-        }
-        return count
-    }
-
     /// The first duplicate key, non-finite number or single-quoted string in `bytes`, a
     /// text json-c accepted; nil when there is none (the usual case).
     ///
