@@ -1694,7 +1694,25 @@ def main(argv=None):
         return 1
     finally:
         spark.stop()
+        sweep_after_stop()
     return 0
+
+
+def sweep_after_stop(folder=None, wait=2.0):
+    """After the session stops: the temporary folders of tasks that Spark killed when the job
+    failed (their Python workers end with the session, a moment after it stops), so a failed
+    run leaves nothing behind even before the next run's sweep."""
+    folder = folder or tempfile.gettempdir()
+    deadline = time.time() + wait
+    while True:
+        sweep_temporary(folder)
+        try:
+            left = [n for n in os.listdir(folder) if n.startswith(TEMP_PREFIXES)]
+        except OSError:
+            return
+        if not left or time.time() >= deadline:
+            return
+        time.sleep(0.1)
 
 
 def quiet_task_failures(spark):
