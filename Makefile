@@ -4,8 +4,9 @@ SWIFT  ?= swift
 BIN    := .build/debug/badgeflow
 RBIN   := .build/release/badgeflow
 PREFIX ?= /usr/local
-# Where swift-argument-parser's GenerateManual plugin writes badgeflow.1.
-MANPAGE := .build/plugins/GenerateManual/outputs/badgeflow/badgeflow.1
+# Where swift-argument-parser's GenerateManual plugin writes badgeflow.1 (a folder named after the
+# executable target, BadgeFlowCLI).
+MANPAGE := .build/plugins/GenerateManual/outputs/BadgeFlowCLI/badgeflow.1
 
 .PHONY: deps man-deps junit-deps schema-deps schema-test browser-deps browser-test report-demo build test demo docs install install-check bench bench-callgrind bench-check bench-deps bench-lib bench-fleet-deps bench-fleet check leaks fuzz clean spark-test lint serve-test serve-deps bench-serve partitioned-queue-test
 
