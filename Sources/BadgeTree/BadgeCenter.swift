@@ -217,7 +217,7 @@ public final class BadgeCenter: Sendable {
     public func state(of path: String) -> BadgeState { state.withLock { $0.tree.state(of: path) } }
 
     /// The current state of `path`. A path of another root is a programming error: it stops
-    /// a debug build (see ``refuseForeign(_:)``) and reads as hidden in a release build.
+    /// a debug build (an `assertionFailure`) and reads as hidden in a release build.
     public func state(of path: BadgePath) -> BadgeState {
         refuseForeign(path)
         return state(of: path.rawValue)
