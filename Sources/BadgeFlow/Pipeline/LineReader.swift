@@ -10,7 +10,7 @@ import Darwin
 /// start of the input. A last line without a newline still counts. A line longer than
 /// `maxLineBytes` is never held whole: it is skipped to its end and reported as overlong,
 /// so memory stays bounded whatever the input. An input that starts with the magic bytes of
-/// gzip, zstd, bzip2 or xz is refused before its first line (``CompressedInput``).
+/// gzip, zstd, bzip2 or xz is refused before its first line (`CompressedInput`).
 public final class LineReader {
     /// One line, or the length of a line that was too long to keep.
     public enum Line {

@@ -192,7 +192,7 @@ public struct ReplayReport {
     public private(set) var indexComplete = true
     /// The page's index lines (made by ``finish()``).
     private(set) var indexLines = ""
-    /// The accounts ``indexLines`` lists.
+    /// The accounts the page's index lists.
     public private(set) var indexEntries = 0
     /// The command that reports one account, as `before --account ID after` (set by the
     /// caller: its rules, options and inputs).
