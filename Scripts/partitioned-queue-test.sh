@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A partitioned queue (SPEC §10; RunningAsAService, "A partitioned queue"): P consumers, each
+# A partitioned queue (RunningAsAService, "A partitioned queue"): P consumers, each
 # `badgeflow filter --numbered --resume --state part-K.sqlite` on the lines of its partition
 # (crc32 of the line's account, else device, modulo P: §8, as Integrations/spark and `state
 # split` place accounts), each fed through a pipe, killed with SIGKILL mid-stream and resumed

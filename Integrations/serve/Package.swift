@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// `badgeflow-serve`: HTTP reads of a live state (SPEC §10), in a package of its own so that
+// `badgeflow-serve`: HTTP reads of a live state (RunningAsAService, "Reads over HTTP"), in a package of its own so that
 // an app depending on the root package's `BadgeTree` resolves no server dependency.
 // The root package by path: its identity is its folder's name (the clone's), read here.
 let root = Context.packageDirectory.split(separator: "/").dropLast(2).last.map(String.init) ?? "BadgeFlow"

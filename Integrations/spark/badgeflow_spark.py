@@ -446,7 +446,7 @@ def check_output(output, overwrite, exists):
 
 # ----------------------------------------------------------------------------------------
 # Guard rails on the driver, before any task runs: compressed input, a day applied before,
-# names sorted as text that look numeric (SPEC §6, §8)
+# names sorted as text that look numeric (Integrations/spark/README.md)
 
 
 END_BYTES = 1 << 20  # a digest hashes the first and the last MiB (as `badgeflow filter` does)

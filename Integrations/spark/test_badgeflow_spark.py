@@ -512,7 +512,7 @@ if __name__ == "__main__":
 
 
 class GuardRails(Base):
-    """What the driver refuses before any task runs, and what a killed run leaves (SPEC §6, §8)."""
+    """What the driver refuses before any task runs, and what a killed run leaves (Integrations/spark/README.md)."""
 
     DAY = b'{"op":"push","account":"acct-1","device":"d1","payload":{"aps":{"alert":"a"}}}\n' * 3
 

@@ -200,7 +200,7 @@ struct BatchCommand: ParsableCommand {
                 throw Exit.io
             }
         }
-        // A compressed input is an I/O error, as in filter and report (SPEC §6).
+        // A compressed input is an I/O error, as in filter and report (RunningTheFilter).
         if results.contains(where: { $0.status == .error && CompressedInput.isReason($0.message) }) { throw Exit.io }
         if formatter.failed { throw Exit.rejected }
     }

@@ -206,7 +206,7 @@ struct FilterCommand: TakesManyInputs {
         options.refusesRulesChange = strict
         options.blockCacheBytes = blockCache.flatMap(ByteSize.parse)
         if state != nil {
-            // 2 MiB read a file, before any line: nothing per line (SPEC §6).
+            // 2 MiB read a file, before any line: nothing per line (StateFileFormat).
             options.inputDigests =
                 sources.filter { $0 != "-" }.compactMap { path in InputDigest.of(path: path).map { (name: path, digest: $0) } }
                 + inputDigest.map(Self.digestAndName)

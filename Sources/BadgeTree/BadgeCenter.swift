@@ -765,7 +765,7 @@ public final class BadgeObservation: Sendable {
     deinit { center?.release(id: id, path: path) }
 }
 
-// What the server must learn from the app (SPEC §7, "The app and its server agree"): reads
+// What the server must learn from the app (the SharedFileFormat and EmbeddingTheTree articles): reads
 // and settings as server events, pending until acknowledged.
 
 extension BadgeCenter {

@@ -71,7 +71,7 @@ public struct ServerEvent: Sendable, Equatable, Codable, Identifiable {
         self.decrement = decrement
     }
 
-    /// The event as one line of BadgeFlow's event stream (SPEC §4), without the newline:
+    /// The event as one line of BadgeFlow's event stream (EventLines), without the newline:
     /// `{"op":"clear","account":A,"device":D,"path":P,"id":I,"at":T}` (with `"force":true`
     /// for a forced clear) or `{"op":"contribute","account":A,"device":D,"path":P,"mode":M,"id":I,"at":T}`.
     public var line: String {

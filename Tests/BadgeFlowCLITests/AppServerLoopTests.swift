@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The whole loop of SPEC §7 "The app and its server agree", three real processes: the app
+/// The whole loop of the EmbeddingTheTree article ("server events"), three real processes: the app
 /// (`SharedFileHelper app`: a long-lived BadgeCenter that observes, reads, mutes and
 /// unmutes through the shared file), its Notification Service Extension
 /// (`SharedFileHelper extension`: each push applied through the shared file), and the server,
@@ -179,7 +179,7 @@ import Testing
                 figures.steps += 1
                 let roll = rng.next() % 100
                 if roll < 45 {
-                    // A push: the server hears it first (after the app's events: SPEC §4's
+                    // A push: the server hears it first (after the app's events: EventLines'
                     // clear removes the whole mark, so a read must reach the server before a
                     // later push to the same chat does), then the device's extension.
                     try flush(killBeforeAck: false)

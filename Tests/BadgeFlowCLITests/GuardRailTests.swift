@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension CLI {
-    /// A JSON state's text without its records (SPEC §6): `inputs` (the inputs it applied,
+    /// A JSON state's text without its records (StateFileFormat): `inputs` (the inputs it applied,
     /// each named with when it was applied) and `offset` (written by `--numbered` runs).
     static func withoutInputRecords(_ text: String) -> String {
         let text = text.replacingOccurrences(of: "\n  \"offset\": \"numbered\",", with: "")
@@ -13,7 +13,7 @@ extension CLI {
     }
 }
 
-/// SPEC §6 "Nothing is applied twice, nothing starts from nothing by mistake": each mistake
+/// StateFileFormat, "Inputs applied and queue offsets": each mistake
 /// of issue 43 that went through with exit 0, refused.
 @Suite struct GuardRailTests {
     static let day1 = """

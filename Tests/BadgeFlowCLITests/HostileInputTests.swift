@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func duplicateKeysAreAnErrorAtTheSecondOne() throws {
-        // SPEC §6: json-c would keep the last value and other readers the first, so neither is
+        // PayloadValidation: json-c would keep the last value and other readers the first, so neither is
         // taken (this test kept the last value before duplicate-key).
         let lines = try filterLines([#"{"aps":{"alert":"x","thread-id":"first","thread-id":"second"}}"#])
         #expect(lines.first?.contains(#""code":"duplicate-key""#) == true, "\(lines)")

@@ -63,7 +63,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: dir + "/s.json"), "the state is still saved")
     }
 
-    /// SPEC §6: a 0-byte state file is exit 3, never a new empty state.
+    /// StateFileFormat: a 0-byte state file is exit 3, never a new empty state.
     @Test func anEmptyStateFileIsNotAState() throws {
         let dir = try CLI.temporaryDirectory()
         defer { CLI.removeTemporaryDirectory(dir) }

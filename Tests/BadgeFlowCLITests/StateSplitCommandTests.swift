@@ -74,7 +74,7 @@ import Testing
         let merge = try CLI.run(["state", "merge", dir + "/merged." + format] + partPaths.reversed())
         #expect(merge.status == 0, "\(merge.stderr)")
         // The chain read day files, the parts stdin: their records of inputs applied differ
-        // (SPEC §6), all else is byte for byte the same.
+        // (StateFileFormat), all else is byte for byte the same.
         if format == "json" {
             #expect(try Self.withoutRecords(dir + "/merged.json") == Self.withoutRecords(one))
         } else {

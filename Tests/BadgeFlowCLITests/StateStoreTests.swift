@@ -450,7 +450,7 @@ import Testing
         #expect(other.status == 3)
         #expect(other.stderr.contains("not a BadgeFlow state"))
         #expect(try CLI.run(["state", "info", foreign]).status == 3)
-        // An empty file is not a state (SPEC §6: BadgeFlow's own saves never leave one; a
+        // An empty file is not a state (StateFileFormat: BadgeFlow's own saves never leave one; a
         // new database is renamed into place once it has its tables): exit 3, untouched.
         let empty = dir + "/empty.sqlite"
         _ = FileManager.default.createFile(atPath: empty, contents: nil)

@@ -252,7 +252,7 @@ final class TempDir {
         let heard = Heard()
         let token = try center.observe("root") { heard.append($0) }
         let outcome = try center.setContribution(.none, of: "root.chat.alice")
-        #expect(outcome.decrement == nil)  // a setting, not a read (SPEC §4 contribute)
+        #expect(outcome.decrement == nil)  // a setting, not a read (EventLines, "Settings per account")
         #expect(center.total == 2)
         #expect(center.state(of: "root.chat.alice").badgeValue == "4")
         #expect(heard.all.map(\.count) == [6, 2])

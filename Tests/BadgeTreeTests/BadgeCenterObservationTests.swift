@@ -133,7 +133,7 @@ private final class Collected<T: Sendable>: @unchecked Sendable {
         "#badgetree-shared 2 0123\n{\"version\":2}\n",
     ])
     func aCorruptFileIsAnErrorNeverAnEmptyTree(_ text: String) throws {
-        // (A 0-byte file is an empty one: SPEC §7.)
+        // (A 0-byte file is an empty one: SharedFileFormat.)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-\(UUID()).json").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))

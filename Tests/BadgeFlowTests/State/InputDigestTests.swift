@@ -2,7 +2,7 @@ import Testing
 
 @testable import BadgeFlow
 
-/// The digest a state records of each input (SPEC §6), and the records it keeps.
+/// The digest a state records of each input (StateFileFormat), and the records it keeps.
 @Suite struct InputDigestTests {
     static func hex(_ bytes: [UInt8]) -> String {
         var h = SHA256()

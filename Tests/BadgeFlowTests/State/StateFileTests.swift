@@ -206,7 +206,7 @@ private func text(_ s: FilterSession) -> String { String(decoding: s.output.byte
         #expect(stream.accounts.isEmpty)
     }
 
-    /// SPEC §6: a 0-byte (or whitespace-only) state file is not a state, never a new empty one.
+    /// StateFileFormat: a 0-byte (or whitespace-only) state file is not a state, never a new empty one.
     @Test(arguments: ["", "\n", "  \r\n"])
     func anEmptyFileIsNotAState(_ content: String) throws {
         let folder = try TemporaryFolder()

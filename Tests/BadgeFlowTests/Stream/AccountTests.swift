@@ -265,7 +265,7 @@ private func updates(_ line: String) -> String? {
                 #"{"aps":{"alert":"hi","thread-id":"bob","badge":4,"badge":5}}"#,
             ], stamp: true)
         #expect(out[0].hasSuffix(#""payload":{"aps":{"alert":"hi","thread-id":"bob","badge":1},"k":"é\n"}}"#))
-        // A repeated key is no longer rewritten from json-c's last value: SPEC §6 makes it the
+        // A repeated key is no longer rewritten from json-c's last value: PayloadValidation makes it the
         // error duplicate-key (json-c keeps the last value, other readers the first).
         #expect(out[1].contains(#""code":"duplicate-key""#) && out[1].contains(#""at":"/aps/badge""#), "\(out[1])")
     }

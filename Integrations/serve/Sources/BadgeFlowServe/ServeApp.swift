@@ -7,7 +7,7 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
-/// `badgeflow serve`: HTTP reads of a live state (SPEC §10), on Hummingbird.
+/// `badgeflow serve`: HTTP reads of a live state (RunningAsAService, "Reads over HTTP"), on Hummingbird.
 ///
 /// - `GET /v1/accounts/{id}`: the account, byte for byte what `badgeflow state get FILE ID
 ///   --json` prints (``StoredAccount/jsonLine``);
