@@ -16,12 +16,12 @@ MANPAGE := .build/plugins/GenerateManual/outputs/BadgeFlowCLI/badgeflow.1
 # reports in (`make browser-test`).
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists json-c || \
-	    ! pkg-config --exists sqlite3 || ! command -v sqlite3 >/dev/null 2>&1 || ! pkg-config --exists rocksdb || \
+	    ! pkg-config --exists sqlite3 || ! command -v sqlite3 >/dev/null 2>&1 || ! pkg-config --exists rocksdb || ! pkg-config --exists libcrypto || \
 	    [ ! -f /usr/include/mimalloc.h ] || [ ! -x /usr/bin/mount ] || [ ! -x /usr/bin/chattr ] || \
 	    ! command -v chromium >/dev/null 2>&1; then \
-	  echo "make: installing libjson-c-dev, libsqlite3-dev, sqlite3, librocksdb-dev, libmimalloc-dev, pkg-config, mount, e2fsprogs and chromium"; \
+	  echo "make: installing libjson-c-dev, libsqlite3-dev, sqlite3, librocksdb-dev, libmimalloc-dev, libssl-dev, pkg-config, mount, e2fsprogs and chromium"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libjson-c-dev libsqlite3-dev sqlite3 librocksdb-dev libmimalloc-dev pkg-config mount e2fsprogs chromium >/dev/null; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libjson-c-dev libsqlite3-dev sqlite3 librocksdb-dev libmimalloc-dev libssl-dev pkg-config mount e2fsprogs chromium >/dev/null; \
 	fi
 
 # Chromium alone (`make deps` installs it too), for the targets that open reports in it.

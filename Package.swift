@@ -44,6 +44,13 @@ let package = Package(
             pkgConfig: "rocksdb",
             providers: [.apt(["librocksdb-dev"])]
         ),
+        // SHA-256 of the inputs a state records (`InputDigest`), with the CPU's SHA extensions
+        // (Linux; elsewhere BadgeFlow's own SHA-256). Only Sources/BadgeFlow/State touches it.
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // The executable's allocator (Linux): not a dependency of the library, so apps that
         // embed BadgeFlow keep their own.
         .systemLibrary(
@@ -54,7 +61,10 @@ let package = Package(
         .target(name: "BadgeTree"),
         .target(
             name: "BadgeFlow",
-            dependencies: ["BadgeTree", "CJSONC", "CSQLite", "CRocksDB"]
+            dependencies: [
+                "BadgeTree", "CJSONC", "CSQLite", "CRocksDB",
+                .target(name: "CCrypto", condition: .when(platforms: [.linux])),
+            ]
         ),
         // The `badgeflow` executable (its folder is not `Sources/badgeflow`: that would differ
         // from `Sources/BadgeFlow` only by case, one folder on a Mac's default disk).

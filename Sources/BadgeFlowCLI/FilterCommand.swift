@@ -62,7 +62,7 @@ struct FilterCommand: TakesManyInputs {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "With --state: the digest of an input piped to stdin (SIZE:SHA256-OF-FIRST-MIB:SHA256-OF-LAST-MIB, as `state info --json` shows them), and after = the name to record it under (default stdin); the Spark job passes one for each input file. Refused like a file's when the state recorded it; recorded at the end.",
+            "With --state: the digest of an input piped to stdin (SIZE:SHA256-OF-FIRST-MIB:SHA256-OF-LAST-MIB, as `state info --json` shows them), and after = the name to record it under (default stdin); the Spark job passes one for each input file. Refused like a file's when the state recorded it; recorded at the end, instead of the digest of stdin as it is read.",
             valueName: "DIGEST[=NAME]"))
     var inputDigest: [String] = []
 
@@ -207,9 +207,15 @@ struct FilterCommand: TakesManyInputs {
         options.blockCacheBytes = blockCache.flatMap(ByteSize.parse)
         if state != nil {
             // 2 MiB read a file, before any line: nothing per line (StateFileFormat).
+            // stdin redirected from a file (`< day1.ndjson`) is a file; a pipe is digested
+            // as it is read and recorded at the end (StateSession.streamedDigest).
+            // With --input-digest the caller names what it pipes (the Spark job): that is recorded instead.
+            let stdinFile =
+                sources.contains("-") && inputDigest.isEmpty ? InputDigest.of(fd: 0).map { [(name: "stdin", digest: $0)] } ?? [] : []
+            options.digestsStdin = inputDigest.isEmpty
             options.inputDigests =
                 sources.filter { $0 != "-" }.compactMap { path in InputDigest.of(path: path).map { (name: path, digest: $0) } }
-                + inputDigest.map(Self.digestAndName)
+                + stdinFile + inputDigest.map(Self.digestAndName)
         }
         let session: StateSession
         do {

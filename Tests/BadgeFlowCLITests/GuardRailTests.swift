@@ -198,6 +198,65 @@ extension CLI {
         }
     }
 
+    /// stdin through a pipe is digested as it is read and recorded as `stdin`: the same
+    /// day given later as a file is refused; a pipe itself is never refused (its digest is
+    /// known only once it is read: the queue offset protects a queue).
+    @Test(arguments: ["json", "sqlite", "rocksdb"])
+    func aPipedDayIsRecordedAndTheSameDayAsAFileIsRefused(_ format: String) throws {
+        try CLI.withTemporaryDirectory { dir in
+            let state = dir + "/s." + format, input = dir + "/day1.ndjson"
+            try Self.write(Self.day1, input)
+            let piped = try CLI.run(["filter", "--state", state], input: Self.day1)
+            #expect(piped.status == 0 && piped.lines.count == 2, "\(piped.stderr)")
+            let info = try CLI.run(["state", "info", "--json", state])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
+            let inputs = try #require(object["inputs"] as? [[String: Any]])
+            #expect(inputs.count == 1 && inputs.first?["name"] as? String == "stdin", "\(info.stdout)")
+            #expect(inputs.first?["first_seq"] as? Int == 1 && inputs.first?["last_seq"] as? Int == 2)
+            let file = try CLI.run(["filter", "--state", state, input])
+            #expect(file.status == 2 && file.stdout.isEmpty, "\(file.stderr)")
+            #expect(file.stderr.contains("already applied") && file.stderr.contains("as stdin (seq 1-2)"), "\(file.stderr)")
+            // A pipe is read before its digest is known: applied again (its record replaces
+            // the first: one record a content). An empty pipe records nothing; another day does.
+            let again = try CLI.run(["filter", "--state", state], input: Self.day1)
+            #expect(again.status == 0 && again.lines.count == 2, "\(again.stderr)")
+            #expect(try CLI.run(["filter", "--state", state], input: "").status == 0)
+            #expect(try CLI.run(["filter", "--state", state], input: Self.day2).status == 0)
+            let after = try CLI.run(["state", "info", "--json", state])
+            let names = try #require(
+                (try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["inputs"] as? [[String: Any]]
+            ).map { "\($0["name"] ?? "")" }
+            #expect(names == ["stdin", "stdin"], "\(after.stdout)")
+            #expect(after.stdout.contains("\"digest\":\"\(Self.day2.utf8.count):"), "\(after.stdout)")
+        }
+    }
+
+    /// stdin redirected from a file is a file: digested before it is read, refused the
+    /// second time; with --input-digest the caller's name is recorded, not stdin's.
+    @Test(arguments: ["json", "sqlite"])
+    func stdinFromAFileIsRefusedLikeTheFile(_ format: String) throws {
+        try CLI.withTemporaryDirectory { dir in
+            let state = dir + "/s." + format, input = dir + "/day1.ndjson"
+            try Self.write(Self.day1, input)
+            let bin = CLI.executable
+            try Self.sh("\"$0\" filter --state '\(state)' < '\(input)' > /dev/null", bin)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            p.arguments = ["-c", "\"$0\" filter --state '\(state)' < '\(input)' > /dev/null 2> '\(dir)/err'", bin]
+            try p.run()
+            p.waitUntilExit()
+            let err = try String(contentsOfFile: dir + "/err", encoding: .utf8)
+            #expect(p.terminationStatus == 2 && err.contains("already applied") && err.contains("as stdin"), "\(err)")
+            #expect(try CLI.run(["filter", "--state", state, input]).status == 2)
+            // The Spark job names what it pipes: only that name is recorded.
+            let named = dir + "/n." + format
+            let digest = "123:" + String(repeating: "ab", count: 32) + ":" + String(repeating: "cd", count: 32)
+            #expect(try CLI.run(["filter", "--state", named, "--input-digest", digest + "=day1.ndjson"], input: Self.day1).status == 0)
+            let info = try CLI.run(["state", "info", "--json", named]).stdout
+            #expect(info.contains("\"name\":\"day1.ndjson\"") && !info.contains("\"name\":\"stdin\""), "\(info)")
+        }
+    }
+
     // MARK: Item 5: compressed input, whatever its name
 
     @Test(arguments: [

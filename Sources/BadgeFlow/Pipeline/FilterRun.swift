@@ -230,6 +230,11 @@ package final class FilterRun {
                 continue
             }
             reader.restart(fd: fd)
+            // stdin a pipe: digested as it is read, for the state's record of its inputs (a
+            // file's, or stdin redirected from one, was digested before it was read).
+            let digest =
+                source == "-" && !InputDigest.isRegularFileAtStart(fd) ? session.streamedDigest(name: "stdin") : nil
+            reader.digest = digest
             progress?.begin(fd: fd, lines: filter.seq)
             var countdown = Self.progressLines
             do {
@@ -248,10 +253,13 @@ package final class FilterRun {
                     }
                     return receivedSignal == 0 && reading
                 }
+                // Read to its end (not stopped by a signal, the output or the state).
+                if receivedSignal == 0 && reading && !outputClosed { digest?.complete = true }
             } catch {
                 message("badgeflow: \(error.description)")
                 outcome.inputFailed = true
             }
+            reader.digest = nil
             progress?.end()
         }
         // Every line read gets its answer, even when a signal cut the input short. Once the

@@ -34,6 +34,9 @@ public final class LineReader {
     /// given (a live stream); without it the reader reads, and a signal ends a blocked read
     /// with `EINTR` alone.
     public var wakeFD: Int32 = -1
+    /// Sees every byte read, in order (nil: none): a state's record of stdin
+    /// (``StreamedInputDigest``). ``restart(fd:)`` leaves it; the caller sets it per input.
+    package var digest: StreamedInputDigest?
     private var fd: Int32
     private var buffer: UnsafeMutableRawBufferPointer
     private var start = 0
@@ -126,6 +129,7 @@ public final class LineReader {
                 start = 0; end = 0
                 return
             }
+            digest?.add(UnsafeRawBufferPointer(start: buffer.baseAddress.unsafelyUnwrapped + end, count: n))
             end += n
             if !checkedStart {
                 // A pipe's first bytes (a file's are checked before it is read): a gzip,

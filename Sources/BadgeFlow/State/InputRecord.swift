@@ -121,8 +121,23 @@ package enum InputDigest {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return of(fd: fd)
+    }
+
+    /// Whether `fd` is open on a regular file at its start (stdin redirected from a file:
+    /// `< day.ndjson`), which ``of(fd:)`` digests before it is read; anything else (a pipe)
+    /// is digested as it is read (``StreamedInputDigest``).
+    package static func isRegularFileAtStart(_ fd: Int32) -> Bool {
         var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
+        return fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFREG && lseek(fd, 0, SEEK_CUR) == 0
+    }
+
+    /// The digest of the regular file open on `fd` at its start, read with `pread` (the
+    /// descriptor's offset does not move); nil when `fd` is anything else.
+    package static func of(fd: Int32) -> String? {
+        guard isRegularFileAtStart(fd) else { return nil }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
         let size = Int(st.st_size)
         guard let head = read(fd, at: 0, count: min(size, endBytes)) else { return nil }
         // Up to 1 MiB, the last MiB is the first: hashed once.
@@ -134,13 +149,9 @@ package enum InputDigest {
     /// The digest of a `size`-byte input whose first and last MiB are `head` and `tail`
     /// (nil: the same bytes as `head`).
     package static func digest(size: Int, head: [UInt8], tail: [UInt8]?) -> String {
-        var first = SHA256()
-        first.update(head)
-        let firstHex = first.finish()
+        let firstHex = head.withUnsafeBytes { SHA256.hex(of: $0) }
         guard let tail else { return "\(size):\(firstHex):\(firstHex)" }
-        var last = SHA256()
-        last.update(tail)
-        return "\(size):\(firstHex):\(last.finish())"
+        return "\(size):\(firstHex):\(tail.withUnsafeBytes { SHA256.hex(of: $0) })"
     }
 
     /// Whether `text` has the form of a digest (`SIZE:HEX64:HEX64`).
@@ -162,6 +173,52 @@ package enum InputDigest {
             done += n
         }
         return bytes
+    }
+}
+
+/// ``InputDigest`` of an input read once from start to end, as it is read (a pipe on stdin,
+/// which cannot be read twice): its first MiB is kept, its last MiB in a ring, and both are
+/// hashed when ``finish()`` is called. For the same bytes it gives what ``InputDigest/of(path:)``
+/// gives for a file. Costs one copy of each byte read (`memcpy`, a few hundredths of an
+/// instruction a byte) and, at the end, the two hashes: nothing per line.
+package final class StreamedInputDigest {
+    private var head: [UInt8] = []
+    private var ring: [UInt8]
+    /// Where the next byte goes in ``ring``: once it is full, the oldest byte's index.
+    private var ringEnd = 0
+    /// The bytes seen so far.
+    package private(set) var size = 0
+    /// Set by the reader when the input was read to its end (only then is it recorded).
+    package var complete = false
+
+    /// A digest of no bytes yet.
+    package init() {
+        ring = [UInt8](repeating: 0, count: InputDigest.endBytes)
+    }
+
+    /// Adds the next `bytes` read.
+    package func add(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        let end = InputDigest.endBytes
+        if head.count < end { head.append(contentsOf: UnsafeRawBufferPointer(start: base, count: min(end - head.count, bytes.count))) }
+        size += bytes.count
+        // Only the last `end` bytes of this piece can be in the last MiB.
+        let keep = min(bytes.count, end)
+        let from = base + (bytes.count - keep)
+        ring.withUnsafeMutableBytes { r in
+            guard let ringBase = r.baseAddress else { return }
+            let first = min(keep, end - ringEnd)
+            memcpy(ringBase + ringEnd, from, first)
+            if keep > first { memcpy(ringBase, from + first, keep - first) }
+        }
+        ringEnd = (ringEnd + keep) % end
+    }
+
+    /// The digest of the bytes added (``InputDigest``'s text).
+    package func finish() -> String {
+        guard size > InputDigest.endBytes else { return InputDigest.digest(size: size, head: head, tail: nil) }
+        let tail = Array(ring[ringEnd...] + ring[..<ringEnd])
+        return InputDigest.digest(size: size, head: head, tail: tail)
     }
 }
 

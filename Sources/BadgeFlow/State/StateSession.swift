@@ -52,6 +52,10 @@ package final class StateSession {
         /// a recorded one is refused without `--resume`/`--no-resume`, and each is recorded
         /// at the end.
         package var inputDigests: [(name: String, digest: String)] = []
+        /// Whether stdin, when it is a pipe, is digested as it is read and recorded
+        /// (``StateSession/streamedDigest(name:)``); off when the caller names what it pipes
+        /// (`--input-digest`).
+        package var digestsStdin = true
         /// A RocksDB state's block cache, in bytes (`--block-cache`; nil: the default).
         package var blockCacheBytes: Int?
         /// The smallest `--block-cache`.
@@ -145,6 +149,8 @@ package final class StateSession {
     package let rules: RuleSet
     /// The state (nil: none).
     package let store: (any StateStore)?
+    /// The inputs digested as they are read (``streamedDigest(name:)``).
+    private var streamedDigests: [(name: String, digest: StreamedInputDigest)] = []
     /// The filter over the state's accounts (``start(jobs:linesPerBatch:)``).
     package var filter: ParallelFilter {
         guard let running else { preconditionFailure("StateSession: start() first") }
@@ -306,14 +312,28 @@ package final class StateSession {
     }
 
     /// The records of this run's inputs, added before the last save of a run that read them
-    /// to their end.
+    /// to their end: the files' digests taken before they were read, and those of the
+    /// streams (stdin a pipe) read to their end.
     private func recordInputs() {
         let last = filter.resumeSeq
         let first = options.numbered ? startSeq + 1 : skipLines + 1
         let at = AppliedInput.now()
-        for (name, digest) in options.inputDigests where !digest.hasPrefix("0:") {
+        let streamed = streamedDigests.filter(\.digest.complete).map { (name: $0.name, digest: $0.digest.finish()) }
+        for (name, digest) in options.inputDigests + streamed where !digest.hasPrefix("0:") {
             records.add(AppliedInput(digest: digest, name: name, firstSeq: min(first, max(last, 1)), lastSeq: last, at: at))
         }
+    }
+
+    /// A digest for the reader to fill as it reads `name` (stdin a pipe, which cannot be
+    /// digested before it is read), recorded with the run's inputs when the reader marks it
+    /// ``StreamedInputDigest/complete``; nil without a state file (nothing records it). Such
+    /// an input is never refused (its digest is known only once it is read); a later file
+    /// with the same content is.
+    package func streamedDigest(name: String) -> StreamedInputDigest? {
+        guard store != nil, options.digestsStdin else { return nil }
+        let digest = StreamedInputDigest()
+        streamedDigests.append((name, digest))
+        return digest
     }
 
     /// Makes the filter over the state's accounts, with `jobs` worker threads (whose

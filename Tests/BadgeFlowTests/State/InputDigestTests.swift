@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import BadgeFlow
@@ -41,6 +42,51 @@ import Testing
         let big = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 % 251) }
         let expected = "\(big.count):\(Self.hex(Array(big.prefix(1 << 20)))):\(Self.hex(Array(big.suffix(1 << 20))))"
         #expect(InputDigest.digest(size: big.count, head: Array(big.prefix(1 << 20)), tail: Array(big.suffix(1 << 20))) == expected)
+    }
+
+    /// The fast path (libcrypto on Linux) is the portable code's twin: the standard's
+    /// examples, and random inputs of every length around a block's edges and past a MiB.
+    @Test func theFastSHA256AgreesWithThePortableOne() {
+        func fast(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { SHA256.hex(of: $0) } }
+        #expect(fast([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(fast(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        var rng = SystemRandomNumberGenerator()
+        let lengths = Array(0...130) + [1000, 4095, 65_536, (1 << 20) - 1, 1 << 20, (1 << 20) + 55]
+        for length in lengths {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let portable = bytes.withUnsafeBytes { SHA256.portableHex(of: $0) }
+            #expect(fast(bytes) == portable, "length \(length)")
+        }
+    }
+
+    /// stdin read as a stream, in pieces of any size, gives the digest a file of the same
+    /// bytes gives (the last MiB kept in a ring).
+    @Test(arguments: [0, 1, 100, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, (2 << 20) + 513, (3 << 20) + 17])
+    func aStreamedDigestIsTheFilesDigest(_ size: Int) throws {
+        let bytes = (0..<size).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+        let expected =
+            size > InputDigest.endBytes
+            ? InputDigest.digest(size: size, head: Array(bytes.prefix(1 << 20)), tail: Array(bytes.suffix(1 << 20)))
+            : InputDigest.digest(size: size, head: bytes, tail: nil)
+        // Pieces smaller and larger than the ring, and one read of everything.
+        for pieces in [[1, 7, 4096], [65_536, 3], [3 << 20], [(1 << 20) + 9, 1]] {
+            let streamed = StreamedInputDigest()
+            var at = 0, k = 0
+            bytes.withUnsafeBytes { all in
+                while at < size {
+                    let n = min(pieces[k % pieces.count], size - at)
+                    streamed.add(UnsafeRawBufferPointer(rebasing: all[at..<at + n]))
+                    at += n
+                    k += 1
+                }
+            }
+            #expect(streamed.size == size)
+            #expect(streamed.finish() == expected, "pieces \(pieces)")
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("digest-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        #expect(InputDigest.of(path: path) == expected)
     }
 
     @Test func recordsKeepTheLast64AndMergeEveryPartsInputs() {
