@@ -175,8 +175,10 @@ import Testing
         #expect(bounded.stdout == plain.stdout)
         // The same accounts, devices and marks: converted back, the state is the JSON one.
         #expect(try CLI.run(["state", "convert", dir + "/b." + format, dir + "/back.json"]).status == 0)
+        // The same input applied, recorded by each run with its own time.
         #expect(
-            try String(contentsOfFile: dir + "/back.json", encoding: .utf8) == String(contentsOfFile: dir + "/plain.json", encoding: .utf8))
+            CLI.withoutInputRecords(try String(contentsOfFile: dir + "/back.json", encoding: .utf8))
+                == CLI.withoutInputRecords(try String(contentsOfFile: dir + "/plain.json", encoding: .utf8)))
         // And JSON -> store -> JSON (both held compactly by convert) gives the file back.
         #expect(try CLI.run(["state", "convert", dir + "/plain.json", dir + "/c." + format]).status == 0)
         #expect(try CLI.run(["state", "convert", dir + "/c." + format, dir + "/again.json"]).status == 0)
@@ -402,7 +404,8 @@ import Testing
         if readBytes > 500_000 { #expect(applied > 0) }
         let reference = try CLI.run(["filter", "--state", dir + "/ref.json"], input: lines.prefix(applied).joined())
         #expect(reference.status == 0)
-        #expect(try String(contentsOfFile: dir + "/ref.json", encoding: .utf8) == text)
+        // The reference read its stdin to the end and records it; the cut run records nothing.
+        #expect(CLI.withoutInputRecords(try String(contentsOfFile: dir + "/ref.json", encoding: .utf8)) == text)
     }
 
     @Test func resumeRejectsAnotherInputFile() throws {
