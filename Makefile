@@ -88,6 +88,12 @@ install: deps
 	install -m 755 $(RBIN) "$(DESTDIR)$(PREFIX)/bin/badgeflow"
 	install -m 644 $(MANPAGE) "$(DESTDIR)$(PREFIX)/share/man/man1/badgeflow.1"
 
+# badgeflow-serve (Integrations/serve, its own package) beside badgeflow: `badgeflow serve` runs it.
+install-serve: deps
+	cd Integrations/serve && $(SWIFT) build -c release --product badgeflow-serve
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 755 Integrations/serve/.build/release/badgeflow-serve "$(DESTDIR)$(PREFIX)/bin/badgeflow-serve"
+
 # `make install` into a fresh folder: the binary runs and `man -l` renders the page, with its
 # characters intact: GenerateManual drops every non-ASCII character (an ellipsis became
 # nothing: `"payload":{}`), so the help texts are ASCII and the rendered page must show them.
@@ -141,6 +147,7 @@ serve-test: deps serve-deps
 	$(SWIFT) build --product badgeflow $(SWIFTFLAGS)
 	cd Integrations/serve && $(SWIFT) build --build-tests $(SWIFTFLAGS)
 	cd Integrations/serve && BADGEFLOW_BIN=$(CURDIR)/$(BIN) $(SWIFT) test --skip-build
+	Scripts/serve-subcommand-test.sh $(BIN) Integrations/serve/.build/debug/badgeflow-serve
 	@unit=$$(mktemp -d) && \
 	  sed "s|/usr/local/bin/badgeflow-serve|$(CURDIR)/Integrations/serve/.build/debug/badgeflow-serve|" \
 	    Integrations/serve/badgeflow-serve.service > $$unit/badgeflow-serve.service && \

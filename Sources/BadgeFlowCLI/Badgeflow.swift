@@ -10,7 +10,7 @@ struct Badgeflow: ParsableCommand {
         version: "badgeflow \(version) (\(Allocator.name))",
         subcommands: [
             FilterCommand.self, ReportCommand.self, BatchCommand.self, ValidateCommand.self, TreeCommand.self, StateCommand.self,
-            RulesCommand.self, ExampleCommand.self,
+            RulesCommand.self, ExampleCommand.self, ServeCommand.self,
         ]
     )
 
