@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -46,8 +47,8 @@ import Testing
     }
 
     @Test func theTreeOfAnAccountByAccountOrByDevice() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         // Stop before the evening's reads, while the account still shows something.
         let lines = try String(contentsOfFile: day, encoding: .utf8).split(separator: "\n").prefix(14)
@@ -83,8 +84,8 @@ import Testing
     /// damaged account elsewhere does not stop it, while `state info` (which reads them all)
     /// and a tree of the damaged account report it.
     @Test func theTreeOfOneAccountOfAJSONStateReadsThatAccountAlone() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         try #"""
         {"format": "badgeflow-state", "version": 2, "accounts": {
@@ -106,8 +107,8 @@ import Testing
     }
 
     @Test func aVersionOneStateFileIsRefusedNamingItsVersion() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         // Devices with their own trees and one clock for all, as pre-release builds wrote them.
         let old = #"""

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
@@ -24,8 +25,8 @@ import Testing
     }
 
     @Test func reportsPassFailAndNewWithADiffAndExitsOne() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try makeFolder(dir)
         let r = try CLI.run(["batch", dir])
         #expect(r.status == 1)
@@ -40,15 +41,15 @@ import Testing
     }
 
     @Test func newFilesAloneDoNotFail() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try "{\"op\":\"tick\"}\n".write(toFile: dir + "/a.ndjson", atomically: true, encoding: .utf8)
         #expect(try CLI.run(["batch", dir]).status == 0)
     }
 
     @Test func updateWritesExpectationsThatThenPass() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try makeFolder(dir)
         let u = try CLI.run(["batch", "--update", dir])
         #expect(u.status == 0)
@@ -63,8 +64,8 @@ import Testing
 
     @Test func batchOutputIsWhatFilterWrites() throws {
         let stream = CLI.fixture("scenarios/chat-read-elsewhere.ndjson")
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try FileManager.default.copyItem(atPath: stream, toPath: dir + "/s.ndjson")
         _ = try CLI.run(["batch", "--update", dir])
         let filtered = try CLI.run(["filter", stream])
@@ -74,8 +75,8 @@ import Testing
     /// Root reads anything: skipped as root (the missing-path case below still runs).
     @Test(.enabled(if: getuid() != 0, "root reads an unreadable file"))
     func anUnreadableInputIsAnError() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try "{}".write(toFile: dir + "/x.ndjson", atomically: true, encoding: .utf8)
         chmod(dir + "/x.ndjson", 0)
         defer { chmod(dir + "/x.ndjson", 0o644) }
@@ -89,8 +90,8 @@ import Testing
     }
 
     @Test func jsonReportHasEveryFileAndTheCounts() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let r = try CLI.run(["batch", "--report", "json", try makeFolder(dir)])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let files = try #require(object["files"] as? [[String: Any]])
@@ -102,8 +103,8 @@ import Testing
     }
 
     @Test func junitReportParsesAndHasTheRightCounts() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let r = try CLI.run(["batch", "--report", "junit", try makeFolder(dir)])
         #expect(r.status == 1)
         let doc = try XMLDocument(data: Data(r.stdout.utf8))
@@ -118,27 +119,27 @@ import Testing
     }
 
     @Test func noProgressBarWhenStderrIsNotATerminal() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let r = try CLI.run(["batch", try makeFolder(dir)])
         #expect(r.stderr.isEmpty)
         #expect(!r.stdout.contains("\r"))
     }
 
     @Test func outWritesEachActualOutput() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try makeFolder(dir)
-        let out = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(out) }
+        let out = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(out) }
         _ = try CLI.run(["batch", "--out", out, dir])
         let actual = try String(contentsOfFile: out + dir + "/sub/fail.actual.ndjson", encoding: .utf8)
         #expect(actual.hasSuffix("\"icon\":0}\n"))
     }
 
     @Test func aFileOwnRulesApply() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try "{\"aps\":{\"alert\":\"x\"},\"k\":\"v\"}\n".write(toFile: dir + "/s.ndjson", atomically: true, encoding: .utf8)
         try #"{"version":1,"rules":[{"name":"k","match":{"/k":"v"},"path":"root.k","action":"dot"}]}"#
             .write(toFile: dir + "/s.rules.json", atomically: true, encoding: .utf8)

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func aDeletedExpectationFailsOnlyInStrictMode() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try passingFolder(dir)
             try write(push, dir + "/expiry.ndjson")
             #expect(try CLI.run(["batch", dir]).status == 0)
@@ -33,7 +34,7 @@ import Testing
     }
 
     @Test func aLeftoverExpectationFailsOnlyInStrictMode() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try passingFolder(dir)
             try FileManager.default.copyItem(atPath: dir + "/ok.expected.ndjson", toPath: dir + "/gone.expected.ndjson")
             let loose = try CLI.run(["batch", dir])
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test func anEmptyFolderFailsInStrictMode() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             #expect(try CLI.run(["batch", dir]).status == 0)
             let r = try CLI.run(["batch", "--strict", dir])
             #expect(r.status == 1)
@@ -55,7 +56,7 @@ import Testing
     }
 
     @Test func aTypoFrozenIntoAGoldenFailsInStrictModeUnlessDeclared() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(#"{"aps":{"alert":"hi","thread-id":"a"}"# + "\n", dir + "/typo.ndjson")
             #expect(try CLI.run(["batch", "--update", dir]).status == 0)
             let golden = try String(contentsOfFile: dir + "/typo.expected.ndjson", encoding: .utf8)
@@ -75,7 +76,7 @@ import Testing
     }
 
     @Test func aFixtureThatProducesNothingFailsInStrictMode() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try passingFolder(dir)
             // Only blank lines: no result line, so a golden of it would test nothing.
             try write("\n\n   \n", dir + "/blank.ndjson")
@@ -106,7 +107,7 @@ import Testing
     }
 
     @Test func collidingInputsAreAnErrorInAnyMode() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(push, dir + "/order.json")
             try write(push, dir + "/order.ndjson")
             let r = try CLI.run(["batch", "--update", dir])
@@ -119,7 +120,7 @@ import Testing
     }
 
     @Test func outNeverWritesOutsideItsFolder() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(push, dir + "/orders/a.ndjson")
             try FileManager.default.createDirectory(atPath: dir + "/sub", withIntermediateDirectories: true)
             let r = try CLI.run(["batch", "--out", "OUT", "../orders"], cwd: dir + "/sub")
@@ -134,7 +135,7 @@ import Testing
     }
 
     @Test func folderSidecarsGiveRulesAndOptionsAndAreNeverInputs() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(#"{"version":1,"rules":[{"name":"k","match":{"/k":"v"},"path":"root.k","action":"dot"}]}"#, dir + "/rules.json")
             try write(#"{"stamp": true}"#, dir + "/batch.json")
             try write(#"{"aps":{"alert":"x"},"k":"v"}"# + "\n", dir + "/a.ndjson")
@@ -156,7 +157,7 @@ import Testing
     }
 
     @Test func aStartingStateSidecarSeedsTheRun() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(push, dir + "/seed.ndjson")
             _ = try CLI.run(["filter", "--state", dir + "/start.state.json", dir + "/seed.ndjson"])
             try FileManager.default.removeItem(atPath: dir + "/seed.ndjson")
@@ -170,7 +171,7 @@ import Testing
     }
 
     @Test func aBadSidecarIsAnErrorNamingFileAndPointer() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(push, dir + "/a.ndjson")
             try write(#"{"stamp": "yes"}"#, dir + "/a.batch.json")
             try write(push, dir + "/b.ndjson")
@@ -183,7 +184,7 @@ import Testing
     }
 
     @Test func aFailureShowsEveryDifferingLineAndTheFieldsThatDiffer() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let lines = (1...30).map { #"{"aps":{"alert":"hi","thread-id":"t\#($0)"}}"# }.joined(separator: "\n") + "\n"
             try write(lines, dir + "/many.ndjson")
             _ = try CLI.run(["batch", "--update", dir])
@@ -204,7 +205,7 @@ import Testing
     }
 
     @Test func junitFileBesideTheTextReport() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(push, dir + "/a/x.ndjson")
             try write(push, dir + "/b/y.ndjson")
             _ = try CLI.run(["batch", "--update", dir])

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 @testable import BadgeFlowCLI
@@ -5,8 +6,8 @@ import Testing
 /// `filter` on a gzip/zstd/bzip2/xz INPUT says so (exit 4) instead of an error line a line.
 @Suite struct CompressedInputTests {
     @Test func aGzipInputIsRefusedAndTheOthersAreRead() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let a = dir + "/a.ndjson", b = dir + "/b.ndjson", gz = dir + "/x.ndjson.gz"
         try "{\"op\":\"tick\"}\n".write(toFile: a, atomically: false, encoding: .utf8)
         try "{\"op\":\"tick\"}\n".write(toFile: b, atomically: false, encoding: .utf8)
@@ -27,8 +28,8 @@ import Testing
     }
 
     @Test func aZstdInputNamesZstdcat() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let zst = dir + "/x.ndjson.zst"
         try Data([0x28, 0xB5, 0x2F, 0xFD, 0x24, 0x05, 0x29, 0x00]).write(to: URL(fileURLWithPath: zst))
         let r = try CLI.run(["filter", zst])

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BadgeFlowTestSupport
 import Testing
 
 @testable import BadgeFlowCLI

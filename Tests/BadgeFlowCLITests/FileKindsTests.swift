@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -33,7 +34,7 @@ import Testing
 
     @Test(arguments: ["validate", "batch"])
     func junitToAFIFOWritesIntoItAndLeavesItAFIFO(_ command: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try payload.write(toFile: dir + "/a.json", atomically: false, encoding: .utf8)
             let junit = dir + "/report.xml"
             let reader = try fifoReader(junit)
@@ -50,32 +51,30 @@ import Testing
     /// and closes it: a run blocked reading the FIFO then ends (and the test fails) instead of
     /// hanging. Returns the run and whether the watchdog had to step in.
     private func runUnblocking(_ arguments: [String], fifo: String) throws -> (CLI.Run, Bool) {
-        let done = Locked(false)
-        let unblocked = Locked(false)
+        let done = Guarded(false)
+        let unblocked = Guarded(false)
         let watchdog = Thread {
-            let start = Date()
-            while !done.get() {
-                if Date().timeIntervalSince(start) > 3 {
-                    let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-                    if fd >= 0 {
-                        close(fd)
-                        unblocked.set(true)
-                        return
-                    }
-                }
-                usleep(20_000)
+            // A run not done within 3 s: the FIFO is opened (as soon as it can be) to unblock it.
+            if waitUntil(deadline: 3, { done.get() }) { return }
+            _ = waitUntil(deadline: 600, poll: 0.02) {
+                if done.get() { return true }
+                let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                guard fd >= 0 else { return false }
+                close(fd)
+                unblocked.set(true)
+                return true
             }
         }
         watchdog.start()
         let r = try CLI.run(arguments)
         done.set(true)
-        while !watchdog.isFinished { usleep(1000) }
+        #expect(waitUntil(deadline: 60) { watchdog.isFinished })
         return (r, unblocked.get())
     }
 
     @Test(arguments: ["validate", "batch"])
     func aFIFOInAWalkedFolderIsSkippedWithAWarning(_ command: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let folder = dir + "/in"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
             try payload.write(toFile: folder + "/a.json", atomically: false, encoding: .utf8)
@@ -91,7 +90,7 @@ import Testing
     }
 
     @Test func aLinkToAFolderInsideAWalkedFolderIsNotFollowed() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let folder = dir + "/in"
             try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
             try payload.write(toFile: folder + "/sub/a.json", atomically: false, encoding: .utf8)
@@ -113,7 +112,7 @@ import Testing
 
     @Test(arguments: ["validate", "batch"])
     func aNameThatIsNotUTF8IsReportedByItsBytes(_ command: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let folder = dir + "/in"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
             let name = Array((folder + "/a").utf8CString.dropLast()) + [CChar(bitPattern: 0xFF)] + Array(".json".utf8CString)

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -12,8 +13,8 @@ import Testing
     }
 
     @Test func seqContinuesAcrossInputFiles() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try "{\"op\":\"tick\"}\n{\"op\":\"tick\"}".write(toFile: dir + "/a.ndjson", atomically: true, encoding: .utf8)
         try "{\"op\":\"tick\"}\n".write(toFile: dir + "/b.ndjson", atomically: true, encoding: .utf8)
         let r = try CLI.run(["filter", dir + "/a.ndjson", dir + "/b.ndjson"])
@@ -29,8 +30,8 @@ import Testing
     }
 
     @Test func aRulesFileFaultExitsTwoNamingFileAndPointer() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let rules = dir + "/rules.json"
         try #"{"version":1,"rules":[{"name":"a","path":"root.a","action":"bump"}]}"#.write(toFile: rules, atomically: true, encoding: .utf8)
         let r = try CLI.run(["filter", "--rules", rules], input: "")
@@ -39,8 +40,8 @@ import Testing
     }
 
     @Test func aCorruptStateFileExitsThreeAndIsLeftUntouched() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         try "{not json".write(toFile: state, atomically: true, encoding: .utf8)
         let r = try CLI.run(["filter", "--state", state], input: "{\"op\":\"tick\"}\n")
@@ -69,8 +70,8 @@ import Testing
         let lines = input.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let whole = try CLI.run(["filter"], input: input).lines
         for cut in [1, 5, 9, 17] {
-            let dir = try CLI.temporaryDirectory()
-            defer { CLI.removeTemporaryDirectory(dir) }
+            let dir = try TemporaryFolder.make()
+            defer { TemporaryFolder.remove(dir) }
             let state = dir + "/state.json"
             let first = try CLI.run(["filter", "--state", state], input: lines[..<cut].joined(separator: "\n") + "\n")
             let second = try CLI.run(["filter", "--state", state], input: lines[cut...].joined(separator: "\n"))
@@ -97,8 +98,8 @@ import Testing
     /// exactly as expanded ones: 6,000 lines over 1,500 accounts, three batches, with 10
     /// accounts expanded against the default, each from the same JSON state.
     @Test func compactAccountsAnswerAndSaveAsExpandedOnes() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         var lines: [String] = []
         for i in 0..<6000 {
             let a = (i * 7919) % 1500, at = 1_795_341_600 + i

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -6,8 +7,8 @@ import Testing
 @Suite struct FleetExpiryStateTests {
     @Test(arguments: ["json", "sqlite", "rocksdb"])
     func storedAccountsExpireWithoutAnEventOfTheirOwn(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/s." + format
         var marks = ""
         for i in 0..<20 {

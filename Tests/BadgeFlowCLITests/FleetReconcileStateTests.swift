@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -18,8 +19,8 @@ import Testing
 
     @Test(arguments: ["json", "sqlite", "rocksdb"])
     func aRulesChangeThenOneReconcileRepairsEveryDevice(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try write(Self.rules, dir + "/rules.json")
         try write(Self.muted, dir + "/muted.json")
         let state = dir + "/s." + format
@@ -71,8 +72,8 @@ import Testing
     }
 
     @Test func aRulesFileWithoutARuleIsExit2() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try write(#"{"version":1,"contribute":{"root.chat":"dot"}}"#, dir + "/none.json")
         try write(#"{"version":1,"rules":[]}"#, dir + "/empty.json")
         for file in ["/none.json", "/empty.json"] {
@@ -84,8 +85,8 @@ import Testing
     }
 
     @Test func aStoredSettingTheNewRulesRejectIsRefusedLikeAMark() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try write(Self.rules, dir + "/rules.json")
         try write(
             Self.rules.replacingOccurrences(of: #""root":"root""#, with: #""root":"app""#)

@@ -1,9 +1,11 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
 /// States and `-o` output on a full disk or a folder that turns read-only, on a real tmpfs
-/// (the tests need root to mount one; a mount that fails fails the test).
-@Suite(.serialized) struct FullDiskTests {
+/// (the tests need root to mount one: where no tmpfs can be mounted they are reported as not
+/// run; where one can, a mount that fails fails the test).
+@Suite(.serialized, .tags(.requiresRoot, .requiresTmpfs), .requires(.tmpfs)) struct FullDiskTests {
     /// A running `badgeflow ARGS` with stdin from a socket we write to (a write after its
     /// exit fails with EPIPE, without the SIGPIPE a pipe would raise in the test process),
     /// stdout and stderr to files.
@@ -69,11 +71,7 @@ import Testing
 
     /// Waits until `state` has a checkpoint of at least `seq`; fails after 60 seconds.
     static func waitForCheckpoint(_ state: String, atLeast seq: Int) throws {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            if let s = try committedSeq(state), s >= seq { return }
-            usleep(50_000)
-        }
+        if try waitUntil(deadline: 60, poll: 0.05, { try committedSeq(state).map { $0 >= seq } ?? false }) { return }
         throw TmpFS.Failure(description: "no checkpoint of seq \(seq) in \(state) after 60 s")
     }
 
@@ -95,8 +93,8 @@ import Testing
 
     @Test(arguments: ["sqlite", "rocksdb"])
     func aCheckpointOnAFullDiskIsExit3AndKeepsTheLastCommittedState(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "16m")
         defer { disk.unmount() }
         let lines = StateStoreTests.fleet(lines: 40_000, accounts: 20_000, seed: 21)
@@ -138,8 +136,8 @@ import Testing
 
     @Test(arguments: ["sqlite", "rocksdb"])
     func aNewStateOnAFullDiskIsExit3BeforeAnyLine(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "1m")
         defer { disk.unmount() }
         try disk.fill()
@@ -165,8 +163,8 @@ import Testing
     /// new database failed as it was created (its schema and meta) or as accounts went in.
     @Test(arguments: ["sqlite", "rocksdb"])
     func aConvertOnAFullDiskIsExit3AndLeavesNothing(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let source = dir + "/s.json"
         let made = try CLI.run(["filter", "--state", source], input: StateStoreTests.fleet(lines: 500, accounts: 50, seed: 5))
         #expect(made.status == 0, "\(made.stderr)")
@@ -181,8 +179,8 @@ import Testing
     }
 
     @Test func aJSONSaveOnAFullDiskIsExit3AndLeavesTheOldFileAlone() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "2m")
         defer { disk.unmount() }
         let state = disk.path + "/state.json"
@@ -203,8 +201,8 @@ import Testing
     }
 
     @Test func outputToAFullDiskIsExit4AndLeavesTheOldFileAlone() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "1m")
         defer { disk.unmount() }
         let out = disk.path + "/out.ndjson"
@@ -225,8 +223,8 @@ import Testing
 
 extension FullDiskTests {
     @Test func outputToAFullDiskSavesNoJSONState() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "1m")
         defer { disk.unmount() }
         let state = dir + "/state.json", out = disk.path + "/out.ndjson", input = dir + "/in.ndjson"
@@ -250,8 +248,8 @@ extension FullDiskTests {
 
 extension FullDiskTests {
     @Test func stdoutToAFullDiskIsExit4AndTheSQLiteStateIsNeverAheadOfIt() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "2m")
         defer { disk.unmount() }
         let input = dir + "/in.ndjson", state = dir + "/s.sqlite", out = disk.path + "/out.ndjson"

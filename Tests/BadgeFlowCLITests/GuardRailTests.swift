@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -42,7 +43,7 @@ extension CLI {
 
     @Test(arguments: ["json", "sqlite", "db"])
     func aZeroByteStateFileIsExit3AndLeftAsItIs(_ format: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let state = dir + "/s." + format
             #expect(FileManager.default.createFile(atPath: state, contents: Data()))
             let run = try CLI.run(["filter", "--state", state], input: Self.day1)
@@ -58,7 +59,7 @@ extension CLI {
 
     @Test(arguments: ["json", "sqlite"])
     func aTruncatedStateFileIsExit3(_ format: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let state = dir + "/s." + format
             #expect(try CLI.run(["filter", "--state", state], input: Self.day1).status == 0)
             let size = try #require(try FileManager.default.attributesOfItem(atPath: state)[.size] as? Int)
@@ -72,7 +73,7 @@ extension CLI {
     /// manifest is missing, or with an empty table file: exit 3, never made again.
     @Test(arguments: ["empty CURRENT", "no CURRENT", "no MANIFEST", "empty sst"])
     func aRocksDBFolderWithEmptyOrMissingFilesIsExit3(_ damage: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let state = dir + "/s.rocksdb"
             #expect(try CLI.run(["filter", "--state", state], input: Self.day1).status == 0)
             let files = try FileManager.default.contentsOfDirectory(atPath: state)
@@ -97,7 +98,7 @@ extension CLI {
 
     @Test(arguments: ["sqlite", "rocksdb"])
     func aQueueOffsetRefusesARunWithoutNumbered(_ format: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let state = dir + "/q." + format
             let queue = Self.day1.split(separator: "\n").enumerated().map { "\($0.offset == 0 ? 578_794 : 578_795)\t\($0.element)\n" }
             #expect(try CLI.run(["filter", "--numbered", "--state", state], input: queue.joined()).status == 0)
@@ -125,7 +126,7 @@ extension CLI {
 
     @Test(arguments: ["json", "sqlite", "rocksdb"])
     func anInputAppliedBeforeIsRefusedWhateverItsName(_ format: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let state = dir + "/s." + format
             let input = dir + "/day1.ndjson", copy = dir + "/renamed.ndjson"
             try Self.write(Self.day1, input)
@@ -168,7 +169,7 @@ extension CLI {
     /// still refuses a day its parts applied.
     @Test(arguments: ["json", "sqlite", "rocksdb"])
     func splitAndMergeKeepTheInputsApplied(_ format: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let state = dir + "/s." + format, input = dir + "/day1.ndjson"
             try Self.write(Self.day1, input)
             #expect(try CLI.run(["filter", "--state", state, input]).status == 0)
@@ -187,7 +188,7 @@ extension CLI {
 
     @Test(arguments: ["json", "sqlite"])
     func aDigestPassedForStdinIsRecordedAndRefused(_ format: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let state = dir + "/s." + format
             let digest = "123:" + String(repeating: "ab", count: 32) + ":" + String(repeating: "cd", count: 32)
             #expect(try CLI.run(["filter", "--state", state, "--input-digest", digest], input: Self.day1).status == 0)
@@ -204,7 +205,7 @@ extension CLI {
         ("gzip -c", "gzip", "zcat"), ("bzip2 -c", "bzip2", "bzcat"), ("xz -c", "xz", "xzcat"), ("zstd -q -c", "zstd", "zstdcat"),
     ])
     func compressedInputIsExit4NamingItsFormat(_ tool: String, _ name: String, _ cat: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let plain = dir + "/plain.ndjson", packed = dir + "/day.ndjson"
             try Self.write(Self.day1, plain)
             try Self.sh("\(tool) \"$0\" > \"$0.packed\" && mv \"$0.packed\" \"\(packed)\"", plain)

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -42,8 +43,8 @@ import Testing
         var bytes = Data(#"{"aps":{"alert":"ab"}}"#.utf8)
         bytes[17] = 0xFF
         bytes.append(contentsOf: Array("\n{\"op\":\"tick\"}\n".utf8))
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try bytes.write(to: URL(fileURLWithPath: dir + "/bad.ndjson"))
         let r = try CLI.run(["filter", dir + "/bad.ndjson"])
         #expect(r.lines.count == 2)
@@ -58,8 +59,8 @@ import Testing
     }
 
     @Test func aTenMegabyteLineIsAnsweredAsTooLong() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let path = dir + "/huge.ndjson"
         var data = Data(#"{"aps":{"alert":""#.utf8)
         data.append(Data(repeating: UInt8(ascii: "x"), count: 10 << 20))
@@ -76,8 +77,8 @@ import Testing
     /// with `/usr/bin/time`, skipped without it).
     @Test(.enabled(if: TimedRun.available, "needs /usr/bin/time"))
     func aTenMegabyteLineIsNotHeldInMemory() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let path = dir + "/huge.ndjson"
         var data = Data(#"{"aps":{"alert":""#.utf8)
         data.append(Data(repeating: UInt8(ascii: "x"), count: 10 << 20))

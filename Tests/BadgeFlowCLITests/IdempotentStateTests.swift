@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -6,8 +7,8 @@ import Testing
 @Suite struct IdempotentStateTests {
     @Test(arguments: ["json", "sqlite", "rocksdb"])
     func aDuplicateInALaterRunChangesNothing(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let line = #"{"op":"push","account":"u","device":"phone","id":"msg-1","payload":{"aps":{"alert":"m","thread-id":"c"}}}"#
         let other = #"{"op":"push","account":"w","device":"phone","payload":{"aps":{"alert":"m"}}}"#
         let state = dir + "/s." + format

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 @testable import BadgeFlowCLI
@@ -23,8 +24,8 @@ import Testing
     }
 
     @Test func thousandsOfInputsAreReadInOrderWithOptionsAnywhere() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let paths = try files(5000, in: dir)
         let bad = dir + "/bad.ndjson"
         try "nope\n".write(toFile: bad, atomically: false, encoding: .utf8)
@@ -38,8 +39,8 @@ import Testing
     }
 
     @Test func everythingAfterDoubleDashIsAnInput() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let odd = dir + "/--strict"
         try "nope\n".write(toFile: odd, atomically: false, encoding: .utf8)
         let r = try CLI.run(["filter", "--", odd], cwd: dir)
@@ -48,8 +49,8 @@ import Testing
     }
 
     @Test func dashIsStdinAmongFiles() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let paths = try files(2, in: dir)
         let r = try CLI.run(["filter", paths[0], "-", paths[1]], input: "nope\n")
         #expect(seqs(r) == [1, 2, 3])
@@ -57,8 +58,8 @@ import Testing
     }
 
     @Test func filesFromReadsOnePathALineAfterTheInputs() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let paths = try files(3, in: dir)
         let spaced = dir + "/with space.ndjson"
         try "nope\n".write(toFile: spaced, atomically: false, encoding: .utf8)
@@ -81,8 +82,8 @@ import Testing
     }
 
     @Test func aMissingInputIsReportedAndTheRestIsRead() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let paths = try files(2, in: dir)
         let missing = dir + "/missing.ndjson"
         let r = try CLI.run(["filter", paths[0], missing, dir, paths[1]])
@@ -94,8 +95,8 @@ import Testing
     }
 
     @Test func aMissingFileInTheListIsReportedToo() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let paths = try files(1, in: dir)
         let r = try CLI.run(["filter", "--files-from", "-"], input: "/nonexistent/a\n" + paths[0] + "\n")
         #expect(r.status == 4)
@@ -104,8 +105,8 @@ import Testing
     }
 
     @Test func validateGoesOnAfterAMissingFileToo() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let bad = dir + "/p.ndjson"
         try "{\"aps\":{\"badge\":-1}}\n".write(toFile: bad, atomically: false, encoding: .utf8)
         let r = try CLI.run(["validate", "/nonexistent/x.ndjson", bad])
@@ -115,8 +116,8 @@ import Testing
     }
 
     @Test func outputWritesTheFileAndNothingToStdout() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let out = dir + "/out.ndjson"
         let stdout = try CLI.run(["filter"], input: tick + tick)
         let r = try CLI.run(["filter", "-o", out], input: tick + tick)
@@ -127,8 +128,8 @@ import Testing
     }
 
     @Test func outputReplacesAnExistingFileKeepingItsMode() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let out = dir + "/out.ndjson"
         try "old\n".write(toFile: out, atomically: false, encoding: .utf8)
         chmod(out, 0o600)
@@ -143,8 +144,8 @@ import Testing
     /// exit 3 at start) leaves the runner's write to a closed pipe, which must fail with
     /// EPIPE, not kill the test process with SIGPIPE.
     @Test func aCommandThatExitsBeforeReadingItsInputLeavesTheTestsRunning() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         // About 1.2 MB: far more than a pipe holds.
         let input = String(repeating: #"{"aps":{"alert":"hi","thread-id":"alice"}}"# + "\n", count: 30_000)
         let r = try CLI.run(["filter", "--state", dir + "/no/such/folder/s.json"], input: input)
@@ -153,8 +154,8 @@ import Testing
     }
 
     @Test func onAnErrorTheOldOutputIsLeftIntact() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let out = dir + "/out.ndjson"
         try "old\n".write(toFile: out, atomically: false, encoding: .utf8)
         // The state cannot be saved (its folder does not exist): exit 3, old output kept.
@@ -174,8 +175,8 @@ import Testing
     }
 
     @Test func validateWritesItsReportToOutput() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let out = dir + "/report.txt"
         let r = try CLI.run(["validate", "-o", out], input: "{\"aps\":{\"badge\":-1}}\n")
         #expect(r.status == 1)

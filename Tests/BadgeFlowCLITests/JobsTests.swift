@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -20,8 +21,8 @@ import Testing
                     "{\"op\":\"push\",\"device\":\"d\(i % 3)\",\"payload\":{\"aps\":{\"alert\":\"m\(i)\",\"thread-id\":\"t\(t)\"}}}")
             }
         }
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let path = dir + "/in.ndjson"
         try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
         let one = try CLI.run(["filter", "--jobs", "1", path])

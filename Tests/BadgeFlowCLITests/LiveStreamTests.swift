@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -40,25 +41,15 @@ import Testing
         }
     }
 
-    /// Polls `condition` until it holds or `seconds` have passed; whether it held.
-    static func eventually(within seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return try condition()
-    }
-
     @Test func resultsOfAPartialBatchGoOutWhileThePipeStaysOpen() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             // Several threads and no --line-buffered: batches of 2,048 lines, of which 3 arrive.
             let filter = try Running(["filter", "--jobs", "2"], in: dir)
             try filter.send([Self.push, Self.push, Self.push])
-            let flushed = Self.eventually(within: 5) { filter.output.count == 3 }
+            let flushed = waitUntil(deadline: 5) { filter.output.count == 3 }
             // More input later is answered too, in order.
             try filter.send([Self.push])
-            let more = Self.eventually(within: 5) { filter.output.count == 4 }
+            let more = waitUntil(deadline: 5) { filter.output.count == 4 }
             let status = filter.close()
             #expect(flushed, "the 3 results were held back while the pipe stayed open")
             #expect(more)
@@ -70,14 +61,14 @@ import Testing
 
     @Test(arguments: ["sqlite", "rocksdb"])
     func anIdleStateCommitsTheLastWrittenSeq(_ format: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let filter = try Running(["filter", "--state", "s." + format, "--checkpoint", "0.2"], in: dir)
             try filter.send([Self.push])
-            #expect(Self.eventually(within: 5) { filter.output.count == 1 })
+            #expect(waitUntil(deadline: 5) { filter.output.count == 1 })
             try filter.send([Self.push, Self.push])
-            #expect(Self.eventually(within: 5) { filter.output.count == 3 })
+            #expect(waitUntil(deadline: 5) { filter.output.count == 3 })
             // No line arrives from now on; the checkpoint still comes, with seq 3.
-            let committed = try Self.eventually(within: 5) {
+            let committed = try waitUntil(deadline: 5) {
                 try CLI.run(["state", "info", dir + "/s." + format]).stdout.contains("last seq: 3\n")
             }
             #expect(committed, "no checkpoint while idle")
@@ -87,7 +78,7 @@ import Testing
 
     @Test(arguments: ["sqlite", "rocksdb"])
     func resumeWithNumberedSkipsByNFromALaterOffset(_ format: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let state = dir + "/q." + format
             let first = (1_000_001...1_000_003).map { "\($0)\t\(Self.push)" }
             #expect(try CLI.run(["filter", "--numbered", "--state", state], input: first.joined(separator: "\n") + "\n").status == 0)
@@ -104,7 +95,7 @@ import Testing
 
     @Test(arguments: ["sqlite", "rocksdb"])
     func theSameInputFileAgainNeedsResumeOrNoResume(_ format: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let input = dir + "/in.ndjson"
             try (Self.push + "\n" + Self.push + "\n").write(toFile: input, atomically: true, encoding: .utf8)
             let state = dir + "/s." + format
@@ -128,7 +119,7 @@ import Testing
 
     @Test(arguments: ["sqlite", "rocksdb"])
     func stateGetReadsAnAccountWhileAFilterWritesTheState(_ format: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let chat = { (device: String, thread: String) in
                 #"{"op":"push","account":"A","device":"\#(device)","payload":{"aps":{"alert":"m","thread-id":"\#(thread)"}}}"#
             }
@@ -136,7 +127,7 @@ import Testing
             try filter.send([chat("d1", "c1"), chat("d2", "c2")])
             // The filter keeps running (and holds the state's lock) while the account is read.
             var got = CLI.Run(status: -1, stdout: "", stderr: "")
-            let read = try Self.eventually(within: 5) {
+            let read = try waitUntil(deadline: 5) {
                 got = try CLI.run(["state", "get", dir + "/s." + format, "A", "--json"])
                 return got.stdout.contains(#""total":2"#)
             }

@@ -1,11 +1,12 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
 /// What the command line says when something is wrong, and how it ends.
 @Suite struct MessagesTests {
     @Test func aRulesSyntaxErrorGivesLineAndColumn() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let rules = dir + "/rules.json"
         try "{\n  \"version\": 1,\n  \"rules\": [x]\n}\n".write(toFile: rules, atomically: false, encoding: .utf8)
         let r = try CLI.run(["filter", "--rules", rules], input: "")
@@ -15,8 +16,8 @@ import Testing
     }
 
     @Test func aStateSyntaxErrorGivesLineAndColumn() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/s.json"
         try "{\n  \"format\": \"badgeflow-state\",\n  \"devices\": {,\n}".write(toFile: state, atomically: false, encoding: .utf8)
         let r = try CLI.run(["filter", "--state", state], input: "")
@@ -44,8 +45,8 @@ import Testing
     @Test func aClosedPipeEndsQuietlyWithStatus141() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLI.executable)
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = dir + "/in.ndjson"
         try String(repeating: "{\"op\":\"tick\"}\n", count: 200_000).write(toFile: input, atomically: false, encoding: .utf8)
         process.arguments = ["filter", "--state", dir + "/s.json", input]
@@ -65,8 +66,8 @@ import Testing
 
     /// StateFileFormat: a 0-byte state file is exit 3, never a new empty state.
     @Test func anEmptyStateFileIsNotAState() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/s.json"
         #expect(FileManager.default.createFile(atPath: state, contents: Data()))
         let r = try CLI.run(["filter", "--state", state], input: "{\"aps\":{\"alert\":\"a\",\"thread-id\":\"x\"}}\n")

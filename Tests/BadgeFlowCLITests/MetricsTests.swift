@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func theCountsAreWhatTheOutputSays() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             // Every scenario, one stream: errors of many codes, decrements, fleet-wide expiry,
             // duplicates, badge updates.
             let folder = CLI.fixture("scenarios")
@@ -73,7 +74,7 @@ import Testing
     }
 
     @Test func anSQLiteStatesFiguresAreWhatStateInfoSays() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let input = (1...5).map { #"{"op":"push","account":"a\#($0 % 3)","device":"d","payload":{"aps":{"alert":"x"}}}"# }
             let run = try CLI.run(
                 ["filter", "--state", dir + "/s.sqlite", "--metrics", dir + "/m.prom"], input: input.joined(separator: "\n") + "\n")
@@ -89,30 +90,30 @@ import Testing
     }
 
     @Test func aLiveStreamsFileIsWrittenWhileIdleAndAtASignal() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let path = dir + "/m.prom"
             let period = 0.4
             let filter = try LiveStreamTests.Running(["filter", "--checkpoint", String(period), "--metrics", path], in: dir)
             // There before any line.
-            #expect(LiveStreamTests.eventually(within: 5) { FileManager.default.fileExists(atPath: path) })
+            #expect(waitUntil(deadline: 5) { FileManager.default.fileExists(atPath: path) })
             try filter.send([LiveStreamTests.push, LiveStreamTests.push, LiveStreamTests.push])
-            #expect(LiveStreamTests.eventually(within: 5) { filter.output.count == 3 })
+            #expect(waitUntil(deadline: 5) { filter.output.count == 3 })
             // No more lines: the file shows the 3 results within --checkpoint + 0.5 s.
             let seen = Date()
-            let fresh = LiveStreamTests.eventually(within: period + 0.5) { Self.read(path)["badgeflow_results_total"] == 3 }
+            let fresh = waitUntil(deadline: period + 0.5) { Self.read(path)["badgeflow_results_total"] == 3 }
             #expect(fresh, "not updated within \(period + 0.5) s of the results (\(Date().timeIntervalSince(seen)) s)")
             // And it keeps being replaced while idle (a scraper can tell a live filter by its age).
             let before = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
-            let replaced = LiveStreamTests.eventually(within: period + 0.5) {
+            let replaced = waitUntil(deadline: period + 0.5) {
                 let now = try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
                 return now != nil && now != before
             }
             #expect(replaced, "not rewritten while idle")
             // One more line, then SIGTERM before a period passes: the last write counts it.
             try filter.send([LiveStreamTests.push])
-            #expect(LiveStreamTests.eventually(within: 5) { filter.output.count == 4 })
+            #expect(waitUntil(deadline: 5) { filter.output.count == 4 })
             filter.process.terminate()
-            #expect(CLI.exits(filter.process, within: 60), "SIGTERM while idle did not stop the filter")
+            #expect(ChildProcess.exits(filter.process, within: 60), "SIGTERM while idle did not stop the filter")
             #expect(filter.process.terminationStatus == 128 + SIGTERM)
             #expect(Self.read(path)["badgeflow_results_total"] == 4)
             #expect(Self.read(path)["badgeflow_lines_read_total"] == 4)
@@ -120,17 +121,17 @@ import Testing
     }
 
     @Test func anIdleSQLiteStatesFiguresAreWhatStateInfoSays() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let path = dir + "/m.prom"
             let period = 0.3
             let filter = try LiveStreamTests.Running(
                 ["filter", "--state", "s.sqlite", "--checkpoint", String(period), "--metrics", path], in: dir)
             let lines = (1...4).map { #"{"op":"push","account":"a\#($0 % 3)","device":"d","payload":{"aps":{"alert":"x"}}}"# }
             try filter.send(lines)
-            #expect(LiveStreamTests.eventually(within: 5) { filter.output.count == 4 })
+            #expect(waitUntil(deadline: 5) { filter.output.count == 4 })
             // No line comes now: the checkpoint commits, and the file says what a reader of
             // the state sees, without waiting for the next line or the end.
-            let seen = LiveStreamTests.eventually(within: 2 * period + 1) {
+            let seen = waitUntil(deadline: 2 * period + 1) {
                 let m = Self.read(path)
                 return m["badgeflow_committed_seq"] == 4 && m["badgeflow_accounts_stored"] == 3
             }
@@ -141,9 +142,10 @@ import Testing
         }
     }
 
-    @Test func aMetricsFolderThatTurnsUnwritableIsOneWarningThenExit4AtTheEnd() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test(.tags(.requiresRoot, .requiresTmpfs), .requires(.tmpfs))
+    func aMetricsFolderThatTurnsUnwritableIsOneWarningThenExit4AtTheEnd() throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         // An immutable folder stops root too (see ReadOnlyFolderTests), on a tmpfs of its own.
         let disk = try TmpFS(in: dir, size: "8m")
         defer { disk.unmount() }
@@ -152,11 +154,16 @@ import Testing
         let period = 0.1
         let run = try FullDiskTests.Running(["filter", "--checkpoint", String(period), "--metrics", path], in: dir)
         run.feed(LiveStreamTests.push + "\n")
-        #expect(LiveStreamTests.eventually(within: 5) { Self.read(path)["badgeflow_results_total"] == 1 })
+        #expect(waitUntil(deadline: 5) { Self.read(path)["badgeflow_results_total"] == 1 })
         try TmpFS.setImmutable(folder, true)
         defer { try? TmpFS.setImmutable(folder, false) }
         run.feed(LiveStreamTests.push + "\n" + LiveStreamTests.push + "\n")
-        // Several periods pass, idle, with every write failing: the stream goes on.
+        // The first write that fails is warned of; then several periods pass, idle, with every
+        // write failing (time passing is what is tested here: a sleep), and the stream goes on.
+        #expect(
+            waitUntil(deadline: 60) {
+                ((try? String(contentsOfFile: run.stderrPath, encoding: .utf8)) ?? "").contains("badgeflow: warning: --metrics")
+            })
         usleep(UInt32(8 * period * 1e6))
         let done = try run.finish()
         #expect(done.status == 4, "\(done.stderr)")
@@ -169,7 +176,7 @@ import Testing
     }
 
     @Test func anUnwritableMetricsFileIsExit4BeforeAnyLine() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let run = try CLI.run(
                 ["filter", "--metrics", dir + "/no-such-folder/m.prom"], input: LiveStreamTests.push + "\n")
             #expect(run.status == 4)

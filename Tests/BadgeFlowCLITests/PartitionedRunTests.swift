@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -55,8 +56,8 @@ import Testing
 
     @Test func resultsMergedBySeqAreOneRunByteForByte() throws {
         let lines = Self.stream()
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let whole = dir + "/whole.ndjson"
         try (lines.joined(separator: "\n") + "\n").write(toFile: whole, atomically: true, encoding: .utf8)
         let one = try CLI.run(["filter", "--max-line-bytes", "1024", whole])

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test func aSidecarDeclaresPushTypesAndAllowancesNearestWins() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(
                 #"{"push-types":{"voip-*.json":"voip","*":"alert"},"allowed-warnings":{"*":["empty-alert"]}}"#, dir + "/validate.json")
             try write(#"{"push-types":{"*.json":"background"}}"#, dir + "/silent/validate.json")
@@ -77,7 +78,7 @@ import Testing
     }
 
     @Test func aBrokenSidecarIsAnError() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(#"{"push-types":{"*":"banana"}}"#, dir + "/validate.json")
             try write(#"{"aps":{"alert":"a"}}"#, dir + "/a.json")
             let r = try CLI.run(["validate", "--junit", dir + "/v.xml", dir])
@@ -109,7 +110,7 @@ import Testing
     }
 
     @Test func validateWritesJUnitForEveryFailureMode() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             // A mistyped folder.
             let missing = try CLI.run(["validate", "--junit", dir + "/m.xml", dir + "/templtes"])
             #expect(missing.status == 4)
@@ -148,7 +149,7 @@ import Testing
     }
 
     @Test func batchWritesJUnitWhenThereIsNothingToRun() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let missing = try CLI.run(["batch", "--strict", "--junit", dir + "/m.xml", dir + "/fixtres"])
             #expect(missing.status != 0)
             let m = try junitparser(dir + "/m.xml")
@@ -164,7 +165,7 @@ import Testing
     // MARK: batch
 
     @Test func folderSettingsApplyToSubfoldersAndFailuresNameTheRules() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let rules = try String(contentsOfFile: CLI.fixture("rules/default.json"), encoding: .utf8)
             try write(rules, dir + "/suite/rules.json")
             try write(#"{"expected-errors":["wrong-type"]}"#, dir + "/suite/batch.json")
@@ -185,7 +186,7 @@ import Testing
     }
 
     @Test func aSidecarNamingAMissingStateIsAnError() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(#"{"state":"start.state.json"}"#, dir + "/f/x.batch.json")
             try write(#"{"op":"push","account":"a","payload":{"aps":{"badge":1}}}"# + "\n", dir + "/f/x.ndjson")
             let r = try CLI.run(["batch", "--update", dir + "/f"])
@@ -196,7 +197,7 @@ import Testing
     }
 
     @Test func aCRLFExpectationIsComparedAsLFAndSaysSo() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(#"{"op":"push","account":"a","payload":{"aps":{"badge":1}}}"# + "\n", dir + "/f/x.ndjson")
             #expect(try CLI.run(["batch", "--update", dir + "/f"]).status == 0)
             let lf = try String(contentsOfFile: dir + "/f/x.expected.ndjson", encoding: .utf8)
@@ -208,7 +209,7 @@ import Testing
     }
 
     @Test func aJSONFileThatIsNoFixtureIsNamedAsSuch() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(#"{"title":"Templates","owner":"qa"}"#, dir + "/f/README.json")
             let r = try CLI.run(["batch", "--strict", dir + "/f"])
             #expect(r.status == 1)

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -6,12 +7,12 @@ import Testing
 /// `mount -o remount,ro` cannot do it mid-run: Linux refuses it (EBUSY) while a file on the
 /// mount is open for writing, as the database and the lock file are for the whole run. The
 /// folder is made immutable instead (`chattr +i`), which stops root from creating or
-/// removing entries in it, as a read-only folder would.
-@Suite(.serialized) struct ReadOnlyFolderTests {
+/// removing entries in it, as a read-only folder would. Not run where no tmpfs can be mounted.
+@Suite(.serialized, .tags(.requiresRoot, .requiresTmpfs), .requires(.tmpfs)) struct ReadOnlyFolderTests {
     @Test(arguments: ["sqlite", "rocksdb"])
     func aStoreWhoseFolderTurnsUnwritableMidRunStillCommitsEveryCheckpoint(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "64m")
         defer { disk.unmount() }
         let folder = disk.path + "/state", state = folder + "/s." + format
@@ -45,8 +46,8 @@ import Testing
     }
 
     @Test func aJSONStateWhoseFolderTurnsUnwritableMidRunIsExit3AndKeepsTheOldFile() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "64m")
         defer { disk.unmount() }
         let folder = disk.path + "/state", state = folder + "/state.json"
@@ -62,12 +63,10 @@ import Testing
         // The lock is taken and the state loaded before any line is read: once the results
         // of `second` are out (flushed while no more input comes), both are done.
         let answered = second.split(separator: "\n").count
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline,
-            ((try? String(contentsOfFile: run.stdoutPath, encoding: .utf8)) ?? "").split(separator: "\n").count < answered
-        {
-            usleep(20_000)
-        }
+        #expect(
+            waitUntil(deadline: 60) {
+                ((try? String(contentsOfFile: run.stdoutPath, encoding: .utf8)) ?? "").split(separator: "\n").count >= answered
+            })
         try TmpFS.setImmutable(folder, true)
         defer { try? TmpFS.setImmutable(folder, false) }
         run.feed(third)
@@ -91,8 +90,8 @@ import Testing
 
     @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
     func aStateOnAReadOnlyMountIsExit3BeforeAnyLine(_ name: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "8m")
         defer { disk.unmount() }
         let state = disk.path + "/" + name
@@ -109,8 +108,8 @@ import Testing
     /// without its `-shm` file (a clean close removes it) SQLite could not open it, so it
     /// is read as an immutable file.
     @Test func anSQLiteStateOnAReadOnlyMountCanBeInspected() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "8m")
         defer { disk.unmount() }
         let state = disk.path + "/s (1).sqlite"
@@ -136,8 +135,8 @@ extension ReadOnlyFolderTests {
     /// `-o FILE` is put in place before a JSON state is: when FILE cannot be (its folder
     /// turned unwritable), the state keeps its previous content and is not ahead of it.
     @Test func aJSONStateIsNotSavedWhenOutputFileCannotBePutInPlace() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "16m")
         defer { disk.unmount() }
         let folder = disk.path + "/out", out = folder + "/out.ndjson", state = dir + "/state.json"
@@ -149,8 +148,7 @@ extension ReadOnlyFolderTests {
         let run = try FullDiskTests.Running(["filter", "--state", state, "-o", out], in: dir)
         // The temporary FILE is made at start; once it exists, the folder turns unwritable,
         // so that the rename at the end fails.
-        let deadline = Date().addingTimeInterval(60)
-        while (try FileManager.default.contentsOfDirectory(atPath: folder)).count < 2, Date() < deadline { usleep(20_000) }
+        #expect(try waitUntil(deadline: 60) { try FileManager.default.contentsOfDirectory(atPath: folder).count >= 2 })
         try TmpFS.setImmutable(folder, true)
         defer { try? TmpFS.setImmutable(folder, false) }
         run.feed(StateStoreTests.fleet(lines: 2000, accounts: 200, seed: 2))

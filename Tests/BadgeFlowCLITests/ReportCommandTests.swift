@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -8,8 +9,8 @@ import Testing
     }
 
     @Test func writesThePageWithTheFiltersFigures() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = CLI.fixture("scenarios/account-day.ndjson")
         let filter = try CLI.run(["filter", input])
         let r = try CLI.run(["report", "-o", dir + "/r.html", "--account", "alice", input])
@@ -68,8 +69,8 @@ import Testing
     /// stays open stops that copy at once, exit 130 and no page; the copy went on
     /// reading after the signal before, until the input ended.
     @Test func aSignalWhileCopyingStdinStopsTheReport() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLI.executable)
         p.arguments = ["report", "-o", dir + "/r.html", "-"]
@@ -81,16 +82,15 @@ import Testing
         input.fileHandleForWriting.write(Data("{\"op\":\"push\",\"device\":\"d\",\"payload\":{\"aps\":{\"badge\":1}}}\n".utf8))
         // Once the copy has its temporary file open, the handlers are installed (a signal
         // before that would kill the report outright).
-        let deadline = Date().addingTimeInterval(30)
         func copying() -> Bool {
             let fds = "/proc/\(p.processIdentifier)/fd"
             return ((try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []).contains { fd in
                 (try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + fd))?.contains("badgeflow-report-") == true
             }
         }
-        while !copying() && Date() < deadline { usleep(10_000) }
+        #expect(waitUntil(deadline: 30, copying), "the copy of stdin did not start")
         kill(p.processIdentifier, SIGINT)
-        let stopped = CLI.exits(p, within: 30)
+        let stopped = ChildProcess.exits(p, within: 30)
         try? input.fileHandleForWriting.close()
         #expect(stopped, "SIGINT did not stop the copy of stdin")
         #expect(p.terminationStatus == 128 + SIGINT)
@@ -98,8 +98,8 @@ import Testing
     }
 
     @Test func replacesTheOutputAtomicallyAndKeepsItOnFailure() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let out = dir + "/r.html"
         try "old".write(toFile: out, atomically: true, encoding: .utf8)
         let bad = try CLI.run(["report", "--rules", dir + "/missing.json", "-o", out, CLI.fixture("scenarios/demo.ndjson")])
@@ -112,8 +112,8 @@ import Testing
     }
 
     @Test func anUnreadableInputIsExit4AndNamed() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let r = try CLI.run(["report", "-o", dir + "/r.html", dir + "/nope.ndjson", CLI.fixture("scenarios/demo.ndjson")])
         #expect(r.status == 4)
         #expect(r.stderr.contains("nope.ndjson"))

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -19,7 +20,7 @@ import Testing
 
     @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
     func rulesThatFitAreTakenAndRecorded(state name: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let state = dir + "/" + name
             #expect(try CLI.run(["filter", "--state", state], input: Self.chat + "\n").status == 0)
             let more = try Self.rules("more.json", in: dir) { rules in
@@ -38,7 +39,7 @@ import Testing
 
     @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
     func rulesAMarkDoesNotFitAreExit3NamingIt(state name: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let state = dir + "/" + name
             #expect(try CLI.run(["filter", "--state", state], input: Self.chat + "\n").status == 0)
             let top = try Self.rules("top.json", in: dir) { rules in

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -21,8 +22,8 @@ import Testing
     }
 
     @Test func sigkillNeverLeavesACorruptStateFile() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         let chunk = Data(stream(2000).utf8)
         var rng = SystemRandomNumberGenerator()
@@ -35,6 +36,7 @@ import Testing
             stdin.write(chunk)
             try? stdin.close()
             if round > 0 {
+                // A random instant is what the test is about (not a wait for something).
                 usleep(UInt32.random(in: 0...300_000, using: &rng))
                 kill(p.processIdentifier, SIGKILL)
             }
@@ -78,8 +80,8 @@ import Testing
 
     @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
     func aSignalSavesTheState(_ sig: Int32) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         // Signalled once the line's result is out: the state must then hold what it said.
         let (p, input, seen) = try Self.answered(
@@ -105,8 +107,8 @@ import Testing
     /// never saw the mapping there and was left out of the ThreadSanitizer run.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/maps"), "needs /proc/PID/maps"))
     func aStateTruncatedWhileReadIsExit3NotACrash() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/big.json", copy = dir + "/copy.json"
         let account = #"{"clock":1732269600,"marks":{"root.chat.t1":2,"root.mail":1},"devices":{"d0":{"delivered":3}}}"#
         var text = #"{"format":"badgeflow-state","version":2,"accounts":{"#
@@ -127,7 +129,7 @@ import Testing
             // Truncated while the file is mapped (it shows in the process's maps), with the
             // process stopped meanwhile: the read resumes on pages that are gone.
             let maps = "/proc/\(p.processIdentifier)/maps"
-            while p.isRunning, !(Self.procText(maps)?.contains(copy) ?? false) { usleep(500) }
+            _ = waitUntil(deadline: 60, poll: 0.0005) { !p.isRunning || Self.procText(maps)?.contains(copy) == true }
             kill(p.processIdentifier, SIGSTOP)
             #expect(truncate(copy, 1_000_000) == 0)
             kill(p.processIdentifier, SIGCONT)
@@ -146,15 +148,15 @@ import Testing
     /// A signal with most accounts in compact form (`--expanded-accounts 1`): the save
     /// writes them all, each as its result said.
     @Test func aSignalSavesCompactAccountsToo() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         let lines = ["ann", "bob", "cat", "dan"].map { device in
             "{\"op\":\"push\",\"device\":\"\(device)\",\"payload\":{\"aps\":{\"alert\":\"hi\",\"thread-id\":\"t-\(device)\"}}}"
         }
         let (p, input, _) = try Self.answered(["--expanded-accounts", "1", "--state", state], lines, answers: 4)
         kill(p.processIdentifier, SIGTERM)
-        #expect(CLI.exits(p, within: 60), "SIGTERM right after the answers did not stop the filter")
+        #expect(ChildProcess.exits(p, within: 60), "SIGTERM right after the answers did not stop the filter")
         try? input.fileHandleForWriting.close()
         #expect(p.terminationStatus == 128 + SIGTERM)
         let text = try String(contentsOfFile: state, encoding: .utf8)
@@ -172,7 +174,7 @@ import Testing
         for round in 0..<20 {
             let (p, input, _) = try Self.answered([], [#"{"op":"push","device":"d","payload":{"aps":{"badge":1}}}"#], answers: 1)
             kill(p.processIdentifier, SIGTERM)
-            let stopped = CLI.exits(p, within: 30)
+            let stopped = ChildProcess.exits(p, within: 30)
             try? input.fileHandleForWriting.close()
             #expect(stopped, "round \(round): the filter went on waiting for input after SIGTERM")
             #expect(p.terminationStatus == 128 + SIGTERM, "round \(round)")
@@ -191,7 +193,7 @@ import Testing
         p.standardOutput = output
         p.standardError = errors
         try p.run()
-        let stopped = CLI.exits(p, within: 30)
+        let stopped = ChildProcess.exits(p, within: 30)
         #expect(stopped, "filter with stdin closed did not exit")
         #expect(p.terminationStatus == 4)
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -33,8 +34,8 @@ import Testing
 
     @Test(arguments: ["json", "sqlite", "rocksdb"])
     func twoDaysThroughSplitStatesAreOneChain(format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let parts = 4
         var oneResults: [String] = []
         let one = dir + "/one." + format
@@ -99,8 +100,8 @@ import Testing
     /// converted to another format still merge into the whole state.
     @Test(arguments: ["json", "sqlite", "rocksdb"])
     func infoShowsAndConvertKeepsAPartsRecord(format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let parts = 3
         let one = dir + "/one." + format, day = dir + "/day1.ndjson"
         try (Self.day(1).joined(separator: "\n") + "\n").write(toFile: day, atomically: true, encoding: .utf8)

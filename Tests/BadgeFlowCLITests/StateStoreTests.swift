@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -63,8 +64,8 @@ import Testing
     /// cache of 1M makes most reads go through the OS); without a RocksDB state, or with a
     /// size that is not one of at least 1M, the run stops before any line with a usage error.
     @Test func blockCacheSizesARocksDBStateAndNothingElse() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = dir + "/in.ndjson"
         try Self.fleet(lines: 6000, accounts: 2000, seed: 3).write(toFile: input, atomically: true, encoding: .utf8)
         let plain = try CLI.run(["filter", "--state", dir + "/a.rocksdb", "--max-resident", "100", input])
@@ -95,8 +96,8 @@ import Testing
     /// the results is out, and the rounds resumed in turn give the results of one run.
     @Test(arguments: ["sqlite", "rocksdb"])
     func killNineAtRandomMomentsThenResumeGivesTheOutputOfOneRun(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = dir + "/in.ndjson", more = dir + "/more.ndjson"
         try Self.fleet(lines: 80_000, accounts: 1500, seed: 7).write(toFile: input, atomically: true, encoding: .utf8)
         try Self.fleet(lines: 3000, accounts: 1500, seed: 8).write(toFile: more, atomically: true, encoding: .utf8)
@@ -116,8 +117,8 @@ import Testing
                 // Killed once this round wrote a random number of result bytes (not after a
                 // sleep, which a loaded machine can outlast); the last round runs to the end.
                 let target = UInt64.random(in: 64 << 10...1 << 20, using: &rng)
-                while p.isRunning, (try? FileManager.default.attributesOfItem(atPath: out)[.size] as? UInt64) ?? 0 < target {
-                    usleep(2000)
+                _ = waitUntil(deadline: 600, poll: 0.002) {
+                    !p.isRunning || (try? FileManager.default.attributesOfItem(atPath: out)[.size] as? UInt64) ?? 0 >= target
                 }
                 kill(p.processIdentifier, SIGKILL)
             }
@@ -152,8 +153,8 @@ import Testing
     /// `-o -` is stdout: results go out as they are made, so checkpoints and
     /// `--max-resident` work as without `-o` (a results FILE is put in place only at the end).
     @Test func dashOutputIsStdoutForCheckpointsAndMaxResident() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = Self.fleet(lines: 2000, accounts: 300, seed: 4)
         let plain = try CLI.run(["filter"], input: input)
         let dash = try CLI.run(["filter", "--state", dir + "/s.sqlite", "--max-resident", "16", "-o", "-"], input: input)
@@ -165,8 +166,8 @@ import Testing
 
     @Test(arguments: ["sqlite", "rocksdb"])
     func maxResidentGivesTheSameResultsAndState(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = Self.fleet(lines: 8000, accounts: 700, seed: 3)
         let plain = try CLI.run(["filter", "--state", dir + "/plain.json"], input: input)
         let bounded = try CLI.run(
@@ -199,8 +200,8 @@ import Testing
         (8, "0.001", "sqlite"), (64, "0.001", "sqlite"), (1000, "1", "sqlite"), (8, "0.001", "rocksdb"), (1000, "1", "rocksdb"),
     ])
     func readAheadAndBackgroundCommitsGiveTheSameResultsAndState(_ resident: Int, _ checkpoint: String, _ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = dir + "/in.ndjson"
         try Self.fleet(lines: 30000, accounts: 300, seed: 11).write(toFile: input, atomically: true, encoding: .utf8)
         let plain = try CLI.run(["filter", "--jobs", "1", "--state", dir + "/plain.json", input])
@@ -231,8 +232,8 @@ import Testing
     /// The names that reach one state take one lock: in process, `StateSessionTests`.
     @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
     func aSecondWriterExits3NamingTheFirst(_ name: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/" + name
         let (first, stdin) = try start(["filter", "--state", state], stdout: dir + "/first.out")
         defer {
@@ -241,8 +242,8 @@ import Testing
         }
         // The lock file holds the first filter's pid once it is taken.
         let lock = URL(fileURLWithPath: state).resolvingSymlinksInPath().path + ".lock"
-        let deadline = Date().addingTimeInterval(60)
-        while (try? String(contentsOfFile: lock, encoding: .utf8)) != "\(first.processIdentifier)\n", Date() < deadline { usleep(5000) }
+        #expect(
+            waitUntil(deadline: 60, poll: 0.005) { (try? String(contentsOfFile: lock, encoding: .utf8)) == "\(first.processIdentifier)\n" })
         let second = try CLI.run(["filter", "--state", state], input: "{\"aps\":{\"alert\":\"x\"}}\n")
         #expect(second.status == 3)
         #expect(second.stderr.contains("in use by pid \(first.processIdentifier)"), "\(second.stderr)")
@@ -252,8 +253,8 @@ import Testing
     /// A database with another hard link is refused for writing (SQLite would keep a log per
     /// name, and writers through the two names would not see each other); it still reads.
     @Test func anSQLiteStateWithAnotherHardLinkIsNotWritten() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/s.sqlite"
         #expect(try CLI.run(["filter", "--state", state], input: "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"a\"}}\n").status == 0)
         #expect(link(state, dir + "/other.sqlite") == 0)
@@ -271,8 +272,8 @@ import Testing
 
     /// A save through a link to a state not written yet writes the state, and the link stays.
     @Test func aJSONSaveThroughALinkToAMissingStateWritesItsTarget() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let link = dir + "/link.json"
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "state.json")
         #expect(try CLI.run(["filter", "--state", link], input: "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"a\"}}\n").status == 0)
@@ -282,8 +283,8 @@ import Testing
     }
 
     @Test func aLockLeftByADeadProcessIsTakenOver() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try "99999999\n".write(toFile: dir + "/s.sqlite.lock", atomically: true, encoding: .utf8)
         let run = try CLI.run(["filter", "--state", dir + "/s.sqlite"], input: "{\"aps\":{\"alert\":\"x\"}}\n")
         #expect(run.status == 0, "\(run.stderr)")
@@ -300,8 +301,8 @@ import Testing
     }
 
     @Test func jsonSavesKeepModeAndSymlink() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try FileManager.default.createDirectory(atPath: dir + "/real", withIntermediateDirectories: true)
         let target = dir + "/real/state.json", link = dir + "/link.json"
         #expect(try CLI.run(["filter", "--state", target], input: "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"a\"}}\n").status == 0)
@@ -318,8 +319,8 @@ import Testing
     }
 
     @Test func staleTemporaryFilesOfDeadProcessesAreRemoved() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         try "partial".write(toFile: state + ".tmp.99999999", atomically: true, encoding: .utf8)
         let live = state + ".tmp.\(getpid())"
@@ -335,8 +336,8 @@ import Testing
     // minutes, so a test (and its limit's timer) may wait that long before it runs.
     @Test(.timeLimit(.minutes(30)))
     func headOneExitsPromptlyAndResumeContinues() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = dir + "/in.ndjson"
         try Self.fleet(lines: 30_000, accounts: 500, seed: 11).write(toFile: input, atomically: true, encoding: .utf8)
         let reference = try CLI.run(["filter", input])
@@ -363,8 +364,8 @@ import Testing
     /// The reader takes `readBytes` of the results, then goes away.
     @Test(arguments: [4096, 900_000])
     func aBrokenPipeSavesAJSONStateWithOnlyTheBatchesWhoseResultsWereWritten(_ readBytes: Int) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = dir + "/in.ndjson", state = dir + "/s.json"
         // Line i marks root.chat.t<i>: the saved marks tell which lines were applied.
         let lines = (0..<100_000).map { "{\"aps\":{\"alert\":\"x\",\"thread-id\":\"t\($0)\"}}\n" }
@@ -406,8 +407,8 @@ import Testing
     }
 
     @Test func resumeRejectsAnotherInputFile() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let a = dir + "/a.ndjson", b = dir + "/b.ndjson"
         try Self.fleet(lines: 100, accounts: 10, seed: 1).write(toFile: a, atomically: true, encoding: .utf8)
         try Self.fleet(lines: 100, accounts: 10, seed: 2).write(toFile: b, atomically: true, encoding: .utf8)
@@ -430,8 +431,8 @@ import Testing
     }
 
     @Test func aCorruptOrForeignDatabaseIsExit3AndLeftUntouched() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let junk = dir + "/junk.sqlite"
         let bytes = String(repeating: "not a database at all\n", count: 300)
         try bytes.write(toFile: junk, atomically: true, encoding: .utf8)
@@ -477,8 +478,8 @@ import Testing
 
     @Test func aJSONStateWithAKeyHoldingNULIsRefusedWithItsPlaceNotMerged() throws {
         // json-c cuts keys at U+0000: "a\u0000b" would have loaded as a second "a".
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/s.json"
         let events = ["a", "ab"].map { #"{"op":"push","account":"\#($0)","device":"d","payload":{"aps":{"alert":"hi"}}}"# }
         #expect(try CLI.run(["filter", "--state", state], input: events.joined(separator: "\n") + "\n").status == 0)
@@ -512,8 +513,8 @@ import Testing
     }
 
     @Test func anUnreadableAccountRowIsExit3AndNotOverwritten() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/s.sqlite"
         let push = "{\"op\":\"push\",\"account\":\"a1\",\"payload\":{\"aps\":{\"alert\":\"x\",\"thread-id\":\"t\"}}}\n"
         #expect(try CLI.run(["filter", "--state", state], input: push).status == 0)

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -12,8 +13,8 @@ import Testing
     }
 
     @Test func aProgressBarGoesToAStderrTerminalAndIsClearedAtTheEnd() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = try stream(60_000, in: dir)
         let out = dir + "/out.ndjson"
         let r = try CLI.runOnTerminal(["filter", input], onTerminal: [2], stdoutFile: out)
@@ -32,8 +33,8 @@ import Testing
     }
 
     @Test func noProgressTurnsItOff() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = try stream(2000, in: dir)
         let r = try CLI.runOnTerminal(
             ["filter", "--no-progress", input], onTerminal: [2],
@@ -43,8 +44,8 @@ import Testing
     }
 
     @Test func noProgressBarWhenStdoutIsATerminalToo() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let r = try CLI.runOnTerminal(["filter", try stream(50, in: dir)], onTerminal: [1, 2])
         #expect(r.status == 0)
         #expect(r.terminal.contains("{\"seq\":50,"))
@@ -52,8 +53,8 @@ import Testing
     }
 
     @Test func noProgressBarWhenStderrIsNotATerminal() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let r = try CLI.run(["filter", "--progress", try stream(3000, in: dir)])
         #expect(r.stderr.isEmpty)
     }
@@ -65,8 +66,8 @@ import Testing
     }
 
     @Test func treeColoursATerminalUnlessNoColorIsSet() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let s = try state(in: dir)
         // The environment the tests run in may set NO_COLOR itself.
         #expect(
@@ -83,8 +84,8 @@ import Testing
     }
 
     @Test func batchHasColorAndNoColorAndHonoursNoColor() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try "{\"op\":\"tick\"}\n".write(toFile: dir + "/a.ndjson", atomically: false, encoding: .utf8)
         _ = try CLI.run(["batch", "--update", dir])
         #expect(try CLI.runOnTerminal(["batch", dir], onTerminal: [1], environment: ["NO_COLOR": nil]).terminal.contains("\u{1B}[32mPASS"))

@@ -1,7 +1,10 @@
+import BadgeFlowTestSupport
 import Foundation
 
 /// A small tmpfs mounted on a fresh folder, for full-disk and read-only tests (which need
-/// root, as on this machine and in CI). A mount that fails is an error, never a skip.
+/// root, as on this machine and in CI). The tests that use it are tagged `.requiresTmpfs` and
+/// run only where a tmpfs can be mounted (`.requires(.tmpfs)`: elsewhere they are reported
+/// as not run, by name); a mount that fails where one can is an error, never a skip.
 final class TmpFS {
     /// Why a tmpfs could not be set up or changed.
     struct Failure: Error, CustomStringConvertible {

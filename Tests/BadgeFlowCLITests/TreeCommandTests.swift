@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -10,8 +11,8 @@ import Testing
     }
 
     @Test func drawsTheTreeAsPlainTextOffATerminal() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let r = try CLI.run(["tree", "--state", try state(in: dir)])
         #expect(r.status == 0)
         #expect(
@@ -28,8 +29,8 @@ import Testing
     }
 
     @Test func explainListsTheMarksBehindAPath() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/s.json"
         _ = try CLI.run([
             "filter", "--state", state, "--rules", CLI.fixture("scenarios/wechat-tab.rules.json"),
@@ -52,16 +53,16 @@ import Testing
     }
 
     @Test func colourIsOnlyUsedWhenAsked() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let s = try state(in: dir)
         #expect(!(try CLI.run(["tree", "--state", s]).stdout.contains("\u{1B}[")))
         #expect(try CLI.run(["tree", "--state", s, "--color"]).stdout.contains("\u{1B}["))
     }
 
     @Test func jsonListsShownNodesWithTheirMarks() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let r = try CLI.run(["tree", "--state", try state(in: dir), "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let nodes = try #require(object["tree"] as? [[String: Any]])
@@ -71,8 +72,8 @@ import Testing
     }
 
     @Test func anUnknownDeviceIsAUsageError() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let r = try CLI.run(["tree", "--state", try state(in: dir), "--device", "nope"])
         #expect(r.status == 2)
         #expect(r.stderr.contains("no device \"nope\""))
@@ -94,8 +95,8 @@ import Testing
     }
 
     @Test func worksWithoutRules() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let (_, state) = try setUp(in: dir)
         let r = try CLI.run(["tree", "--state", state])
         #expect(r.status == 0, "\(r.stderr)")
@@ -103,8 +104,8 @@ import Testing
     }
 
     @Test func theSameRulesAreFineAndOtherRulesAreNamed() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let (rules, state) = try setUp(in: dir)
         #expect(try CLI.run(["tree", "--state", state, "--rules", rules]).status == 0)
         let builtIn = dir + "/default.json"
@@ -116,8 +117,8 @@ import Testing
     }
 
     @Test func aStateWithoutRecordedRulesNeedsRulesAsBefore() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let (rules, state) = try setUp(in: dir)
         // Drop "rules", as a state written before they were recorded.
         var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any])
@@ -133,8 +134,8 @@ import Testing
     /// A device whose delivered number is not the account's total (here a state edited as
     /// after a rules change) is drawn as stale, and `--json` says so.
     @Test func aDeviceShowsItsDeliveredNumberAndWhetherItIsStale() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/s.json"
         let input = #"{"op":"push","account":"u","device":"ipad","payload":{"aps":{"alert":"m","thread-id":"c"}}}"#
         _ = try CLI.run(["filter", "--state", state], input: input + "\n")
@@ -153,7 +154,7 @@ import Testing
 
 @Suite struct TreeOfASharedFileTests {
     @Test func supportDrawsAnAppsSharedFileWithItsSettingsAndEvents() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let file = dir + "/badges.dat"
             let helper = URL(fileURLWithPath: CLI.executable).deletingLastPathComponent().appendingPathComponent("SharedFileHelper")
             // The app: logs in, reads a chat and mutes one, all through the shared file.

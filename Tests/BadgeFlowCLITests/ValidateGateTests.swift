@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
@@ -14,7 +15,7 @@ import Testing
     }
 
     @Test func walksFoldersSkippingSidecarsAndExpectations() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(#"{"aps":{"alert":"a"}}"#, dir + "/a.json")
             try write(#"{"aps":{"badge":"x"}}"# + "\n", dir + "/sub/b.ndjson")
             try write(#"{"seq":1,"op":"push"}"# + "\n", dir + "/sub/b.expected.ndjson")
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func strictFailsOnAWarningAndOnNoPayloads() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(#"{"aps":{"alert":"a","zz":1}}"#, dir + "/w.json")
             #expect(try CLI.run(["validate", dir]).status == 0)
             #expect(try CLI.run(["validate", "--strict", dir]).status == 1)
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func pushTypeOptionAppliesToBarePayloads() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(#"{"aps":{"alert":"a","badge":1}}"#, dir + "/t.json")
             let r = try CLI.run(["validate", "--push-type", "background", dir + "/t.json"])
             #expect(r.status == 0)
@@ -106,7 +107,7 @@ import Testing
     }
 
     @Test func aPrettyTemplateIsMeasuredCompact() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let filler = String(repeating: "p", count: 3650)
             let pretty = "{\n" + String(repeating: " ", count: 1000) + "\"aps\": {\"alert\": \"hi\"},\n    \"k\": \"" + filler + "\"\n}\n"
             #expect(pretty.utf8.count > 4096)
@@ -116,7 +117,7 @@ import Testing
     }
 
     @Test func aSyntaxErrorInAMultiLineFileHasLineAndColumn() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write("{\n  \"aps\": {\n    \"alert\": \"x\",\n  }\n}\n", dir + "/t.json")
             let r = try CLI.run(["validate", dir + "/t.json"])
             #expect(r.status == 1)
@@ -125,7 +126,7 @@ import Testing
     }
 
     @Test func aBOMIsSkippedInJSONAsInNDJSON() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let bom = Data([0xEF, 0xBB, 0xBF])
             let payload = Data(#"{"aps":{"alert":"hi","thread-id":"a"}}"#.utf8)
             try (bom + payload).write(to: URL(fileURLWithPath: dir + "/b.json"))
@@ -141,7 +142,7 @@ import Testing
     }
 
     @Test func junitFileBesideTheTextReport() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             try write(#"{"aps":{"alert":"a"}}"# + "\n" + #"{"aps":{"badge":-1}}"# + "\n", dir + "/x.ndjson")
             try write(#"{"aps":{"alert":"a"}}"#, dir + "/y.json")
             let r = try CLI.run(["validate", "--junit", dir + "/v.xml", dir])
