@@ -8,24 +8,18 @@ import Testing
 /// `batch` as a release gate (the RunningBatchGoldens article): `--strict`, colliding inputs, `--out` containment,
 /// sidecar options, reviewable failures and `--junit FILE`.
 @Suite struct BatchGateTests {
-    private func write(_ text: String, _ path: String) throws {
-        let dir = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-    }
-
     private let push = #"{"aps":{"alert":"hi","thread-id":"a"}}"# + "\n"
 
     /// A folder with `ok.ndjson` and its up-to-date expectation.
     private func passingFolder(_ dir: String) throws {
-        try write(push, dir + "/ok.ndjson")
+        try writeFile(push, dir + "/ok.ndjson")
         #expect(try CLI.run(["batch", "--update", dir]).status == 0)
     }
 
     @Test func aDeletedExpectationFailsOnlyInStrictMode() throws {
         try TemporaryFolder.with { dir in
             try passingFolder(dir)
-            try write(push, dir + "/expiry.ndjson")
+            try writeFile(push, dir + "/expiry.ndjson")
             #expect(try CLI.run(["batch", dir]).status == 0)
             let r = try CLI.run(["batch", "--strict", dir])
             #expect(r.status == 1)
@@ -57,7 +51,7 @@ import Testing
 
     @Test func aTypoFrozenIntoAGoldenFailsInStrictModeUnlessDeclared() throws {
         try TemporaryFolder.with { dir in
-            try write(#"{"aps":{"alert":"hi","thread-id":"a"}"# + "\n", dir + "/typo.ndjson")
+            try writeFile(#"{"aps":{"alert":"hi","thread-id":"a"}"# + "\n", dir + "/typo.ndjson")
             #expect(try CLI.run(["batch", "--update", dir]).status == 0)
             let golden = try String(contentsOfFile: dir + "/typo.expected.ndjson", encoding: .utf8)
             #expect(golden.contains("\"invalid-json\""))
@@ -69,7 +63,7 @@ import Testing
             #expect(try CLI.run(["batch", "--strict", "--update", dir]).status == 1)
             #expect(!FileManager.default.fileExists(atPath: dir + "/typo.expected.ndjson"))
             // Declared: the error is what the fixture is about.
-            try write(#"{"expected-errors": ["invalid-json"]}"#, dir + "/typo.batch.json")
+            try writeFile(#"{"expected-errors": ["invalid-json"]}"#, dir + "/typo.batch.json")
             #expect(try CLI.run(["batch", "--strict", "--update", dir]).status == 0)
             #expect(try CLI.run(["batch", "--strict", dir]).status == 0)
         }
@@ -79,7 +73,7 @@ import Testing
         try TemporaryFolder.with { dir in
             try passingFolder(dir)
             // Only blank lines: no result line, so a golden of it would test nothing.
-            try write("\n\n   \n", dir + "/blank.ndjson")
+            try writeFile("\n\n   \n", dir + "/blank.ndjson")
             let loose = try CLI.run(["batch", "--update", dir])
             #expect(loose.status == 0)
             #expect(loose.stdout.contains("(created, 0 lines: the output is empty, so it tests nothing; --strict fails it)"))
@@ -100,7 +94,7 @@ import Testing
             let j = try CLI.run(["batch", "--strict", "--report", "junit", dir])
             #expect(j.stdout.contains(#"<failure message="the output is empty"#))
             // One event is enough.
-            try write(push, dir + "/blank.ndjson")
+            try writeFile(push, dir + "/blank.ndjson")
             #expect(try CLI.run(["batch", "--strict", "--update", dir]).status == 0)
             #expect(try CLI.run(["batch", "--strict", dir]).status == 0)
         }
@@ -108,8 +102,8 @@ import Testing
 
     @Test func collidingInputsAreAnErrorInAnyMode() throws {
         try TemporaryFolder.with { dir in
-            try write(push, dir + "/order.json")
-            try write(push, dir + "/order.ndjson")
+            try writeFile(push, dir + "/order.json")
+            try writeFile(push, dir + "/order.ndjson")
             let r = try CLI.run(["batch", "--update", dir])
             #expect(r.status == 1)
             #expect(r.stdout.contains("ERROR \(dir)/order.json: shares \(dir)/order.expected.ndjson with \(dir)/order.ndjson"))
@@ -121,7 +115,7 @@ import Testing
 
     @Test func outNeverWritesOutsideItsFolder() throws {
         try TemporaryFolder.with { dir in
-            try write(push, dir + "/orders/a.ndjson")
+            try writeFile(push, dir + "/orders/a.ndjson")
             try FileManager.default.createDirectory(atPath: dir + "/sub", withIntermediateDirectories: true)
             let r = try CLI.run(["batch", "--out", "OUT", "../orders"], cwd: dir + "/sub")
             #expect(r.status == 0)
@@ -136,11 +130,11 @@ import Testing
 
     @Test func folderSidecarsGiveRulesAndOptionsAndAreNeverInputs() throws {
         try TemporaryFolder.with { dir in
-            try write(#"{"version":1,"rules":[{"name":"k","match":{"/k":"v"},"path":"root.k","action":"dot"}]}"#, dir + "/rules.json")
-            try write(#"{"stamp": true}"#, dir + "/batch.json")
-            try write(#"{"aps":{"alert":"x"},"k":"v"}"# + "\n", dir + "/a.ndjson")
-            try write("1\t" + #"{"aps":{"alert":"x"},"k":"v"}"# + "\n", dir + "/b.ndjson")
-            try write(#"{"numbered": true}"#, dir + "/b.batch.json")
+            try writeFile(#"{"version":1,"rules":[{"name":"k","match":{"/k":"v"},"path":"root.k","action":"dot"}]}"#, dir + "/rules.json")
+            try writeFile(#"{"stamp": true}"#, dir + "/batch.json")
+            try writeFile(#"{"aps":{"alert":"x"},"k":"v"}"# + "\n", dir + "/a.ndjson")
+            try writeFile("1\t" + #"{"aps":{"alert":"x"},"k":"v"}"# + "\n", dir + "/b.ndjson")
+            try writeFile(#"{"numbered": true}"#, dir + "/b.batch.json")
             let r = try CLI.run(["batch", "--update", dir])
             #expect(r.status == 0)
             #expect(r.stdout.hasSuffix("2 files: 0 passed, 0 failed, 2 updated (2 created, 0 changed)\n"))
@@ -158,11 +152,11 @@ import Testing
 
     @Test func aStartingStateSidecarSeedsTheRun() throws {
         try TemporaryFolder.with { dir in
-            try write(push, dir + "/seed.ndjson")
+            try writeFile(push, dir + "/seed.ndjson")
             _ = try CLI.run(["filter", "--state", dir + "/start.state.json", dir + "/seed.ndjson"])
             try FileManager.default.removeItem(atPath: dir + "/seed.ndjson")
-            try write(push, dir + "/second.ndjson")
-            try write(#"{"state": "start.state.json"}"#, dir + "/second.batch.json")
+            try writeFile(push, dir + "/second.ndjson")
+            try writeFile(#"{"state": "start.state.json"}"#, dir + "/second.batch.json")
             let r = try CLI.run(["batch", "--update", dir])
             #expect(r.status == 0, "\(r.stdout)")
             let out = try String(contentsOfFile: dir + "/second.expected.ndjson", encoding: .utf8)
@@ -172,10 +166,10 @@ import Testing
 
     @Test func aBadSidecarIsAnErrorNamingFileAndPointer() throws {
         try TemporaryFolder.with { dir in
-            try write(push, dir + "/a.ndjson")
-            try write(#"{"stamp": "yes"}"#, dir + "/a.batch.json")
-            try write(push, dir + "/b.ndjson")
-            try write(#"{"state": "start.json"}"#, dir + "/b.batch.json")
+            try writeFile(push, dir + "/a.ndjson")
+            try writeFile(#"{"stamp": "yes"}"#, dir + "/a.batch.json")
+            try writeFile(push, dir + "/b.ndjson")
+            try writeFile(#"{"state": "start.json"}"#, dir + "/b.batch.json")
             let r = try CLI.run(["batch", dir])
             #expect(r.status == 1)
             #expect(r.stdout.contains("ERROR \(dir)/a.ndjson: \(dir)/a.batch.json: at /stamp: must be true or false, got string"))
@@ -186,7 +180,7 @@ import Testing
     @Test func aFailureShowsEveryDifferingLineAndTheFieldsThatDiffer() throws {
         try TemporaryFolder.with { dir in
             let lines = (1...30).map { #"{"aps":{"alert":"hi","thread-id":"t\#($0)"}}"# }.joined(separator: "\n") + "\n"
-            try write(lines, dir + "/many.ndjson")
+            try writeFile(lines, dir + "/many.ndjson")
             _ = try CLI.run(["batch", "--update", dir])
             let golden = try String(contentsOfFile: dir + "/many.expected.ndjson", encoding: .utf8)
             let edited = golden.replacingOccurrences(of: "\"path\":\"root\",\"count\":", with: "\"path\":\"root\",\"count\":9")
@@ -206,10 +200,10 @@ import Testing
 
     @Test func junitFileBesideTheTextReport() throws {
         try TemporaryFolder.with { dir in
-            try write(push, dir + "/a/x.ndjson")
-            try write(push, dir + "/b/y.ndjson")
+            try writeFile(push, dir + "/a/x.ndjson")
+            try writeFile(push, dir + "/b/y.ndjson")
             _ = try CLI.run(["batch", "--update", dir])
-            try write(push + push, dir + "/b/y.ndjson")
+            try writeFile(push + push, dir + "/b/y.ndjson")
             let r = try CLI.run(["batch", "--junit", dir + "/report.xml", dir])
             #expect(r.status == 1)
             #expect(r.stdout.contains("FAIL  \(dir)/b/y.ndjson"))

@@ -58,15 +58,22 @@ import Testing
         #expect(lines.first?.contains("root.chat.\u{FFFD}") == true)
     }
 
-    @Test func aTenMegabyteLineIsAnsweredAsTooLong() throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
+    /// Writes `huge.ndjson` in `dir`: a 10 MB line (a push whose alert is 10 MiB of `x`), then
+    /// a tick; its path.
+    static func writeHugeLine(in dir: String) throws -> String {
         let path = dir + "/huge.ndjson"
         var data = Data(#"{"aps":{"alert":""#.utf8)
         data.append(Data(repeating: UInt8(ascii: "x"), count: 10 << 20))
         data.append(Data(#""}}"#.utf8))
         data.append(Data("\n{\"op\":\"tick\"}\n".utf8))
         try data.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func aTenMegabyteLineIsAnsweredAsTooLong() throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
+        let path = try Self.writeHugeLine(in: dir)
         let r = try CLI.run(["filter", path])
         #expect(r.lines.count == 2)
         #expect(code(of: r.lines[0]) == "line-too-long")
@@ -79,12 +86,7 @@ import Testing
     func aTenMegabyteLineIsNotHeldInMemory() throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
-        let path = dir + "/huge.ndjson"
-        var data = Data(#"{"aps":{"alert":""#.utf8)
-        data.append(Data(repeating: UInt8(ascii: "x"), count: 10 << 20))
-        data.append(Data(#""}}"#.utf8))
-        data.append(Data("\n{\"op\":\"tick\"}\n".utf8))
-        try data.write(to: URL(fileURLWithPath: path))
+        let path = try Self.writeHugeLine(in: dir)
         let small = dir + "/small.ndjson"
         try "{\"op\":\"tick\"}\n".write(toFile: small, atomically: true, encoding: .utf8)
         let baseline = try TimedRun.peakKilobytes(CLI.executable, ["filter", small])

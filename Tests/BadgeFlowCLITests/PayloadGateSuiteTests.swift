@@ -6,12 +6,6 @@ import Testing
 /// `validate.json` sidecar, and JUnit files that are never empty when a run fails, read back
 /// by a real consumer (Python's junitparser, which `make test` installs when missing).
 @Suite struct PayloadGateSuiteTests {
-    private func write(_ text: String, _ path: String) throws {
-        let dir = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-    }
-
     /// Runs a program (not badgeflow) and returns its status and stdout.
     private func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let p = Process()
@@ -48,14 +42,14 @@ import Testing
 
     @Test func aSidecarDeclaresPushTypesAndAllowancesNearestWins() throws {
         try TemporaryFolder.with { dir in
-            try write(
+            try writeFile(
                 #"{"push-types":{"voip-*.json":"voip","*":"alert"},"allowed-warnings":{"*":["empty-alert"]}}"#, dir + "/validate.json")
-            try write(#"{"push-types":{"*.json":"background"}}"#, dir + "/silent/validate.json")
+            try writeFile(#"{"push-types":{"*.json":"background"}}"#, dir + "/silent/validate.json")
             // 4.6 KB VoIP payload: valid under voip, too large under alert.
             let big = #"{"aps":{},"caller":""# + String(repeating: "x", count: 4600) + "\"}"
-            try write(big, dir + "/calls/voip-big.json")
-            try write(#"{"aps":{"content-available":1}}"#, dir + "/silent/sync.json")
-            try write(#"{"aps":{"alert":""}}"#, dir + "/empty.json")
+            try writeFile(big, dir + "/calls/voip-big.json")
+            try writeFile(#"{"aps":{"content-available":1}}"#, dir + "/silent/sync.json")
+            try writeFile(#"{"aps":{"alert":""}}"#, dir + "/empty.json")
             let r = try CLI.run(["validate", "--strict", "--json", "--push-type", "alert", dir])
             #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
             let rows = r.stdout.split(separator: "\n").compactMap {
@@ -79,8 +73,8 @@ import Testing
 
     @Test func aBrokenSidecarIsAnError() throws {
         try TemporaryFolder.with { dir in
-            try write(#"{"push-types":{"*":"banana"}}"#, dir + "/validate.json")
-            try write(#"{"aps":{"alert":"a"}}"#, dir + "/a.json")
+            try writeFile(#"{"push-types":{"*":"banana"}}"#, dir + "/validate.json")
+            try writeFile(#"{"aps":{"alert":"a"}}"#, dir + "/a.json")
             let r = try CLI.run(["validate", "--junit", dir + "/v.xml", dir])
             #expect(r.status == 4)
             #expect(r.stderr.contains("\"banana\" is not an apns-push-type"))
@@ -118,7 +112,7 @@ import Testing
             #expect(m.first == "tests=1 failures=1", "\(m)")
             #expect(m.dropFirst().first?.contains("No such file") == true, "\(m)")
             // An empty folder (hidden files only), with --strict.
-            try write("{}", dir + "/empty/.hidden.json")
+            try writeFile("{}", dir + "/empty/.hidden.json")
             let empty = try CLI.run(["validate", "--strict", "--junit", dir + "/e.xml", dir + "/empty"])
             #expect(empty.status == 1)
             let e = try junitparser(dir + "/e.xml")
@@ -128,7 +122,7 @@ import Testing
             #expect(none.status == 1)
             #expect(try junitparser(dir + "/n.xml").dropFirst().first?.contains("no payloads checked") == true)
             // A missing file among good ones: every file named is present.
-            try write(#"{"aps":{"alert":"a"}}"#, dir + "/ok.json")
+            try writeFile(#"{"aps":{"alert":"a"}}"#, dir + "/ok.json")
             let some = try CLI.run(["validate", "--junit", dir + "/s.xml", dir + "/ok.json", dir + "/gone.json"])
             #expect(some.status == 4)
             let s = try junitparser(dir + "/s.xml")
@@ -136,9 +130,9 @@ import Testing
             #expect(s.contains { $0.hasPrefix(dir + "/ok.json:1|passed") }, "\(s)")
             #expect(s.contains { $0.hasPrefix(dir + "/gone.json|") && $0.contains("No such file") }, "\(s)")
             // An invalid payload and, with --strict, a warning not allowed; the push type shown.
-            try write(#"{"push-types":{"*":"voip"}}"#, dir + "/t/validate.json")
-            try write(#"{"aps":{"alert":"ring"}}"#, dir + "/t/call.json")
-            try write(#"{"aps":{"badge":"9"}}"#, dir + "/t/bad.json")
+            try writeFile(#"{"push-types":{"*":"voip"}}"#, dir + "/t/validate.json")
+            try writeFile(#"{"aps":{"alert":"ring"}}"#, dir + "/t/call.json")
+            try writeFile(#"{"aps":{"badge":"9"}}"#, dir + "/t/bad.json")
             let t = try CLI.run(["validate", "--strict", "--junit", dir + "/t.xml", dir + "/t"])
             #expect(t.status == 1)
             let tx = try junitparser(dir + "/t.xml")
@@ -154,7 +148,7 @@ import Testing
             #expect(missing.status != 0)
             let m = try junitparser(dir + "/m.xml")
             #expect(m.first == "tests=1 failures=1" && m.dropFirst().first?.contains("no such file") == true, "\(m)")
-            try write("{}", dir + "/hidden/.x.json")
+            try writeFile("{}", dir + "/hidden/.x.json")
             let hidden = try CLI.run(["batch", "--strict", "--junit", dir + "/h.xml", dir + "/hidden"])
             #expect(hidden.status == 1)
             let h = try junitparser(dir + "/h.xml")
@@ -167,14 +161,14 @@ import Testing
     @Test func folderSettingsApplyToSubfoldersAndFailuresNameTheRules() throws {
         try TemporaryFolder.with { dir in
             let rules = try String(contentsOfFile: CLI.fixture("rules/default.json"), encoding: .utf8)
-            try write(rules, dir + "/suite/rules.json")
-            try write(#"{"expected-errors":["wrong-type"]}"#, dir + "/suite/batch.json")
+            try writeFile(rules, dir + "/suite/rules.json")
+            try writeFile(#"{"expected-errors":["wrong-type"]}"#, dir + "/suite/batch.json")
             let line = #"{"op":"push","account":"a","payload":{"aps":{"badge":"x"}}}"# + "\n"
-            try write(line, dir + "/suite/deep/sub/x.ndjson")
+            try writeFile(line, dir + "/suite/deep/sub/x.ndjson")
             // Inherited expected-errors: the undeclared-error check passes in the subfolder.
             let created = try CLI.run(["batch", "--strict", "--update", dir + "/suite"])
             #expect(created.status == 0, "\(created.stdout)\(created.stderr)")
-            try write(#"{"seq":1}"# + "\n", dir + "/suite/deep/sub/x.expected.ndjson")
+            try writeFile(#"{"seq":1}"# + "\n", dir + "/suite/deep/sub/x.expected.ndjson")
             let r = try CLI.run(["batch", "--strict", "--junit", dir + "/b.xml", dir + "/suite"])
             #expect(r.status == 1)
             #expect(r.stdout.contains("rules: \(dir)/suite/rules.json"), "\(r.stdout)")
@@ -187,8 +181,8 @@ import Testing
 
     @Test func aSidecarNamingAMissingStateIsAnError() throws {
         try TemporaryFolder.with { dir in
-            try write(#"{"state":"start.state.json"}"#, dir + "/f/x.batch.json")
-            try write(#"{"op":"push","account":"a","payload":{"aps":{"badge":1}}}"# + "\n", dir + "/f/x.ndjson")
+            try writeFile(#"{"state":"start.state.json"}"#, dir + "/f/x.batch.json")
+            try writeFile(#"{"op":"push","account":"a","payload":{"aps":{"badge":1}}}"# + "\n", dir + "/f/x.ndjson")
             let r = try CLI.run(["batch", "--update", dir + "/f"])
             #expect(r.status == 1)
             #expect(r.stdout.contains("start.state.json does not exist"), "\(r.stdout)")
@@ -198,10 +192,10 @@ import Testing
 
     @Test func aCRLFExpectationIsComparedAsLFAndSaysSo() throws {
         try TemporaryFolder.with { dir in
-            try write(#"{"op":"push","account":"a","payload":{"aps":{"badge":1}}}"# + "\n", dir + "/f/x.ndjson")
+            try writeFile(#"{"op":"push","account":"a","payload":{"aps":{"badge":1}}}"# + "\n", dir + "/f/x.ndjson")
             #expect(try CLI.run(["batch", "--update", dir + "/f"]).status == 0)
             let lf = try String(contentsOfFile: dir + "/f/x.expected.ndjson", encoding: .utf8)
-            try write(lf.replacing("\n", with: "\r\n"), dir + "/f/x.expected.ndjson")
+            try writeFile(lf.replacing("\n", with: "\r\n"), dir + "/f/x.expected.ndjson")
             let r = try CLI.run(["batch", "--strict", dir + "/f"])
             #expect(r.status == 0, "\(r.stdout)")
             #expect(r.stdout.contains("has CRLF line endings; compared as LF"), "\(r.stdout)")
@@ -210,7 +204,7 @@ import Testing
 
     @Test func aJSONFileThatIsNoFixtureIsNamedAsSuch() throws {
         try TemporaryFolder.with { dir in
-            try write(#"{"title":"Templates","owner":"qa"}"#, dir + "/f/README.json")
+            try writeFile(#"{"title":"Templates","owner":"qa"}"#, dir + "/f/README.json")
             let r = try CLI.run(["batch", "--strict", dir + "/f"])
             #expect(r.status == 1)
             #expect(r.stdout.contains("README.json: not a fixture"), "\(r.stdout)")

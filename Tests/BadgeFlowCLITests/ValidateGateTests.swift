@@ -8,20 +8,14 @@ import Testing
 /// `validate` as a release gate (the PayloadValidation article): folders, `--strict`, `--push-type`, `--junit FILE`,
 /// syntax errors at line and column, a BOM alike in .json and NDJSON.
 @Suite struct ValidateGateTests {
-    private func write(_ text: String, _ path: String) throws {
-        let dir = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-    }
-
     @Test func walksFoldersSkippingSidecarsAndExpectations() throws {
         try TemporaryFolder.with { dir in
-            try write(#"{"aps":{"alert":"a"}}"#, dir + "/a.json")
-            try write(#"{"aps":{"badge":"x"}}"# + "\n", dir + "/sub/b.ndjson")
-            try write(#"{"seq":1,"op":"push"}"# + "\n", dir + "/sub/b.expected.ndjson")
-            try write(#"{"expected-errors":["wrong-type"]}"#, dir + "/sub/batch.json")
-            try write(#"{"version":1,"rules":[]}"#, dir + "/rules.json")
-            try write("not json", dir + "/notes.txt")
+            try writeFile(#"{"aps":{"alert":"a"}}"#, dir + "/a.json")
+            try writeFile(#"{"aps":{"badge":"x"}}"# + "\n", dir + "/sub/b.ndjson")
+            try writeFile(#"{"seq":1,"op":"push"}"# + "\n", dir + "/sub/b.expected.ndjson")
+            try writeFile(#"{"expected-errors":["wrong-type"]}"#, dir + "/sub/batch.json")
+            try writeFile(#"{"version":1,"rules":[]}"#, dir + "/rules.json")
+            try writeFile("not json", dir + "/notes.txt")
             let r = try CLI.run(["validate", dir])
             #expect(r.status == 1)
             #expect(
@@ -32,7 +26,7 @@ import Testing
 
     @Test func strictFailsOnAWarningAndOnNoPayloads() throws {
         try TemporaryFolder.with { dir in
-            try write(#"{"aps":{"alert":"a","zz":1}}"#, dir + "/w.json")
+            try writeFile(#"{"aps":{"alert":"a","zz":1}}"#, dir + "/w.json")
             #expect(try CLI.run(["validate", dir]).status == 0)
             #expect(try CLI.run(["validate", "--strict", dir]).status == 1)
             try FileManager.default.removeItem(atPath: dir + "/w.json")
@@ -62,7 +56,7 @@ import Testing
 
     @Test func pushTypeOptionAppliesToBarePayloads() throws {
         try TemporaryFolder.with { dir in
-            try write(#"{"aps":{"alert":"a","badge":1}}"#, dir + "/t.json")
+            try writeFile(#"{"aps":{"alert":"a","badge":1}}"#, dir + "/t.json")
             let r = try CLI.run(["validate", "--push-type", "background", dir + "/t.json"])
             #expect(r.status == 0)
             #expect(r.stdout.contains("warning[push-type-mismatch] /aps:"))
@@ -72,7 +66,7 @@ import Testing
             #expect(banana.stdout.contains("error[invalid-value] /push-type: push-type must be one of alert, background"))
             // A 4,551-byte VoIP template: too large as an alert, fine as voip.
             let filler = String(repeating: "v", count: 4500)
-            try write(#"{"aps":{},"call":""# + filler + "\"}", dir + "/voip.json")
+            try writeFile(#"{"aps":{},"call":""# + filler + "\"}", dir + "/voip.json")
             #expect(try CLI.run(["validate", dir + "/voip.json"]).status == 1)
             #expect(try CLI.run(["validate", "--push-type", "voip", dir + "/voip.json"]).status == 0)
         }
@@ -111,14 +105,14 @@ import Testing
             let filler = String(repeating: "p", count: 3650)
             let pretty = "{\n" + String(repeating: " ", count: 1000) + "\"aps\": {\"alert\": \"hi\"},\n    \"k\": \"" + filler + "\"\n}\n"
             #expect(pretty.utf8.count > 4096)
-            try write(pretty, dir + "/pretty.json")
+            try writeFile(pretty, dir + "/pretty.json")
             #expect(try CLI.run(["validate", "--strict", dir + "/pretty.json"]).status == 0)
         }
     }
 
     @Test func aSyntaxErrorInAMultiLineFileHasLineAndColumn() throws {
         try TemporaryFolder.with { dir in
-            try write("{\n  \"aps\": {\n    \"alert\": \"x\",\n  }\n}\n", dir + "/t.json")
+            try writeFile("{\n  \"aps\": {\n    \"alert\": \"x\",\n  }\n}\n", dir + "/t.json")
             let r = try CLI.run(["validate", dir + "/t.json"])
             #expect(r.status == 1)
             #expect(r.stdout.hasPrefix("\(dir)/t.json:4:3: error[invalid-json] "), "\(r.stdout)")
@@ -143,8 +137,8 @@ import Testing
 
     @Test func junitFileBesideTheTextReport() throws {
         try TemporaryFolder.with { dir in
-            try write(#"{"aps":{"alert":"a"}}"# + "\n" + #"{"aps":{"badge":-1}}"# + "\n", dir + "/x.ndjson")
-            try write(#"{"aps":{"alert":"a"}}"#, dir + "/y.json")
+            try writeFile(#"{"aps":{"alert":"a"}}"# + "\n" + #"{"aps":{"badge":-1}}"# + "\n", dir + "/x.ndjson")
+            try writeFile(#"{"aps":{"alert":"a"}}"#, dir + "/y.json")
             let r = try CLI.run(["validate", "--junit", dir + "/v.xml", dir])
             #expect(r.status == 1)
             #expect(r.stdout.contains("x.ndjson:2: error[out-of-range]"))

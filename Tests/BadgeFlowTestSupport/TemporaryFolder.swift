@@ -45,3 +45,10 @@ public final class TemporaryFolder: @unchecked Sendable {
         return try body(path)
     }
 }
+
+/// Writes `text` to `path`, making the folders on the way that are missing.
+public func writeFile(_ text: String, _ path: String) throws {
+    let folder = (path as NSString).deletingLastPathComponent
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+}
