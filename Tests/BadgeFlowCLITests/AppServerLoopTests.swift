@@ -58,9 +58,9 @@ import Testing
             process.waitUntilExit()
         }
 
-        func close() -> Int32 {
+        func close() async -> Int32 {
             try? input.fileHandleForWriting.close()
-            process.waitUntilExit()
+            await process.exited()
             return process.terminationStatus
         }
     }
@@ -105,12 +105,12 @@ import Testing
         }
     }
 
-    @Test func theServersIconIsTheAppsTotalAfterEveryStep() throws {
+    @Test func theServersIconIsTheAppsTotalAfterEveryStep() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.helper) else {
             Issue.record("SharedFileHelper was not built beside \(CLI.executable)")
             return
         }
-        try TemporaryFolder.with { dir in
+        try await TemporaryFolder.with { dir in
             try Data(Self.rules.utf8).write(to: URL(fileURLWithPath: dir + "/rules.json"))
             let file = dir + "/badges.dat"
             let filter = try Peer(CLI.executable, ["filter", "--rules", dir + "/rules.json", "--line-buffered"])
@@ -234,9 +234,9 @@ import Testing
             #expect(figures.mismatches == 0)
             #expect(figures.checks > 1_000 && figures.kills > 20 && figures.resent > 100)
             print("app-server loop (contribute \(contribute ? "on" : "not in this filter: clears only")): \(figures)")
-            #expect(app.close() == 0)
-            #expect(extensionProcess.close() == 0)
-            #expect(filter.close() == 0)
+            #expect(await app.close() == 0)
+            #expect(await extensionProcess.close() == 0)
+            #expect(await filter.close() == 0)
         }
     }
 }

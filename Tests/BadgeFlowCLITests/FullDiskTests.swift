@@ -51,11 +51,12 @@ import Testing
             return true
         }
 
-        /// Closes stdin and waits for the exit; the status, stdout and stderr.
-        func finish() throws -> CLI.Run {
+        /// Closes stdin and waits for the exit (holding no thread of the pool); the status,
+        /// stdout and stderr.
+        func finish() async throws -> CLI.Run {
             if ours >= 0 { close(ours) }
             ours = -1
-            process.waitUntilExit()
+            await process.exited()
             return CLI.Run(
                 status: process.terminationStatus, stdout: try String(contentsOfFile: stdoutPath, encoding: .utf8),
                 stderr: try String(contentsOfFile: stderrPath, encoding: .utf8))
@@ -92,7 +93,7 @@ import Testing
     }
 
     @Test(arguments: ["sqlite", "rocksdb"])
-    func aCheckpointOnAFullDiskIsExit3AndKeepsTheLastCommittedState(_ format: String) throws {
+    func aCheckpointOnAFullDiskIsExit3AndKeepsTheLastCommittedState(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "16m")
@@ -100,7 +101,7 @@ import Testing
         let lines = StateStoreTests.fleet(lines: 40_000, accounts: 20_000, seed: 21)
         let all = lines.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { $0 + "\n" }
         let head = all.prefix(16_000).joined(), rest = all.dropFirst(16_000).joined()
-        let reference = try CLI.run(["filter", "--state", dir + "/ref.sqlite"], input: lines)
+        let reference = try await CLI.run(["filter", "--state", dir + "/ref.sqlite"], input: lines)
         #expect(reference.status == 0, "\(reference.stderr)")
 
         let state = disk.path + "/s." + format
@@ -110,7 +111,7 @@ import Testing
         try Self.waitForCheckpoint(state, atLeast: 2048)
         try disk.fill()
         run.feed(rest)
-        let failed = try run.finish()
+        let failed = try await run.finish()
         #expect(failed.status == 3, "\(failed.stderr)")
         #expect(failed.stderr.hasPrefix("badgeflow: error: state file \(state): cannot commit a checkpoint: "), "\(failed.stderr)")
         #expect(
@@ -127,7 +128,7 @@ import Testing
         // On a bigger disk, --resume gives what the uninterrupted run gave after it, and
         // the same state.
         try disk.remount("size=256m")
-        let resumed = try CLI.run(["filter", "--state", state, "--resume"], input: lines)
+        let resumed = try await CLI.run(["filter", "--state", state, "--resume"], input: lines)
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stderr.contains("skipping the first \(committed) lines"))
         #expect(resumed.stdout == Self.results(reference.stdout, after: committed))
@@ -135,7 +136,7 @@ import Testing
     }
 
     @Test(arguments: ["sqlite", "rocksdb"])
-    func aNewStateOnAFullDiskIsExit3BeforeAnyLine(_ format: String) throws {
+    func aNewStateOnAFullDiskIsExit3BeforeAnyLine(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "1m")
@@ -143,7 +144,7 @@ import Testing
         try disk.fill()
         let state = disk.path + "/s." + format
         let input = StateStoreTests.fleet(lines: 500, accounts: 50, seed: 5)
-        let run = try CLI.run(["filter", "--state", state], input: input)
+        let run = try await CLI.run(["filter", "--state", state], input: input)
         #expect(run.status == 3, "\(run.stderr)")
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.hasPrefix("badgeflow: error: state file \(state): "), "\(run.stderr)")
@@ -153,43 +154,43 @@ import Testing
 
         // With room, the same command runs as on any disk.
         try disk.remount("size=64m")
-        let again = try CLI.run(["filter", "--state", state], input: input)
+        let again = try await CLI.run(["filter", "--state", state], input: input)
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stdout == (try CLI.run(["filter"], input: input)).stdout)
+        #expect(again.stdout == (try await CLI.run(["filter"], input: input)).stdout)
         #expect(try Self.committedSeq(state) == 500)
     }
 
     /// `state convert` into a full disk: exit 3, and nothing of TO left behind, whether the
     /// new database failed as it was created (its schema and meta) or as accounts went in.
     @Test(arguments: ["sqlite", "rocksdb"])
-    func aConvertOnAFullDiskIsExit3AndLeavesNothing(_ format: String) throws {
+    func aConvertOnAFullDiskIsExit3AndLeavesNothing(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         let source = dir + "/s.json"
-        let made = try CLI.run(["filter", "--state", source], input: StateStoreTests.fleet(lines: 500, accounts: 50, seed: 5))
+        let made = try await CLI.run(["filter", "--state", source], input: StateStoreTests.fleet(lines: 500, accounts: 50, seed: 5))
         #expect(made.status == 0, "\(made.stderr)")
         let disk = try TmpFS(in: dir, size: "1m")
         defer { disk.unmount() }
         try disk.fill()
         let target = disk.path + "/s." + format
-        let run = try CLI.run(["state", "convert", source, target])
+        let run = try await CLI.run(["state", "convert", source, target])
         #expect(run.status == 3, "\(run.stderr)")
         #expect(run.stderr.hasPrefix("badgeflow: error: "), "\(run.stderr)")
         #expect(try disk.names() == ["filler"])
     }
 
-    @Test func aJSONSaveOnAFullDiskIsExit3AndLeavesTheOldFileAlone() throws {
+    @Test func aJSONSaveOnAFullDiskIsExit3AndLeavesTheOldFileAlone() async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "2m")
         defer { disk.unmount() }
         let state = disk.path + "/state.json"
-        let first = try CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1))
+        let first = try await CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1))
         #expect(first.status == 0, "\(first.stderr)")
         let before = try Data(contentsOf: URL(fileURLWithPath: state))
         try disk.fill()
         // Thousands of accounts: a file far bigger than anything left.
-        let run = try CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 20_000, accounts: 5000, seed: 2))
+        let run = try await CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 20_000, accounts: 5000, seed: 2))
         #expect(run.status == 3, "\(run.stderr)")
         #expect(
             run.stderr.hasPrefix("badgeflow: error: state file \(state): cannot save (it keeps its previous content): "), "\(run.stderr)")
@@ -200,7 +201,7 @@ import Testing
         #expect(try disk.names() == ["filler", "state.json"])
     }
 
-    @Test func outputToAFullDiskIsExit4AndLeavesTheOldFileAlone() throws {
+    @Test func outputToAFullDiskIsExit4AndLeavesTheOldFileAlone() async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "1m")
@@ -211,7 +212,7 @@ import Testing
         // The input from a file: the filter stops reading at the first failed write.
         let input = dir + "/in.ndjson"
         try StateStoreTests.fleet(lines: 20_000, accounts: 500, seed: 3).write(toFile: input, atomically: false, encoding: .utf8)
-        let run = try CLI.run(["filter", "-o", out, input])
+        let run = try await CLI.run(["filter", "-o", out, input])
         #expect(run.status == 4, "\(run.stderr)")
         #expect(run.stderr.contains(out), "\(run.stderr)")
         #expect(run.stderr.contains("No space left on device"), "\(run.stderr)")
@@ -222,17 +223,18 @@ import Testing
 }
 
 extension FullDiskTests {
-    @Test func outputToAFullDiskSavesNoJSONState() throws {
+    @Test func outputToAFullDiskSavesNoJSONState() async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "1m")
         defer { disk.unmount() }
         let state = dir + "/state.json", out = disk.path + "/out.ndjson", input = dir + "/in.ndjson"
-        #expect(try CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1)).status == 0)
+        #expect(
+            try await CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1)).status == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: state))
         try disk.fill()
         try StateStoreTests.fleet(lines: 20_000, accounts: 500, seed: 3).write(toFile: input, atomically: false, encoding: .utf8)
-        let run = try CLI.run(["filter", "--state", state, "-o", out, input])
+        let run = try await CLI.run(["filter", "--state", state, "-o", out, input])
         #expect(run.status == 4, "\(run.stderr)")
         #expect(
             run.stderr
@@ -247,14 +249,14 @@ extension FullDiskTests {
 }
 
 extension FullDiskTests {
-    @Test func stdoutToAFullDiskIsExit4AndTheSQLiteStateIsNeverAheadOfIt() throws {
+    @Test func stdoutToAFullDiskIsExit4AndTheSQLiteStateIsNeverAheadOfIt() async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         let disk = try TmpFS(in: dir, size: "2m")
         defer { disk.unmount() }
         let input = dir + "/in.ndjson", state = dir + "/s.sqlite", out = disk.path + "/out.ndjson"
         try StateStoreTests.fleet(lines: 40_000, accounts: 2000, seed: 41).write(toFile: input, atomically: false, encoding: .utf8)
-        let reference = try CLI.run(["filter", input])
+        let reference = try await CLI.run(["filter", input])
         // Stdout is a file on the small disk: the results fill it well before the end.
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLI.executable)
@@ -265,7 +267,7 @@ extension FullDiskTests {
         p.standardError = err
         try p.run()
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
+        await p.exited()
         #expect(p.terminationStatus == 4, "\(stderr)")
         #expect(stderr == "badgeflow: error: stdout: cannot write: No space left on device\n")
         // The results that reached the file, up to the last whole line.
@@ -280,7 +282,7 @@ extension FullDiskTests {
                     (Int(line.dropFirst(7).prefix { $0.isNumber }) ?? 0) <= committed
                 }.map { $0 + "\n" }.joined()))
         #expect(committed < 40_000)
-        let resumed = try CLI.run(["filter", "--state", state, "--resume", input])
+        let resumed = try await CLI.run(["filter", "--state", state, "--resume", input])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stdout == Self.results(reference.stdout, after: committed))
     }

@@ -39,14 +39,14 @@ import Testing
         }
     }
 
-    @Test func invalidUTF8IsAnErrorAndTheStreamGoesOn() throws {
+    @Test func invalidUTF8IsAnErrorAndTheStreamGoesOn() async throws {
         var bytes = Data(#"{"aps":{"alert":"ab"}}"#.utf8)
         bytes[17] = 0xFF
         bytes.append(contentsOf: Array("\n{\"op\":\"tick\"}\n".utf8))
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         try bytes.write(to: URL(fileURLWithPath: dir + "/bad.ndjson"))
-        let r = try CLI.run(["filter", dir + "/bad.ndjson"])
+        let r = try await CLI.run(["filter", dir + "/bad.ndjson"])
         #expect(r.lines.count == 2)
         #expect(code(of: r.lines[0]) == "invalid-utf8")
         #expect(r.lines[1].contains("\"op\":\"tick\""))
@@ -70,11 +70,11 @@ import Testing
         return path
     }
 
-    @Test func aTenMegabyteLineIsAnsweredAsTooLong() throws {
+    @Test func aTenMegabyteLineIsAnsweredAsTooLong() async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         let path = try Self.writeHugeLine(in: dir)
-        let r = try CLI.run(["filter", path])
+        let r = try await CLI.run(["filter", path])
         #expect(r.lines.count == 2)
         #expect(code(of: r.lines[0]) == "line-too-long")
         #expect(r.lines[1].contains("\"op\":\"tick\""))
@@ -95,8 +95,9 @@ import Testing
         #expect(timed - baseline < 4_000, "peak RSS \(timed) KB against \(baseline) KB for a tiny input")
     }
 
-    @Test func unusualButFineLinesAreProcessedNormally() throws {
-        let r = try CLI.run(["filter"], input: "\u{FEFF}{\"op\":\"login\"}\r\n\r\n{\"aps\":{\"alert\":\"é 😀\",\"thread-id\":\"a.b%c\"}}")
+    @Test func unusualButFineLinesAreProcessedNormally() async throws {
+        let r = try await CLI.run(
+            ["filter"], input: "\u{FEFF}{\"op\":\"login\"}\r\n\r\n{\"aps\":{\"alert\":\"é 😀\",\"thread-id\":\"a.b%c\"}}")
         #expect(r.lines.count == 2)
         #expect(r.lines.allSatisfy { !$0.contains("\"error\"") })
         #expect(r.lines[1].contains("root.chat.a%2Eb%25c"))

@@ -79,7 +79,7 @@ import Testing
         ]
     }
 
-    @Test func rejectedLinesChangeNothing() throws {
+    @Test func rejectedLinesChangeNothing() async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         var codesSeen = Set<String>()
@@ -106,13 +106,13 @@ import Testing
             try Data(dirty).write(to: URL(fileURLWithPath: dir + "/dirty.ndjson"))
             let options = ["filter", "--numbered", "--stamp", "--max-line-bytes", "6000"]
             try? FileManager.default.removeItem(atPath: dir + "/clean.json")
-            let expected = try CLI.run(options + ["--jobs", "1", "--state", dir + "/clean.json", dir + "/clean.ndjson"])
+            let expected = try await CLI.run(options + ["--jobs", "1", "--state", dir + "/clean.json", dir + "/clean.ndjson"])
             #expect(!expected.stdout.contains(#""error":"#), "seed \(seed): the valid stream has an error line")
             #expect(expected.lines.count == valid.count)
             let cleanState = try String(contentsOfFile: dir + "/clean.json", encoding: .utf8)
             for jobs in ["1", "3"] {
                 try? FileManager.default.removeItem(atPath: dir + "/dirty.json")
-                let got = try CLI.run(options + ["--jobs", jobs, "--state", dir + "/dirty.json", dir + "/dirty.ndjson"])
+                let got = try await CLI.run(options + ["--jobs", jobs, "--state", dir + "/dirty.json", dir + "/dirty.ndjson"])
                 let errors = got.lines.filter { $0.contains(#","error":{"code":"#) }
                 let kept = got.lines.filter { !$0.contains(#","error":{"code":"#) }
                 #expect(errors.count == slots.joined().count, "seed \(seed), --jobs \(jobs)")

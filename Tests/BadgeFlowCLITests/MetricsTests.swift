@@ -30,14 +30,14 @@ import Testing
         return samples(text)
     }
 
-    @Test func theCountsAreWhatTheOutputSays() throws {
-        try TemporaryFolder.with { dir in
+    @Test func theCountsAreWhatTheOutputSays() async throws {
+        try await TemporaryFolder.with { dir in
             // Every scenario, one stream: errors of many codes, decrements, fleet-wide expiry,
             // duplicates, badge updates.
             let folder = CLI.fixture("scenarios")
             let inputs = try FileManager.default.contentsOfDirectory(atPath: folder)
                 .filter { $0.hasSuffix(".ndjson") && !$0.hasSuffix(".expected.ndjson") }.sorted().map { folder + "/" + $0 }
-            let run = try CLI.run(["filter", "--metrics", dir + "/m.prom"] + inputs)
+            let run = try await CLI.run(["filter", "--metrics", dir + "/m.prom"] + inputs)
             #expect(run.status == 0, "\(run.stderr)")
             let m = Self.read(dir + "/m.prom")
             let results = run.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -73,14 +73,14 @@ import Testing
         }
     }
 
-    @Test func anSQLiteStatesFiguresAreWhatStateInfoSays() throws {
-        try TemporaryFolder.with { dir in
+    @Test func anSQLiteStatesFiguresAreWhatStateInfoSays() async throws {
+        try await TemporaryFolder.with { dir in
             let input = (1...5).map { #"{"op":"push","account":"a\#($0 % 3)","device":"d","payload":{"aps":{"alert":"x"}}}"# }
-            let run = try CLI.run(
+            let run = try await CLI.run(
                 ["filter", "--state", dir + "/s.sqlite", "--metrics", dir + "/m.prom"], input: input.joined(separator: "\n") + "\n")
             #expect(run.status == 0, "\(run.stderr)")
             let m = Self.read(dir + "/m.prom")
-            let info = try CLI.run(["state", "info", dir + "/s.sqlite"]).stdout
+            let info = try await CLI.run(["state", "info", dir + "/s.sqlite"]).stdout
             #expect(info.contains("accounts: 3\n") && info.contains("last seq: 5\n"))
             #expect(m["badgeflow_accounts_stored"] == 3)
             #expect(m["badgeflow_committed_seq"] == 5)
@@ -120,8 +120,8 @@ import Testing
         }
     }
 
-    @Test func anIdleSQLiteStatesFiguresAreWhatStateInfoSays() throws {
-        try TemporaryFolder.with { dir in
+    @Test func anIdleSQLiteStatesFiguresAreWhatStateInfoSays() async throws {
+        try await TemporaryFolder.with { dir in
             let path = dir + "/m.prom"
             let period = 0.3
             let filter = try LiveStreamTests.Running(
@@ -135,15 +135,15 @@ import Testing
                 let m = Self.read(path)
                 return m["badgeflow_committed_seq"] == 4 && m["badgeflow_accounts_stored"] == 3
             }
-            let info = try CLI.run(["state", "info", dir + "/s.sqlite"]).stdout
+            let info = try await CLI.run(["state", "info", dir + "/s.sqlite"]).stdout
             #expect(seen, "\(Self.read(path).filter { $0.key.hasPrefix("badgeflow_accounts") || $0.key.hasPrefix("badgeflow_committed") })")
             #expect(info.contains("accounts: 3\n") && info.contains("last seq: 4\n"))
-            #expect(filter.close() == 0)
+            #expect(await filter.close() == 0)
         }
     }
 
     @Test(.tags(.requiresRoot, .requiresTmpfs), .requires(.tmpfs))
-    func aMetricsFolderThatTurnsUnwritableIsOneWarningThenExit4AtTheEnd() throws {
+    func aMetricsFolderThatTurnsUnwritableIsOneWarningThenExit4AtTheEnd() async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         // An immutable folder stops root too (see ReadOnlyFolderTests), on a tmpfs of its own.
@@ -165,7 +165,7 @@ import Testing
                 ((try? String(contentsOfFile: run.stderrPath, encoding: .utf8)) ?? "").contains("badgeflow: warning: --metrics")
             })
         usleep(UInt32(8 * period * 1e6))
-        let done = try run.finish()
+        let done = try await run.finish()
         #expect(done.status == 4, "\(done.stderr)")
         #expect(done.stdout.split(separator: "\n").count == 3)
         let messages = done.stderr.split(separator: "\n")
@@ -175,9 +175,9 @@ import Testing
         #expect(Self.read(path)["badgeflow_results_total"] == 1)
     }
 
-    @Test func anUnwritableMetricsFileIsExit4BeforeAnyLine() throws {
-        try TemporaryFolder.with { dir in
-            let run = try CLI.run(
+    @Test func anUnwritableMetricsFileIsExit4BeforeAnyLine() async throws {
+        try await TemporaryFolder.with { dir in
+            let run = try await CLI.run(
                 ["filter", "--metrics", dir + "/no-such-folder/m.prom"], input: LiveStreamTests.push + "\n")
             #expect(run.status == 4)
             #expect(run.stdout.isEmpty)

@@ -21,7 +21,7 @@ import Testing
         return (p, input.fileHandleForWriting)
     }
 
-    @Test func sigkillNeverLeavesACorruptStateFile() throws {
+    @Test func sigkillNeverLeavesACorruptStateFile() async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
@@ -40,11 +40,11 @@ import Testing
                 usleep(UInt32.random(in: 0...300_000, using: &rng))
                 kill(p.processIdentifier, SIGKILL)
             }
-            p.waitUntilExit()
+            await p.exited()
             if round == 0 { #expect(p.terminationStatus == 0) }
             if FileManager.default.fileExists(atPath: state) {
                 checked += 1
-                let check = try CLI.run(["tree", "--state", state, "--json"])
+                let check = try await CLI.run(["tree", "--state", state, "--json"])
                 #expect(check.status == 0, "round \(round): \(check.stderr)")
             }
         }
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
-    func aSignalSavesTheState(_ sig: Int32) throws {
+    func aSignalSavesTheState(_ sig: Int32) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
@@ -88,7 +88,7 @@ import Testing
             ["--state", state], [#"{"aps":{"alert":"hi","thread-id":"alice"},"type":"chat"}"#], answers: 1)
         #expect(String(decoding: seen, as: UTF8.self).contains("\"root.chat.alice\""))
         kill(p.processIdentifier, sig)
-        p.waitUntilExit()
+        await p.exited()
         try? input.fileHandleForWriting.close()
         #expect(p.terminationStatus == 128 + sig)
         let text = try String(contentsOfFile: state, encoding: .utf8)
@@ -106,7 +106,7 @@ import Testing
     /// (behind ~340 lines of its shadow memory and libraries, ~26 KB in), so the test once
     /// never saw the mapping there and was left out of the ThreadSanitizer run.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/maps"), "needs /proc/PID/maps"))
-    func aStateTruncatedWhileReadIsExit3NotACrash() throws {
+    func aStateTruncatedWhileReadIsExit3NotACrash() async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
         let state = dir + "/big.json", copy = dir + "/copy.json"
@@ -134,7 +134,7 @@ import Testing
             #expect(truncate(copy, 1_000_000) == 0)
             kill(p.processIdentifier, SIGCONT)
             let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
+            await p.exited()
             #expect(p.terminationReason == .exit, "attempt \(attempt): died of signal \(p.terminationStatus): \(message)")
             if message.contains("SIGBUS") {
                 sawBus = true

@@ -44,6 +44,13 @@ public final class TemporaryFolder: @unchecked Sendable {
         defer { remove(path) }
         return try body(path)
     }
+
+    /// Runs `body` with a fresh folder, removed afterwards whatever happens.
+    public static func with<T>(_ body: (String) async throws -> T) async throws -> T {
+        let path = try make()
+        defer { remove(path) }
+        return try await body(path)
+    }
 }
 
 /// Writes `text` to `path`, making the folders on the way that are missing.

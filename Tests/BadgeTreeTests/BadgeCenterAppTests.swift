@@ -361,7 +361,7 @@ private final class Heard: Sendable {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "garbage")
     }
 
-    @Test func twoProcessesHammeringOneFileLoseNoIncrement() throws {
+    @Test func twoProcessesHammeringOneFileLoseNoIncrement() async throws {
         let dir = try TemporaryFolder()
         let path = dir.file("badges.json")
         let helper = try Self.sharedFileHelper()
@@ -378,7 +378,7 @@ private final class Heard: Sendable {
             return p
         }
         for p in processes {
-            p.waitUntilExit()
+            await p.exited()
             #expect(p.terminationStatus == 0)
         }
         let center = try BadgeCenter(contentsOf: path, configuration: .init())

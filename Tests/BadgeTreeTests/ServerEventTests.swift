@@ -213,7 +213,7 @@ private let muted: BadgeTree.Configuration = {
         #expect(names == ["badges.dat", "badges.dat.lock"])
     }
 
-    @Test func aWriterKilledAtAnyInstantLeavesEveryCompletedChangeAndNoStrayFile() throws {
+    @Test func aWriterKilledAtAnyInstantLeavesEveryCompletedChangeAndNoStrayFile() async throws {
         let dir = try TemporaryFolder()
         let path = dir.file("badges.dat")
         let helper = try SharedFileTests.sharedFileHelper()
@@ -241,7 +241,7 @@ private let muted: BadgeTree.Configuration = {
             // Killed at a random instant: the sleep is what the test is about.
             usleep(UInt32(generator.next() % 20_000))
             kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            await p.exited()
             if p.terminationReason == .uncaughtSignal { kills += 1 }
             text += String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
             let printed = text.split(separator: "\n").compactMap { Int($0.split(separator: " ").last ?? "") }.max() ?? 0
