@@ -94,10 +94,8 @@ import Testing
 
     @Test(arguments: ["sqlite", "rocksdb"])
     func aCheckpointOnAFullDiskIsExit3AndKeepsTheLastCommittedState(_ format: String) async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
-        let disk = try TmpFS(in: dir, size: "16m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "16m"), dir = disk.folder
+        defer { disk.release() }
         let lines = StateStoreTests.fleet(lines: 40_000, accounts: 20_000, seed: 21)
         let all = lines.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { $0 + "\n" }
         let head = all.prefix(16_000).joined(), rest = all.dropFirst(16_000).joined()
@@ -137,10 +135,8 @@ import Testing
 
     @Test(arguments: ["sqlite", "rocksdb"])
     func aNewStateOnAFullDiskIsExit3BeforeAnyLine(_ format: String) async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
-        let disk = try TmpFS(in: dir, size: "1m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "1m")
+        defer { disk.release() }
         try disk.fill()
         let state = disk.path + "/s." + format
         let input = StateStoreTests.fleet(lines: 500, accounts: 50, seed: 5)
@@ -180,10 +176,8 @@ import Testing
     }
 
     @Test func aJSONSaveOnAFullDiskIsExit3AndLeavesTheOldFileAlone() async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
-        let disk = try TmpFS(in: dir, size: "2m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "2m")
+        defer { disk.release() }
         let state = disk.path + "/state.json"
         let first = try await CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1))
         #expect(first.status == 0, "\(first.stderr)")
@@ -202,10 +196,8 @@ import Testing
     }
 
     @Test func outputToAFullDiskIsExit4AndLeavesTheOldFileAlone() async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
-        let disk = try TmpFS(in: dir, size: "1m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "1m"), dir = disk.folder
+        defer { disk.release() }
         let out = disk.path + "/out.ndjson"
         try "old\n".write(toFile: out, atomically: false, encoding: .utf8)
         try disk.fill()
@@ -224,10 +216,8 @@ import Testing
 
 extension FullDiskTests {
     @Test func outputToAFullDiskSavesNoJSONState() async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
-        let disk = try TmpFS(in: dir, size: "1m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "1m"), dir = disk.folder
+        defer { disk.release() }
         let state = dir + "/state.json", out = disk.path + "/out.ndjson", input = dir + "/in.ndjson"
         #expect(
             try await CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1)).status == 0)
@@ -250,10 +240,8 @@ extension FullDiskTests {
 
 extension FullDiskTests {
     @Test func stdoutToAFullDiskIsExit4AndTheSQLiteStateIsNeverAheadOfIt() async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
-        let disk = try TmpFS(in: dir, size: "2m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "2m"), dir = disk.folder
+        defer { disk.release() }
         let input = dir + "/in.ndjson", state = dir + "/s.sqlite", out = disk.path + "/out.ndjson"
         try StateStoreTests.fleet(lines: 40_000, accounts: 2000, seed: 41).write(toFile: input, atomically: false, encoding: .utf8)
         let reference = try await CLI.run(["filter", input])

@@ -144,11 +144,9 @@ import Testing
 
     @Test(.tags(.requiresRoot, .requiresTmpfs), .requires(.tmpfs))
     func aMetricsFolderThatTurnsUnwritableIsOneWarningThenExit4AtTheEnd() async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
         // An immutable folder stops root too (see ReadOnlyFolderTests), on a tmpfs of its own.
-        let disk = try TmpFS(in: dir, size: "8m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "8m"), dir = disk.folder
+        defer { disk.release() }
         let folder = disk.path + "/metrics", path = folder + "/m.prom"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         let period = 0.1

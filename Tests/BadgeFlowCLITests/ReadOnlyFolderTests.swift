@@ -11,10 +11,8 @@ import Testing
 @Suite(.serialized, .tags(.requiresRoot, .requiresTmpfs), .requires(.tmpfs)) struct ReadOnlyFolderTests {
     @Test(arguments: ["sqlite", "rocksdb"])
     func aStoreWhoseFolderTurnsUnwritableMidRunStillCommitsEveryCheckpoint(_ format: String) async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
-        let disk = try TmpFS(in: dir, size: "64m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "64m"), dir = disk.folder
+        defer { disk.release() }
         let folder = disk.path + "/state", state = folder + "/s." + format
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         let lines = StateStoreTests.fleet(lines: 40_000, accounts: 5000, seed: 31)
@@ -46,10 +44,8 @@ import Testing
     }
 
     @Test func aJSONStateWhoseFolderTurnsUnwritableMidRunIsExit3AndKeepsTheOldFile() async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
-        let disk = try TmpFS(in: dir, size: "64m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "64m"), dir = disk.folder
+        defer { disk.release() }
         let folder = disk.path + "/state", state = folder + "/state.json"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         let first = try await CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1))
@@ -90,10 +86,8 @@ import Testing
 
     @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
     func aStateOnAReadOnlyMountIsExit3BeforeAnyLine(_ name: String) async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
-        let disk = try TmpFS(in: dir, size: "8m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "8m")
+        defer { disk.release() }
         let state = disk.path + "/" + name
         let input = StateStoreTests.fleet(lines: 300, accounts: 30, seed: 6)
         #expect(try await CLI.run(["filter", "--state", state], input: input).status == 0)
@@ -108,10 +102,8 @@ import Testing
     /// without its `-shm` file (a clean close removes it) SQLite could not open it, so it
     /// is read as an immutable file.
     @Test func anSQLiteStateOnAReadOnlyMountCanBeInspected() async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
-        let disk = try TmpFS(in: dir, size: "8m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "8m"), dir = disk.folder
+        defer { disk.release() }
         let state = disk.path + "/s (1).sqlite"
         let input = StateStoreTests.fleet(lines: 3000, accounts: 30, seed: 6)
         #expect(try await CLI.run(["filter", "--jobs", "2", "--state", state], input: input).status == 0)
@@ -135,10 +127,8 @@ extension ReadOnlyFolderTests {
     /// `-o FILE` is put in place before a JSON state is: when FILE cannot be (its folder
     /// turned unwritable), the state keeps its previous content and is not ahead of it.
     @Test func aJSONStateIsNotSavedWhenOutputFileCannotBePutInPlace() async throws {
-        let dir = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(dir) }
-        let disk = try TmpFS(in: dir, size: "16m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "16m"), dir = disk.folder
+        defer { disk.release() }
         let folder = disk.path + "/out", out = folder + "/out.ndjson", state = dir + "/state.json"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         try "old\n".write(toFile: out, atomically: false, encoding: .utf8)

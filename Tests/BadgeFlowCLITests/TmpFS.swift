@@ -29,6 +29,33 @@ final class TmpFS {
         mounted = true
     }
 
+    /// The folder made by ``scratch(size:)`` that holds the mount point (nil otherwise).
+    private var scratchFolder: String?
+
+    /// The folder the mount point is in.
+    var folder: String { (path as NSString).deletingLastPathComponent }
+
+    /// A tmpfs of `size` on `disk` in a fresh temporary folder (``folder``), for files beside
+    /// the mount too; ``release()`` unmounts it and removes the folder.
+    static func scratch(size: String) throws -> TmpFS {
+        let folder = try TemporaryFolder.make()
+        do {
+            let disk = try TmpFS(in: folder, size: size)
+            disk.scratchFolder = folder
+            return disk
+        } catch {
+            TemporaryFolder.remove(folder)
+            throw error
+        }
+    }
+
+    /// Unmounts, and removes the folder of a tmpfs from ``scratch(size:)``.
+    func release() {
+        unmount()
+        if let scratchFolder { TemporaryFolder.remove(scratchFolder) }
+        scratchFolder = nil
+    }
+
     /// Runs `executable ARGS`; its status and stdout and stderr together.
     @discardableResult
     static func command(_ executable: String, _ arguments: [String]) -> (status: Int32, output: String) {
