@@ -84,9 +84,16 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))]
         ),
+        // What the test targets share: the seeded generator, waiting on a condition with a
+        // deadline, temporary folders, child processes, and the needs (root, tmpfs) that
+        // tests are tagged and skipped by. A plain target under Tests/, in no product.
+        .target(
+            name: "BadgeFlowTestSupport",
+            path: "Tests/BadgeFlowTestSupport"
+        ),
         .testTarget(
             name: "BadgeTreeTests",
-            dependencies: ["BadgeTree", "SharedFileHelper"]
+            dependencies: ["BadgeTree", "BadgeFlowTestSupport", "SharedFileHelper"]
         ),
         // The second process of BadgeTreeTests' shared-file test (no product).
         .executableTarget(
@@ -96,11 +103,11 @@ let package = Package(
         ),
         .testTarget(
             name: "BadgeFlowTests",
-            dependencies: ["BadgeFlow"]
+            dependencies: ["BadgeFlow", "BadgeFlowTestSupport"]
         ),
         .testTarget(
             name: "BadgeFlowCLITests",
-            dependencies: ["BadgeFlowCLI"]
+            dependencies: ["BadgeFlowCLI", "BadgeFlowTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

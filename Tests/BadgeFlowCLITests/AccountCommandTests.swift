@@ -1,12 +1,13 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
 @Suite struct AccountCommandTests {
     private let day = CLI.fixture("scenarios/account-day.ndjson")
 
-    @Test func stampAddsThePayloadToPushResultsButBackgroundOnes() throws {
-        let plain = try CLI.run(["filter", day])
-        let stamped = try CLI.run(["filter", "--stamp", day])
+    @Test func stampAddsThePayloadToPushResultsButBackgroundOnes() async throws {
+        let plain = try await CLI.run(["filter", day])
+        let stamped = try await CLI.run(["filter", "--stamp", day])
         #expect(stamped.status == 0)
         #expect(stamped.lines.count == plain.lines.count)
         // The iPad's push carried "badge":1; the account's total is 2: replaced in place.
@@ -30,7 +31,7 @@ import Testing
         }
     }
 
-    @Test func stampWorksOnStdinAndWithThreads() throws {
+    @Test func stampWorksOnStdinAndWithThreads() async throws {
         var input = ""
         for i in 0..<5000 {
             input +=
@@ -38,22 +39,22 @@ import Testing
                 ? "{\"aps\":{\"content-available\":1}}\n"
                 : "{\"op\":\"push\",\"account\":\"a\(i % 7)\",\"device\":\"d\(i % 2)\",\"payload\":{\"aps\":{\"alert\":\"x\",\"thread-id\":\"t\(i % 5)\"}}}\n"
         }
-        let one = try CLI.run(["filter", "--stamp", "--jobs", "1"], input: input)
-        let four = try CLI.run(["filter", "--stamp", "--jobs", "4"], input: input)
+        let one = try await CLI.run(["filter", "--stamp", "--jobs", "1"], input: input)
+        let four = try await CLI.run(["filter", "--stamp", "--jobs", "4"], input: input)
         #expect(one.status == 0)
         #expect(one.stdout == four.stdout)
         #expect(one.lines.filter { $0.contains(#""payload":"#) }.count == 3333)
     }
 
-    @Test func theTreeOfAnAccountByAccountOrByDevice() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func theTreeOfAnAccountByAccountOrByDevice() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         // Stop before the evening's reads, while the account still shows something.
         let lines = try String(contentsOfFile: day, encoding: .utf8).split(separator: "\n").prefix(14)
         let input = lines.joined(separator: "\n") + "\n"
-        #expect(try CLI.run(["filter", "--state", state], input: input).status == 0)
-        let byAccount = try CLI.run(["tree", "--state", state, "--account", "alice"])
+        #expect(try await CLI.run(["filter", "--state", state], input: input).status == 0)
+        let byAccount = try await CLI.run(["tree", "--state", state, "--account", "alice"])
         #expect(byAccount.status == 0)
         #expect(
             byAccount.stdout == """
@@ -64,15 +65,15 @@ import Testing
                 └── news ●
 
                 """)
-        let byDevice = try CLI.run(["tree", "--state", state, "--device", "phone"])
+        let byDevice = try await CLI.run(["tree", "--state", state, "--device", "phone"])
         #expect(byDevice.stdout.hasPrefix(#"account "alice"  device "phone"  icon 1  delivered 1"# + "\n"))
-        let json = try CLI.run(["tree", "--state", state, "--device", "web", "--json"])
+        let json = try await CLI.run(["tree", "--state", state, "--device", "web", "--json"])
         #expect(json.stdout.hasPrefix(#"{"device":"web","account":"alice","icon":1,"delivered":1,"stale":false,"tree":[{"path":"root","#))
         // The iPad logged out: it is no longer in the account.
-        let gone = try CLI.run(["tree", "--state", state, "--device", "ipad"])
+        let gone = try await CLI.run(["tree", "--state", state, "--device", "ipad"])
         #expect(gone.status == 2)
         #expect(gone.stderr.contains(#"no device "ipad""#))
-        let unknown = try CLI.run(["tree", "--state", state, "--account", "bob"])
+        let unknown = try await CLI.run(["tree", "--state", state, "--account", "bob"])
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains(#"no account "bob" in "# + state + #"; accounts: "alice""#))
         let text = try String(contentsOfFile: state, encoding: .utf8)
@@ -82,32 +83,32 @@ import Testing
     /// `tree --account` on a JSON state reads that account alone, as on an SQLite one: a
     /// damaged account elsewhere does not stop it, while `state info` (which reads them all)
     /// and a tree of the damaged account report it.
-    @Test func theTreeOfOneAccountOfAJSONStateReadsThatAccountAlone() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func theTreeOfOneAccountOfAJSONStateReadsThatAccountAlone() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         try #"""
         {"format": "badgeflow-state", "version": 2, "accounts": {
           "good": {"clock": 5, "marks": {"root.chat.x": 2}, "devices": {"d": {"delivered": 2}}},
           "bad": {"clock": 5, "marks": {"root.chat.y": -1}, "devices": {}}}}
         """#.write(toFile: state, atomically: true, encoding: .utf8)
-        let good = try CLI.run(["tree", "--state", state, "--account", "good"])
+        let good = try await CLI.run(["tree", "--state", state, "--account", "good"])
         #expect(good.status == 0)
         #expect(good.stdout.hasPrefix(#"account "good"  icon 2"# + "\n"))
-        let byDevice = try CLI.run(["tree", "--state", state, "--device", "d"])
+        let byDevice = try await CLI.run(["tree", "--state", state, "--device", "d"])
         #expect(byDevice.status == 3)
         #expect(byDevice.stderr.contains("/accounts/bad/marks/root.chat.y"))
-        let bad = try CLI.run(["tree", "--state", state, "--account", "bad"])
+        let bad = try await CLI.run(["tree", "--state", state, "--account", "bad"])
         #expect(bad.status == 3)
         #expect(bad.stderr.contains("/accounts/bad/marks/root.chat.y"))
-        let info = try CLI.run(["state", "info", state])
+        let info = try await CLI.run(["state", "info", state])
         #expect(info.status == 3)
         #expect(info.stderr.contains("/accounts/bad/marks/root.chat.y"))
     }
 
-    @Test func aVersionOneStateFileIsRefusedNamingItsVersion() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func aVersionOneStateFileIsRefusedNamingItsVersion() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         // Devices with their own trees and one clock for all, as pre-release builds wrote them.
         let old = #"""
@@ -116,7 +117,7 @@ import Testing
             """#
         try old.write(toFile: state, atomically: true, encoding: .utf8)
         for args in [["filter", "--state", state], ["tree", "--state", state], ["state", "info", state]] {
-            let r = try CLI.run(args, input: #"{"op":"tick","account":"ipad"}"# + "\n")
+            let r = try await CLI.run(args, input: #"{"op":"tick","account":"ipad"}"# + "\n")
             #expect(r.status == 3, "\(args)")
             #expect(
                 r.stderr.contains("\(state): /version: state version 1 is not supported; this BadgeFlow reads version 2"), "\(r.stderr)")

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -57,9 +58,9 @@ import Testing
             process.waitUntilExit()
         }
 
-        func close() -> Int32 {
+        func close() async -> Int32 {
             try? input.fileHandleForWriting.close()
-            process.waitUntilExit()
+            await process.exited()
             return process.terminationStatus
         }
     }
@@ -104,12 +105,12 @@ import Testing
         }
     }
 
-    @Test func theServersIconIsTheAppsTotalAfterEveryStep() throws {
+    @Test func theServersIconIsTheAppsTotalAfterEveryStep() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.helper) else {
             Issue.record("SharedFileHelper was not built beside \(CLI.executable)")
             return
         }
-        try CLI.withTemporaryDirectory { dir in
+        try await TemporaryFolder.with { dir in
             try Data(Self.rules.utf8).write(to: URL(fileURLWithPath: dir + "/rules.json"))
             let file = dir + "/badges.dat"
             let filter = try Peer(CLI.executable, ["filter", "--rules", dir + "/rules.json", "--line-buffered"])
@@ -117,7 +118,7 @@ import Testing
             var app = try Peer(Self.helper, ["app", file])
             _ = try app.ask("login A phone")
 
-            var rng = LoopRandom(seed: 4_404)
+            var rng = SplitMix64(seed: 4_404)
             var figures = Figures()
             var serverIcon = 0
             var delivered: [String: Int] = [:]
@@ -233,22 +234,9 @@ import Testing
             #expect(figures.mismatches == 0)
             #expect(figures.checks > 1_000 && figures.kills > 20 && figures.resent > 100)
             print("app-server loop (contribute \(contribute ? "on" : "not in this filter: clears only")): \(figures)")
-            #expect(app.close() == 0)
-            #expect(extensionProcess.close() == 0)
-            #expect(filter.close() == 0)
+            #expect(await app.close() == 0)
+            #expect(await extensionProcess.close() == 0)
+            #expect(await filter.close() == 0)
         }
-    }
-}
-
-/// A small seeded generator (LoopRandom64).
-private struct LoopRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
@@ -23,11 +24,11 @@ import Testing
         return dir
     }
 
-    @Test func reportsPassFailAndNewWithADiffAndExitsOne() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func reportsPassFailAndNewWithADiffAndExitsOne() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try makeFolder(dir)
-        let r = try CLI.run(["batch", dir])
+        let r = try await CLI.run(["batch", dir])
         #expect(r.status == 1)
         #expect(r.stdout.contains("PASS  \(dir)/pass.ndjson"))
         #expect(r.stdout.contains("FAIL  \(dir)/sub/fail.ndjson"))
@@ -39,59 +40,59 @@ import Testing
         #expect(!r.stdout.contains("expected.ndjson  "), "expectations are never inputs")
     }
 
-    @Test func newFilesAloneDoNotFail() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func newFilesAloneDoNotFail() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try "{\"op\":\"tick\"}\n".write(toFile: dir + "/a.ndjson", atomically: true, encoding: .utf8)
-        #expect(try CLI.run(["batch", dir]).status == 0)
+        #expect(try await CLI.run(["batch", dir]).status == 0)
     }
 
-    @Test func updateWritesExpectationsThatThenPass() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func updateWritesExpectationsThatThenPass() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try makeFolder(dir)
-        let u = try CLI.run(["batch", "--update", dir])
+        let u = try await CLI.run(["batch", "--update", dir])
         #expect(u.status == 0)
         #expect(u.stdout.contains("UPDATED"))
         let expected = try String(contentsOfFile: dir + "/sub/new.expected.ndjson", encoding: .utf8)
         #expect(
             expected.hasPrefix("{\"seq\":1,\"op\":\"push\",\"device\":\"\",\"kind\":\"alert\",\"rule\":\"chat\",\"path\":\"root.chat.a\""))
-        let again = try CLI.run(["batch", dir])
+        let again = try await CLI.run(["batch", dir])
         #expect(again.status == 0)
         #expect(again.stdout.hasSuffix("3 files: 3 passed, 0 failed\n"))
     }
 
-    @Test func batchOutputIsWhatFilterWrites() throws {
+    @Test func batchOutputIsWhatFilterWrites() async throws {
         let stream = CLI.fixture("scenarios/chat-read-elsewhere.ndjson")
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try FileManager.default.copyItem(atPath: stream, toPath: dir + "/s.ndjson")
-        _ = try CLI.run(["batch", "--update", dir])
-        let filtered = try CLI.run(["filter", stream])
+        _ = try await CLI.run(["batch", "--update", dir])
+        let filtered = try await CLI.run(["filter", stream])
         #expect(try String(contentsOfFile: dir + "/s.expected.ndjson", encoding: .utf8) == filtered.stdout)
     }
 
     /// Root reads anything: skipped as root (the missing-path case below still runs).
     @Test(.enabled(if: getuid() != 0, "root reads an unreadable file"))
-    func anUnreadableInputIsAnError() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    func anUnreadableInputIsAnError() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try "{}".write(toFile: dir + "/x.ndjson", atomically: true, encoding: .utf8)
         chmod(dir + "/x.ndjson", 0)
         defer { chmod(dir + "/x.ndjson", 0o644) }
-        let r = try CLI.run(["batch", dir])
+        let r = try await CLI.run(["batch", dir])
         #expect(r.status == 1)
         #expect(r.stdout.contains("ERROR"))
     }
 
-    @Test func aMissingPathExitsFour() throws {
-        #expect(try CLI.run(["batch", "/nonexistent/fixtures"]).status == 4)
+    @Test func aMissingPathExitsFour() async throws {
+        #expect(try await CLI.run(["batch", "/nonexistent/fixtures"]).status == 4)
     }
 
-    @Test func jsonReportHasEveryFileAndTheCounts() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let r = try CLI.run(["batch", "--report", "json", try makeFolder(dir)])
+    @Test func jsonReportHasEveryFileAndTheCounts() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
+        let r = try await CLI.run(["batch", "--report", "json", try makeFolder(dir)])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let files = try #require(object["files"] as? [[String: Any]])
         #expect(files.map { $0["status"] as? String } == ["pass", "fail", "new"])
@@ -101,10 +102,10 @@ import Testing
         #expect(files[1]["line"] as? Int == 2)
     }
 
-    @Test func junitReportParsesAndHasTheRightCounts() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let r = try CLI.run(["batch", "--report", "junit", try makeFolder(dir)])
+    @Test func junitReportParsesAndHasTheRightCounts() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
+        let r = try await CLI.run(["batch", "--report", "junit", try makeFolder(dir)])
         #expect(r.status == 1)
         let doc = try XMLDocument(data: Data(r.stdout.utf8))
         let suite = try #require(try doc.nodes(forXPath: "/testsuites").first as? XMLElement)
@@ -117,32 +118,32 @@ import Testing
         #expect(try doc.nodes(forXPath: "//testcase/skipped").count == 1)
     }
 
-    @Test func noProgressBarWhenStderrIsNotATerminal() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let r = try CLI.run(["batch", try makeFolder(dir)])
+    @Test func noProgressBarWhenStderrIsNotATerminal() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
+        let r = try await CLI.run(["batch", try makeFolder(dir)])
         #expect(r.stderr.isEmpty)
         #expect(!r.stdout.contains("\r"))
     }
 
-    @Test func outWritesEachActualOutput() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func outWritesEachActualOutput() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try makeFolder(dir)
-        let out = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(out) }
-        _ = try CLI.run(["batch", "--out", out, dir])
+        let out = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(out) }
+        _ = try await CLI.run(["batch", "--out", out, dir])
         let actual = try String(contentsOfFile: out + dir + "/sub/fail.actual.ndjson", encoding: .utf8)
         #expect(actual.hasSuffix("\"icon\":0}\n"))
     }
 
-    @Test func aFileOwnRulesApply() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func aFileOwnRulesApply() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try "{\"aps\":{\"alert\":\"x\"},\"k\":\"v\"}\n".write(toFile: dir + "/s.ndjson", atomically: true, encoding: .utf8)
         try #"{"version":1,"rules":[{"name":"k","match":{"/k":"v"},"path":"root.k","action":"dot"}]}"#
             .write(toFile: dir + "/s.rules.json", atomically: true, encoding: .utf8)
-        _ = try CLI.run(["batch", "--update", dir])
+        _ = try await CLI.run(["batch", "--update", dir])
         let expected = try String(contentsOfFile: dir + "/s.expected.ndjson", encoding: .utf8)
         #expect(expected.contains("\"rule\":\"k\",\"path\":\"root.k\""))
     }

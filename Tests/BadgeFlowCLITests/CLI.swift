@@ -1,13 +1,10 @@
+import BadgeFlowTestSupport
 import Foundation
 
 /// Runs the built `badgeflow` executable as a user would.
 enum CLI {
-    struct Run {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
-    }
+    /// What a run exited with and wrote.
+    typealias Run = ProcessResult
 
     static let packageRoot: String = {
         var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
@@ -35,49 +32,17 @@ enum CLI {
         _ arguments: [String], input: String = "", cwd: String? = nil,
         environment: [String: String?] = [:]
     ) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
-        if !environment.isEmpty { process.environment = merged(environment) }
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        let writer = Thread {
-            // A command that exits before reading all of its input (an error at start) makes
-            // this write fail: SIGPIPE is blocked on this thread only (children are spawned
-            // from others, with their usual signals), so it fails with EPIPE, and the
-            // throwing write reports it instead of trapping.
-            var pipe = sigset_t()
-            sigemptyset(&pipe)
-            sigaddset(&pipe, SIGPIPE)
-            pthread_sigmask(SIG_BLOCK, &pipe, nil)
-            try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
-            try? stdin.fileHandleForWriting.close()
-        }
-        writer.start()
-        let errData = Locked<Data>(Data())
-        let errDone = DispatchSemaphore(value: 0)
-        let errReader = Thread {
-            errData.set(stderr.fileHandleForReading.readDataToEndOfFile())
-            errDone.signal()
-        }
-        errReader.start()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        errDone.wait()
-        return Run(
-            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-            stderr: String(decoding: errData.get(), as: UTF8.self))
+        try ChildProcess.run(executable, arguments, input: input, cwd: cwd, environment: environment)
     }
 
-    /// This process's environment with `changes` applied (nil: removed).
-    static func merged(_ changes: [String: String?]) -> [String: String] {
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in changes { env[k] = v }
-        return env
+    /// Runs `badgeflow ARGS` with `input` on stdin, holding no thread of the cooperative pool
+    /// while it waits (see `offThePool`).
+    @discardableResult
+    static func run(
+        _ arguments: [String], input: String = "", cwd: String? = nil,
+        environment: [String: String?] = [:]
+    ) async throws -> Run {
+        try await ChildProcess.run(executable, arguments, input: input, cwd: cwd, environment: environment)
     }
 
     /// What a run with a real terminal (a pseudo-terminal) wrote to it.
@@ -105,7 +70,7 @@ enum CLI {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        if !environment.isEmpty { process.environment = merged(environment) }
+        if !environment.isEmpty { process.environment = ChildProcess.merged(environment) }
         process.standardInput = FileHandle.nullDevice
         if onTerminal.contains(1) {
             process.standardOutput = terminal
@@ -135,49 +100,6 @@ enum CLI {
         close(master)
         return TerminalRun(status: process.terminationStatus, terminal: String(decoding: data, as: UTF8.self))
     }
-
-    /// Waits up to `seconds` for `process` to exit; false when it had not, and it is then
-    /// killed (SIGKILL) and reaped, so a hang fails the test instead of the whole run.
-    static func exits(_ process: Process, within seconds: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if !process.isRunning {
-            process.waitUntilExit()
-            return true
-        }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        return false
-    }
-
-    /// A fresh temporary folder; the caller removes it with ``removeTemporaryDirectory(_:)``
-    /// (in a `defer`), or uses ``withTemporaryDirectory(_:)``.
-    static func temporaryDirectory() throws -> String {
-        let path = NSTemporaryDirectory() + "badgeflow-tests-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
-    /// Removes a folder made by ``temporaryDirectory()`` with everything in it.
-    static func removeTemporaryDirectory(_ path: String) {
-        guard path.hasPrefix(NSTemporaryDirectory() + "badgeflow-tests-") else { return }
-        try? FileManager.default.removeItem(atPath: path)
-    }
-
-    /// Runs `body` with a fresh temporary folder, removed afterwards whatever happens.
-    static func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
-        let path = try temporaryDirectory()
-        defer { removeTemporaryDirectory(path) }
-        return try body(path)
-    }
-}
-
-final class Locked<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: T
-    init(_ value: T) { self.value = value }
-    func set(_ v: T) { lock.lock(); value = v; lock.unlock() }
-    func get() -> T { lock.lock(); defer { lock.unlock() }; return value }
 }
 
 /// glibc's pseudo-terminal calls, which the Glibc module does not import (they need

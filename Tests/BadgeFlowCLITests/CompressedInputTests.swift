@@ -1,12 +1,13 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 @testable import BadgeFlowCLI
 
 /// `filter` on a gzip/zstd/bzip2/xz INPUT says so (exit 4) instead of an error line a line.
 @Suite struct CompressedInputTests {
-    @Test func aGzipInputIsRefusedAndTheOthersAreRead() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func aGzipInputIsRefusedAndTheOthersAreRead() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let a = dir + "/a.ndjson", b = dir + "/b.ndjson", gz = dir + "/x.ndjson.gz"
         try "{\"op\":\"tick\"}\n".write(toFile: a, atomically: false, encoding: .utf8)
         try "{\"op\":\"tick\"}\n".write(toFile: b, atomically: false, encoding: .utf8)
@@ -15,9 +16,9 @@ import Testing
         gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
         gzip.arguments = ["-c", "printf '{\"op\":\"tick\"}\\n{\"op\":\"tick\"}\\n' | gzip -c > \"$0\"", gz]
         try gzip.run()
-        gzip.waitUntilExit()
+        await gzip.exited()
         #expect(gzip.terminationStatus == 0)
-        let r = try CLI.run(["filter", a, gz, b])
+        let r = try await CLI.run(["filter", a, gz, b])
         #expect(r.status == 4)
         #expect(r.stderr == "badgeflow: \(gz): gzip-compressed input; pipe it through zcat\n")
         // No error lines for it: it adds no lines, as a file that cannot be read.
@@ -26,12 +27,12 @@ import Testing
         #expect(r.lines.last?.hasPrefix("{\"seq\":2,") == true)
     }
 
-    @Test func aZstdInputNamesZstdcat() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func aZstdInputNamesZstdcat() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let zst = dir + "/x.ndjson.zst"
         try Data([0x28, 0xB5, 0x2F, 0xFD, 0x24, 0x05, 0x29, 0x00]).write(to: URL(fileURLWithPath: zst))
-        let r = try CLI.run(["filter", zst])
+        let r = try await CLI.run(["filter", zst])
         #expect(r.status == 4)
         #expect(r.stdout.isEmpty)
         #expect(r.stderr == "badgeflow: \(zst): zstd-compressed input; pipe it through zstdcat\n")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BadgeFlowTestSupport
 import Testing
 
 @testable import BadgeFlowCLI
@@ -48,14 +49,14 @@ import Testing
         #expect(Main.filterAlone(split) == nil, "filter alone accepted \(argv)")
     }
 
-    @Test func helpAndErrorsAreTheRootsWordForWord() throws {
-        let help = try CLI.run(["filter", "--help"])
+    @Test func helpAndErrorsAreTheRootsWordForWord() async throws {
+        let help = try await CLI.run(["filter", "--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("USAGE: badgeflow filter"))
-        let unknown = try CLI.run(["filter", "--no-such-option"])
+        let unknown = try await CLI.run(["filter", "--no-such-option"])
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains("Usage: badgeflow filter"))
-        let invalid = try CLI.run(["filter", "--jobs", "0"])
+        let invalid = try await CLI.run(["filter", "--jobs", "0"])
         #expect(invalid.status == 2)
         #expect(invalid.stderr.contains("--jobs must be at least 1, got 0"))
         #expect(invalid.stderr.contains("Usage: badgeflow filter"))

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -32,13 +33,13 @@ import Testing
     }
 
     @Test(arguments: ["validate", "batch"])
-    func junitToAFIFOWritesIntoItAndLeavesItAFIFO(_ command: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+    func junitToAFIFOWritesIntoItAndLeavesItAFIFO(_ command: String) async throws {
+        try await TemporaryFolder.with { dir in
             try payload.write(toFile: dir + "/a.json", atomically: false, encoding: .utf8)
             let junit = dir + "/report.xml"
             let reader = try fifoReader(junit)
             defer { close(reader) }
-            let r = try CLI.run([command, "--junit", junit, dir + "/a.json"])
+            let r = try await CLI.run([command, "--junit", junit, dir + "/a.json"])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(isFIFO(junit), "the FIFO was replaced")
             #expect(drain(reader).hasPrefix("<?xml"))
@@ -50,32 +51,30 @@ import Testing
     /// and closes it: a run blocked reading the FIFO then ends (and the test fails) instead of
     /// hanging. Returns the run and whether the watchdog had to step in.
     private func runUnblocking(_ arguments: [String], fifo: String) throws -> (CLI.Run, Bool) {
-        let done = Locked(false)
-        let unblocked = Locked(false)
+        let done = Guarded(false)
+        let unblocked = Guarded(false)
         let watchdog = Thread {
-            let start = Date()
-            while !done.get() {
-                if Date().timeIntervalSince(start) > 3 {
-                    let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-                    if fd >= 0 {
-                        close(fd)
-                        unblocked.set(true)
-                        return
-                    }
-                }
-                usleep(20_000)
+            // A run not done within 3 s: the FIFO is opened (as soon as it can be) to unblock it.
+            if waitUntil(deadline: 3, { done.get() }) { return }
+            _ = waitUntil(deadline: 600, poll: 0.02) {
+                if done.get() { return true }
+                let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                guard fd >= 0 else { return false }
+                close(fd)
+                unblocked.set(true)
+                return true
             }
         }
         watchdog.start()
         let r = try CLI.run(arguments)
         done.set(true)
-        while !watchdog.isFinished { usleep(1000) }
+        #expect(waitUntil(deadline: 60) { watchdog.isFinished })
         return (r, unblocked.get())
     }
 
     @Test(arguments: ["validate", "batch"])
     func aFIFOInAWalkedFolderIsSkippedWithAWarning(_ command: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let folder = dir + "/in"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
             try payload.write(toFile: folder + "/a.json", atomically: false, encoding: .utf8)
@@ -90,8 +89,8 @@ import Testing
         }
     }
 
-    @Test func aLinkToAFolderInsideAWalkedFolderIsNotFollowed() throws {
-        try CLI.withTemporaryDirectory { dir in
+    @Test func aLinkToAFolderInsideAWalkedFolderIsNotFollowed() async throws {
+        try await TemporaryFolder.with { dir in
             let folder = dir + "/in"
             try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
             try payload.write(toFile: folder + "/sub/a.json", atomically: false, encoding: .utf8)
@@ -99,21 +98,21 @@ import Testing
             try #require(symlink("sub", folder + "/alias") == 0)
             // A link to a regular file is an input.
             try #require(symlink("sub/a.json", folder + "/b.json") == 0)
-            let r = try CLI.run(["batch", folder])
+            let r = try await CLI.run(["batch", folder])
             #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
             #expect(r.stdout.contains("2 files"), "\(r.stdout)")
             #expect(r.stdout.contains("\(folder)/sub/a.json"))
             #expect(r.stdout.contains("\(folder)/b.json"))
             #expect(!r.stdout.contains("loop/") && !r.stdout.contains("alias/"), "\(r.stdout)")
             // A folder link named on the command line is walked.
-            let viaLink = try CLI.run(["validate", folder + "/alias"])
+            let viaLink = try await CLI.run(["validate", folder + "/alias"])
             #expect(viaLink.status == 0 && viaLink.stderr.contains("1 payload: 1 valid"), "\(viaLink.stderr)")
         }
     }
 
     @Test(arguments: ["validate", "batch"])
-    func aNameThatIsNotUTF8IsReportedByItsBytes(_ command: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+    func aNameThatIsNotUTF8IsReportedByItsBytes(_ command: String) async throws {
+        try await TemporaryFolder.with { dir in
             let folder = dir + "/in"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
             let name = Array((folder + "/a").utf8CString.dropLast()) + [CChar(bitPattern: 0xFF)] + Array(".json".utf8CString)
@@ -121,7 +120,7 @@ import Testing
             try #require(fd >= 0)
             _ = payload.withCString { write(fd, $0, strlen($0)) }
             close(fd)
-            let r = try CLI.run([command, folder])
+            let r = try await CLI.run([command, folder])
             #expect(r.status == 4, "\(r.stdout)\(r.stderr)")
             #expect(r.stderr.contains("\(folder)/a\\xFF.json: the file name is not valid UTF-8"), "\(r.stderr)")
             #expect(!r.stderr.contains("No such file"), "\(r.stderr)")

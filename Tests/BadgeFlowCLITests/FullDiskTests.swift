@@ -1,9 +1,11 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
 /// States and `-o` output on a full disk or a folder that turns read-only, on a real tmpfs
-/// (the tests need root to mount one; a mount that fails fails the test).
-@Suite(.serialized) struct FullDiskTests {
+/// (the tests need root to mount one: where no tmpfs can be mounted they are reported as not
+/// run; where one can, a mount that fails fails the test).
+@Suite(.serialized, .tags(.requiresRoot, .requiresTmpfs), .requires(.tmpfs)) struct FullDiskTests {
     /// A running `badgeflow ARGS` with stdin from a socket we write to (a write after its
     /// exit fails with EPIPE, without the SIGPIPE a pipe would raise in the test process),
     /// stdout and stderr to files.
@@ -49,11 +51,12 @@ import Testing
             return true
         }
 
-        /// Closes stdin and waits for the exit; the status, stdout and stderr.
-        func finish() throws -> CLI.Run {
+        /// Closes stdin and waits for the exit (holding no thread of the pool); the status,
+        /// stdout and stderr.
+        func finish() async throws -> CLI.Run {
             if ours >= 0 { close(ours) }
             ours = -1
-            process.waitUntilExit()
+            await process.exited()
             return CLI.Run(
                 status: process.terminationStatus, stdout: try String(contentsOfFile: stdoutPath, encoding: .utf8),
                 stderr: try String(contentsOfFile: stderrPath, encoding: .utf8))
@@ -69,11 +72,7 @@ import Testing
 
     /// Waits until `state` has a checkpoint of at least `seq`; fails after 60 seconds.
     static func waitForCheckpoint(_ state: String, atLeast seq: Int) throws {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            if let s = try committedSeq(state), s >= seq { return }
-            usleep(50_000)
-        }
+        if try waitUntil(deadline: 60, poll: 0.05, { try committedSeq(state).map { $0 >= seq } ?? false }) { return }
         throw TmpFS.Failure(description: "no checkpoint of seq \(seq) in \(state) after 60 s")
     }
 
@@ -95,15 +94,13 @@ import Testing
     }
 
     @Test(arguments: ["sqlite", "rocksdb"])
-    func aCheckpointOnAFullDiskIsExit3AndKeepsTheLastCommittedState(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let disk = try TmpFS(in: dir, size: "16m")
-        defer { disk.unmount() }
+    func aCheckpointOnAFullDiskIsExit3AndKeepsTheLastCommittedState(_ format: String) async throws {
+        let disk = try TmpFS.scratch(size: "16m"), dir = disk.folder
+        defer { disk.release() }
         let lines = StateStoreTests.fleet(lines: 40_000, accounts: 20_000, seed: 21)
         let all = lines.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { $0 + "\n" }
         let head = all.prefix(16_000).joined(), rest = all.dropFirst(16_000).joined()
-        let reference = try CLI.run(["filter", "--state", dir + "/ref.sqlite"], input: lines)
+        let reference = try await CLI.run(["filter", "--state", dir + "/ref.sqlite"], input: lines)
         #expect(reference.status == 0, "\(reference.stderr)")
 
         let state = disk.path + "/s." + format
@@ -113,7 +110,7 @@ import Testing
         try Self.waitForCheckpoint(state, atLeast: 2048)
         try disk.fill()
         run.feed(rest)
-        let failed = try run.finish()
+        let failed = try await run.finish()
         #expect(failed.status == 3, "\(failed.stderr)")
         #expect(failed.stderr.hasPrefix("badgeflow: error: state file \(state): cannot commit a checkpoint: "), "\(failed.stderr)")
         #expect(
@@ -130,7 +127,7 @@ import Testing
         // On a bigger disk, --resume gives what the uninterrupted run gave after it, and
         // the same state.
         try disk.remount("size=256m")
-        let resumed = try CLI.run(["filter", "--state", state, "--resume"], input: lines)
+        let resumed = try await CLI.run(["filter", "--state", state, "--resume"], input: lines)
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stderr.contains("skipping the first \(committed) lines"))
         #expect(resumed.stdout == Self.results(reference.stdout, after: committed))
@@ -138,15 +135,13 @@ import Testing
     }
 
     @Test(arguments: ["sqlite", "rocksdb"])
-    func aNewStateOnAFullDiskIsExit3BeforeAnyLine(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let disk = try TmpFS(in: dir, size: "1m")
-        defer { disk.unmount() }
+    func aNewStateOnAFullDiskIsExit3BeforeAnyLine(_ format: String) async throws {
+        let disk = try TmpFS.scratch(size: "1m")
+        defer { disk.release() }
         try disk.fill()
         let state = disk.path + "/s." + format
         let input = StateStoreTests.fleet(lines: 500, accounts: 50, seed: 5)
-        let run = try CLI.run(["filter", "--state", state], input: input)
+        let run = try await CLI.run(["filter", "--state", state], input: input)
         #expect(run.status == 3, "\(run.stderr)")
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.hasPrefix("badgeflow: error: state file \(state): "), "\(run.stderr)")
@@ -156,43 +151,41 @@ import Testing
 
         // With room, the same command runs as on any disk.
         try disk.remount("size=64m")
-        let again = try CLI.run(["filter", "--state", state], input: input)
+        let again = try await CLI.run(["filter", "--state", state], input: input)
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stdout == (try CLI.run(["filter"], input: input)).stdout)
+        #expect(again.stdout == (try await CLI.run(["filter"], input: input)).stdout)
         #expect(try Self.committedSeq(state) == 500)
     }
 
     /// `state convert` into a full disk: exit 3, and nothing of TO left behind, whether the
     /// new database failed as it was created (its schema and meta) or as accounts went in.
     @Test(arguments: ["sqlite", "rocksdb"])
-    func aConvertOnAFullDiskIsExit3AndLeavesNothing(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    func aConvertOnAFullDiskIsExit3AndLeavesNothing(_ format: String) async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let source = dir + "/s.json"
-        let made = try CLI.run(["filter", "--state", source], input: StateStoreTests.fleet(lines: 500, accounts: 50, seed: 5))
+        let made = try await CLI.run(["filter", "--state", source], input: StateStoreTests.fleet(lines: 500, accounts: 50, seed: 5))
         #expect(made.status == 0, "\(made.stderr)")
         let disk = try TmpFS(in: dir, size: "1m")
         defer { disk.unmount() }
         try disk.fill()
         let target = disk.path + "/s." + format
-        let run = try CLI.run(["state", "convert", source, target])
+        let run = try await CLI.run(["state", "convert", source, target])
         #expect(run.status == 3, "\(run.stderr)")
         #expect(run.stderr.hasPrefix("badgeflow: error: "), "\(run.stderr)")
         #expect(try disk.names() == ["filler"])
     }
 
-    @Test func aJSONSaveOnAFullDiskIsExit3AndLeavesTheOldFileAlone() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let disk = try TmpFS(in: dir, size: "2m")
-        defer { disk.unmount() }
+    @Test func aJSONSaveOnAFullDiskIsExit3AndLeavesTheOldFileAlone() async throws {
+        let disk = try TmpFS.scratch(size: "2m")
+        defer { disk.release() }
         let state = disk.path + "/state.json"
-        let first = try CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1))
+        let first = try await CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1))
         #expect(first.status == 0, "\(first.stderr)")
         let before = try Data(contentsOf: URL(fileURLWithPath: state))
         try disk.fill()
         // Thousands of accounts: a file far bigger than anything left.
-        let run = try CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 20_000, accounts: 5000, seed: 2))
+        let run = try await CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 20_000, accounts: 5000, seed: 2))
         #expect(run.status == 3, "\(run.stderr)")
         #expect(
             run.stderr.hasPrefix("badgeflow: error: state file \(state): cannot save (it keeps its previous content): "), "\(run.stderr)")
@@ -203,18 +196,16 @@ import Testing
         #expect(try disk.names() == ["filler", "state.json"])
     }
 
-    @Test func outputToAFullDiskIsExit4AndLeavesTheOldFileAlone() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let disk = try TmpFS(in: dir, size: "1m")
-        defer { disk.unmount() }
+    @Test func outputToAFullDiskIsExit4AndLeavesTheOldFileAlone() async throws {
+        let disk = try TmpFS.scratch(size: "1m"), dir = disk.folder
+        defer { disk.release() }
         let out = disk.path + "/out.ndjson"
         try "old\n".write(toFile: out, atomically: false, encoding: .utf8)
         try disk.fill()
         // The input from a file: the filter stops reading at the first failed write.
         let input = dir + "/in.ndjson"
         try StateStoreTests.fleet(lines: 20_000, accounts: 500, seed: 3).write(toFile: input, atomically: false, encoding: .utf8)
-        let run = try CLI.run(["filter", "-o", out, input])
+        let run = try await CLI.run(["filter", "-o", out, input])
         #expect(run.status == 4, "\(run.stderr)")
         #expect(run.stderr.contains(out), "\(run.stderr)")
         #expect(run.stderr.contains("No space left on device"), "\(run.stderr)")
@@ -225,17 +216,16 @@ import Testing
 }
 
 extension FullDiskTests {
-    @Test func outputToAFullDiskSavesNoJSONState() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let disk = try TmpFS(in: dir, size: "1m")
-        defer { disk.unmount() }
+    @Test func outputToAFullDiskSavesNoJSONState() async throws {
+        let disk = try TmpFS.scratch(size: "1m"), dir = disk.folder
+        defer { disk.release() }
         let state = dir + "/state.json", out = disk.path + "/out.ndjson", input = dir + "/in.ndjson"
-        #expect(try CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1)).status == 0)
+        #expect(
+            try await CLI.run(["filter", "--state", state], input: StateStoreTests.fleet(lines: 200, accounts: 20, seed: 1)).status == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: state))
         try disk.fill()
         try StateStoreTests.fleet(lines: 20_000, accounts: 500, seed: 3).write(toFile: input, atomically: false, encoding: .utf8)
-        let run = try CLI.run(["filter", "--state", state, "-o", out, input])
+        let run = try await CLI.run(["filter", "--state", state, "-o", out, input])
         #expect(run.status == 4, "\(run.stderr)")
         #expect(
             run.stderr
@@ -250,14 +240,12 @@ extension FullDiskTests {
 }
 
 extension FullDiskTests {
-    @Test func stdoutToAFullDiskIsExit4AndTheSQLiteStateIsNeverAheadOfIt() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let disk = try TmpFS(in: dir, size: "2m")
-        defer { disk.unmount() }
+    @Test func stdoutToAFullDiskIsExit4AndTheSQLiteStateIsNeverAheadOfIt() async throws {
+        let disk = try TmpFS.scratch(size: "2m"), dir = disk.folder
+        defer { disk.release() }
         let input = dir + "/in.ndjson", state = dir + "/s.sqlite", out = disk.path + "/out.ndjson"
         try StateStoreTests.fleet(lines: 40_000, accounts: 2000, seed: 41).write(toFile: input, atomically: false, encoding: .utf8)
-        let reference = try CLI.run(["filter", input])
+        let reference = try await CLI.run(["filter", input])
         // Stdout is a file on the small disk: the results fill it well before the end.
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLI.executable)
@@ -268,7 +256,7 @@ extension FullDiskTests {
         p.standardError = err
         try p.run()
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
+        await p.exited()
         #expect(p.terminationStatus == 4, "\(stderr)")
         #expect(stderr == "badgeflow: error: stdout: cannot write: No space left on device\n")
         // The results that reached the file, up to the last whole line.
@@ -283,7 +271,7 @@ extension FullDiskTests {
                     (Int(line.dropFirst(7).prefix { $0.isNumber }) ?? 0) <= committed
                 }.map { $0 + "\n" }.joined()))
         #expect(committed < 40_000)
-        let resumed = try CLI.run(["filter", "--state", state, "--resume", input])
+        let resumed = try await CLI.run(["filter", "--state", state, "--resume", input])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stdout == Self.results(reference.stdout, after: committed))
     }

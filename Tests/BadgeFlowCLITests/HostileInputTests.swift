@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -38,14 +39,14 @@ import Testing
         }
     }
 
-    @Test func invalidUTF8IsAnErrorAndTheStreamGoesOn() throws {
+    @Test func invalidUTF8IsAnErrorAndTheStreamGoesOn() async throws {
         var bytes = Data(#"{"aps":{"alert":"ab"}}"#.utf8)
         bytes[17] = 0xFF
         bytes.append(contentsOf: Array("\n{\"op\":\"tick\"}\n".utf8))
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try bytes.write(to: URL(fileURLWithPath: dir + "/bad.ndjson"))
-        let r = try CLI.run(["filter", dir + "/bad.ndjson"])
+        let r = try await CLI.run(["filter", dir + "/bad.ndjson"])
         #expect(r.lines.count == 2)
         #expect(code(of: r.lines[0]) == "invalid-utf8")
         #expect(r.lines[1].contains("\"op\":\"tick\""))
@@ -57,16 +58,23 @@ import Testing
         #expect(lines.first?.contains("root.chat.\u{FFFD}") == true)
     }
 
-    @Test func aTenMegabyteLineIsAnsweredAsTooLong() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    /// Writes `huge.ndjson` in `dir`: a 10 MB line (a push whose alert is 10 MiB of `x`), then
+    /// a tick; its path.
+    static func writeHugeLine(in dir: String) throws -> String {
         let path = dir + "/huge.ndjson"
         var data = Data(#"{"aps":{"alert":""#.utf8)
         data.append(Data(repeating: UInt8(ascii: "x"), count: 10 << 20))
         data.append(Data(#""}}"#.utf8))
         data.append(Data("\n{\"op\":\"tick\"}\n".utf8))
         try data.write(to: URL(fileURLWithPath: path))
-        let r = try CLI.run(["filter", path])
+        return path
+    }
+
+    @Test func aTenMegabyteLineIsAnsweredAsTooLong() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
+        let path = try Self.writeHugeLine(in: dir)
+        let r = try await CLI.run(["filter", path])
         #expect(r.lines.count == 2)
         #expect(code(of: r.lines[0]) == "line-too-long")
         #expect(r.lines[1].contains("\"op\":\"tick\""))
@@ -76,14 +84,9 @@ import Testing
     /// with `/usr/bin/time`, skipped without it).
     @Test(.enabled(if: TimedRun.available, "needs /usr/bin/time"))
     func aTenMegabyteLineIsNotHeldInMemory() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let path = dir + "/huge.ndjson"
-        var data = Data(#"{"aps":{"alert":""#.utf8)
-        data.append(Data(repeating: UInt8(ascii: "x"), count: 10 << 20))
-        data.append(Data(#""}}"#.utf8))
-        data.append(Data("\n{\"op\":\"tick\"}\n".utf8))
-        try data.write(to: URL(fileURLWithPath: path))
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
+        let path = try Self.writeHugeLine(in: dir)
         let small = dir + "/small.ndjson"
         try "{\"op\":\"tick\"}\n".write(toFile: small, atomically: true, encoding: .utf8)
         let baseline = try TimedRun.peakKilobytes(CLI.executable, ["filter", small])
@@ -92,8 +95,9 @@ import Testing
         #expect(timed - baseline < 4_000, "peak RSS \(timed) KB against \(baseline) KB for a tiny input")
     }
 
-    @Test func unusualButFineLinesAreProcessedNormally() throws {
-        let r = try CLI.run(["filter"], input: "\u{FEFF}{\"op\":\"login\"}\r\n\r\n{\"aps\":{\"alert\":\"é 😀\",\"thread-id\":\"a.b%c\"}}")
+    @Test func unusualButFineLinesAreProcessedNormally() async throws {
+        let r = try await CLI.run(
+            ["filter"], input: "\u{FEFF}{\"op\":\"login\"}\r\n\r\n{\"aps\":{\"alert\":\"é 😀\",\"thread-id\":\"a.b%c\"}}")
         #expect(r.lines.count == 2)
         #expect(r.lines.allSatisfy { !$0.contains("\"error\"") })
         #expect(r.lines[1].contains("root.chat.a%2Eb%25c"))

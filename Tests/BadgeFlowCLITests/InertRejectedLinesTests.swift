@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -5,25 +6,11 @@ import Testing
 /// inserted at random places into random valid streams, leave every other result and the
 /// saved state byte-identical, with one thread and several.
 @Suite struct InertRejectedLinesTests {
-    /// A small deterministic generator (SplitMix64), so a failure can be replayed by seed.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func pick<T>(_ list: [T]) -> T { list[below(list.count)] }
-    }
-
     static let accounts = ["a0", "a1", "a2"]
     static let devices = ["phone", "ipad", "mac"]
 
     /// One valid event line (account-level ones included).
-    static func validLine(_ r: inout Random, time: inout Int) -> String {
+    static func validLine(_ r: inout SplitMix64, time: inout Int) -> String {
         let account = r.pick(accounts), device = r.pick(devices), thread = "t\(r.below(4))"
         var at = ""
         if r.below(3) > 0 {
@@ -58,7 +45,7 @@ import Testing
 
     /// Bad lines, each with the code it must get; they name accounts and devices of the
     /// stream (and new ones) and times far ahead, so that applying any part would show.
-    static func badLines(_ r: inout Random) -> [(code: String, bytes: [UInt8], numbered: Bool)] {
+    static func badLines(_ r: inout SplitMix64) -> [(code: String, bytes: [UInt8], numbered: Bool)] {
         let who = "\"account\":\"\(r.pick(accounts))\",\"device\":\"\(r.pick(devices + ["zz"]))\",\"at\":999999"
         func text(_ code: String, _ s: String) -> (String, [UInt8], Bool) { (code, Array(s.utf8), true) }
         let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
@@ -92,12 +79,12 @@ import Testing
         ]
     }
 
-    @Test func rejectedLinesChangeNothing() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func rejectedLinesChangeNothing() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         var codesSeen = Set<String>()
         for seed in UInt64(1)...12 {
-            var r = Random(state: seed)
+            var r = SplitMix64(seed: seed)
             var time = 1000
             let valid = (0..<60).map { _ in Self.validLine(&r, time: &time) }
             var clean: [UInt8] = []
@@ -119,13 +106,13 @@ import Testing
             try Data(dirty).write(to: URL(fileURLWithPath: dir + "/dirty.ndjson"))
             let options = ["filter", "--numbered", "--stamp", "--max-line-bytes", "6000"]
             try? FileManager.default.removeItem(atPath: dir + "/clean.json")
-            let expected = try CLI.run(options + ["--jobs", "1", "--state", dir + "/clean.json", dir + "/clean.ndjson"])
+            let expected = try await CLI.run(options + ["--jobs", "1", "--state", dir + "/clean.json", dir + "/clean.ndjson"])
             #expect(!expected.stdout.contains(#""error":"#), "seed \(seed): the valid stream has an error line")
             #expect(expected.lines.count == valid.count)
             let cleanState = try String(contentsOfFile: dir + "/clean.json", encoding: .utf8)
             for jobs in ["1", "3"] {
                 try? FileManager.default.removeItem(atPath: dir + "/dirty.json")
-                let got = try CLI.run(options + ["--jobs", jobs, "--state", dir + "/dirty.json", dir + "/dirty.ndjson"])
+                let got = try await CLI.run(options + ["--jobs", jobs, "--state", dir + "/dirty.json", dir + "/dirty.ndjson"])
                 let errors = got.lines.filter { $0.contains(#","error":{"code":"#) }
                 let kept = got.lines.filter { !$0.contains(#","error":{"code":"#) }
                 #expect(errors.count == slots.joined().count, "seed \(seed), --jobs \(jobs)")

@@ -1,9 +1,10 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
 /// The parallel filter's output does not depend on the number of threads.
 @Suite struct JobsTests {
-    @Test func outputIsByteIdenticalToJobsOne() throws {
+    @Test func outputIsByteIdenticalToJobsOne() async throws {
         var lines: [String] = []
         for i in 0..<20_000 {
             let t = (i * 7919) % 300
@@ -20,17 +21,17 @@ import Testing
                     "{\"op\":\"push\",\"device\":\"d\(i % 3)\",\"payload\":{\"aps\":{\"alert\":\"m\(i)\",\"thread-id\":\"t\(t)\"}}}")
             }
         }
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let path = dir + "/in.ndjson"
         try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        let one = try CLI.run(["filter", "--jobs", "1", path])
-        let two = try CLI.run(["filter", "--jobs", "2", path])
-        let four = try CLI.run(["filter", "--jobs", "4", path])
+        let one = try await CLI.run(["filter", "--jobs", "1", path])
+        let two = try await CLI.run(["filter", "--jobs", "2", path])
+        let four = try await CLI.run(["filter", "--jobs", "4", path])
         #expect(one.lines.count == lines.filter { !$0.isEmpty }.count)
         #expect(one.stdout == two.stdout)
         #expect(one.stdout == four.stdout)
-        let lineBuffered = try CLI.run(["filter", "--line-buffered", path])
+        let lineBuffered = try await CLI.run(["filter", "--line-buffered", path])
         #expect(one.stdout == lineBuffered.stdout)
     }
 }

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -29,14 +30,14 @@ import Testing
         return samples(text)
     }
 
-    @Test func theCountsAreWhatTheOutputSays() throws {
-        try CLI.withTemporaryDirectory { dir in
+    @Test func theCountsAreWhatTheOutputSays() async throws {
+        try await TemporaryFolder.with { dir in
             // Every scenario, one stream: errors of many codes, decrements, fleet-wide expiry,
             // duplicates, badge updates.
             let folder = CLI.fixture("scenarios")
             let inputs = try FileManager.default.contentsOfDirectory(atPath: folder)
                 .filter { $0.hasSuffix(".ndjson") && !$0.hasSuffix(".expected.ndjson") }.sorted().map { folder + "/" + $0 }
-            let run = try CLI.run(["filter", "--metrics", dir + "/m.prom"] + inputs)
+            let run = try await CLI.run(["filter", "--metrics", dir + "/m.prom"] + inputs)
             #expect(run.status == 0, "\(run.stderr)")
             let m = Self.read(dir + "/m.prom")
             let results = run.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -72,14 +73,14 @@ import Testing
         }
     }
 
-    @Test func anSQLiteStatesFiguresAreWhatStateInfoSays() throws {
-        try CLI.withTemporaryDirectory { dir in
+    @Test func anSQLiteStatesFiguresAreWhatStateInfoSays() async throws {
+        try await TemporaryFolder.with { dir in
             let input = (1...5).map { #"{"op":"push","account":"a\#($0 % 3)","device":"d","payload":{"aps":{"alert":"x"}}}"# }
-            let run = try CLI.run(
+            let run = try await CLI.run(
                 ["filter", "--state", dir + "/s.sqlite", "--metrics", dir + "/m.prom"], input: input.joined(separator: "\n") + "\n")
             #expect(run.status == 0, "\(run.stderr)")
             let m = Self.read(dir + "/m.prom")
-            let info = try CLI.run(["state", "info", dir + "/s.sqlite"]).stdout
+            let info = try await CLI.run(["state", "info", dir + "/s.sqlite"]).stdout
             #expect(info.contains("accounts: 3\n") && info.contains("last seq: 5\n"))
             #expect(m["badgeflow_accounts_stored"] == 3)
             #expect(m["badgeflow_committed_seq"] == 5)
@@ -89,76 +90,80 @@ import Testing
     }
 
     @Test func aLiveStreamsFileIsWrittenWhileIdleAndAtASignal() throws {
-        try CLI.withTemporaryDirectory { dir in
+        try TemporaryFolder.with { dir in
             let path = dir + "/m.prom"
             let period = 0.4
             let filter = try LiveStreamTests.Running(["filter", "--checkpoint", String(period), "--metrics", path], in: dir)
             // There before any line.
-            #expect(LiveStreamTests.eventually(within: 5) { FileManager.default.fileExists(atPath: path) })
+            #expect(waitUntil(deadline: 5) { FileManager.default.fileExists(atPath: path) })
             try filter.send([LiveStreamTests.push, LiveStreamTests.push, LiveStreamTests.push])
-            #expect(LiveStreamTests.eventually(within: 5) { filter.output.count == 3 })
+            #expect(waitUntil(deadline: 5) { filter.output.count == 3 })
             // No more lines: the file shows the 3 results within --checkpoint + 0.5 s.
             let seen = Date()
-            let fresh = LiveStreamTests.eventually(within: period + 0.5) { Self.read(path)["badgeflow_results_total"] == 3 }
+            let fresh = waitUntil(deadline: period + 0.5) { Self.read(path)["badgeflow_results_total"] == 3 }
             #expect(fresh, "not updated within \(period + 0.5) s of the results (\(Date().timeIntervalSince(seen)) s)")
             // And it keeps being replaced while idle (a scraper can tell a live filter by its age).
             let before = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
-            let replaced = LiveStreamTests.eventually(within: period + 0.5) {
+            let replaced = waitUntil(deadline: period + 0.5) {
                 let now = try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
                 return now != nil && now != before
             }
             #expect(replaced, "not rewritten while idle")
             // One more line, then SIGTERM before a period passes: the last write counts it.
             try filter.send([LiveStreamTests.push])
-            #expect(LiveStreamTests.eventually(within: 5) { filter.output.count == 4 })
+            #expect(waitUntil(deadline: 5) { filter.output.count == 4 })
             filter.process.terminate()
-            #expect(CLI.exits(filter.process, within: 60), "SIGTERM while idle did not stop the filter")
+            #expect(ChildProcess.exits(filter.process, within: 60), "SIGTERM while idle did not stop the filter")
             #expect(filter.process.terminationStatus == 128 + SIGTERM)
             #expect(Self.read(path)["badgeflow_results_total"] == 4)
             #expect(Self.read(path)["badgeflow_lines_read_total"] == 4)
         }
     }
 
-    @Test func anIdleSQLiteStatesFiguresAreWhatStateInfoSays() throws {
-        try CLI.withTemporaryDirectory { dir in
+    @Test func anIdleSQLiteStatesFiguresAreWhatStateInfoSays() async throws {
+        try await TemporaryFolder.with { dir in
             let path = dir + "/m.prom"
             let period = 0.3
             let filter = try LiveStreamTests.Running(
                 ["filter", "--state", "s.sqlite", "--checkpoint", String(period), "--metrics", path], in: dir)
             let lines = (1...4).map { #"{"op":"push","account":"a\#($0 % 3)","device":"d","payload":{"aps":{"alert":"x"}}}"# }
             try filter.send(lines)
-            #expect(LiveStreamTests.eventually(within: 5) { filter.output.count == 4 })
+            #expect(waitUntil(deadline: 5) { filter.output.count == 4 })
             // No line comes now: the checkpoint commits, and the file says what a reader of
             // the state sees, without waiting for the next line or the end.
-            let seen = LiveStreamTests.eventually(within: 2 * period + 1) {
+            let seen = waitUntil(deadline: 2 * period + 1) {
                 let m = Self.read(path)
                 return m["badgeflow_committed_seq"] == 4 && m["badgeflow_accounts_stored"] == 3
             }
-            let info = try CLI.run(["state", "info", dir + "/s.sqlite"]).stdout
+            let info = try await CLI.run(["state", "info", dir + "/s.sqlite"]).stdout
             #expect(seen, "\(Self.read(path).filter { $0.key.hasPrefix("badgeflow_accounts") || $0.key.hasPrefix("badgeflow_committed") })")
             #expect(info.contains("accounts: 3\n") && info.contains("last seq: 4\n"))
-            #expect(filter.close() == 0)
+            #expect(await filter.close() == 0)
         }
     }
 
-    @Test func aMetricsFolderThatTurnsUnwritableIsOneWarningThenExit4AtTheEnd() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test(.tags(.requiresRoot, .requiresTmpfs), .requires(.tmpfs))
+    func aMetricsFolderThatTurnsUnwritableIsOneWarningThenExit4AtTheEnd() async throws {
         // An immutable folder stops root too (see ReadOnlyFolderTests), on a tmpfs of its own.
-        let disk = try TmpFS(in: dir, size: "8m")
-        defer { disk.unmount() }
+        let disk = try TmpFS.scratch(size: "8m"), dir = disk.folder
+        defer { disk.release() }
         let folder = disk.path + "/metrics", path = folder + "/m.prom"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         let period = 0.1
         let run = try FullDiskTests.Running(["filter", "--checkpoint", String(period), "--metrics", path], in: dir)
         run.feed(LiveStreamTests.push + "\n")
-        #expect(LiveStreamTests.eventually(within: 5) { Self.read(path)["badgeflow_results_total"] == 1 })
+        #expect(waitUntil(deadline: 5) { Self.read(path)["badgeflow_results_total"] == 1 })
         try TmpFS.setImmutable(folder, true)
         defer { try? TmpFS.setImmutable(folder, false) }
         run.feed(LiveStreamTests.push + "\n" + LiveStreamTests.push + "\n")
-        // Several periods pass, idle, with every write failing: the stream goes on.
+        // The first write that fails is warned of; then several periods pass, idle, with every
+        // write failing (time passing is what is tested here: a sleep), and the stream goes on.
+        #expect(
+            waitUntil(deadline: 60) {
+                ((try? String(contentsOfFile: run.stderrPath, encoding: .utf8)) ?? "").contains("badgeflow: warning: --metrics")
+            })
         usleep(UInt32(8 * period * 1e6))
-        let done = try run.finish()
+        let done = try await run.finish()
         #expect(done.status == 4, "\(done.stderr)")
         #expect(done.stdout.split(separator: "\n").count == 3)
         let messages = done.stderr.split(separator: "\n")
@@ -168,9 +173,9 @@ import Testing
         #expect(Self.read(path)["badgeflow_results_total"] == 1)
     }
 
-    @Test func anUnwritableMetricsFileIsExit4BeforeAnyLine() throws {
-        try CLI.withTemporaryDirectory { dir in
-            let run = try CLI.run(
+    @Test func anUnwritableMetricsFileIsExit4BeforeAnyLine() async throws {
+        try await TemporaryFolder.with { dir in
+            let run = try await CLI.run(
                 ["filter", "--metrics", dir + "/no-such-folder/m.prom"], input: LiveStreamTests.push + "\n")
             #expect(run.status == 4)
             #expect(run.stdout.isEmpty)

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -53,13 +54,13 @@ import Testing
         return Int(digits) ?? -1
     }
 
-    @Test func resultsMergedBySeqAreOneRunByteForByte() throws {
+    @Test func resultsMergedBySeqAreOneRunByteForByte() async throws {
         let lines = Self.stream()
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let whole = dir + "/whole.ndjson"
         try (lines.joined(separator: "\n") + "\n").write(toFile: whole, atomically: true, encoding: .utf8)
-        let one = try CLI.run(["filter", "--max-line-bytes", "1024", whole])
+        let one = try await CLI.run(["filter", "--max-line-bytes", "1024", whole])
         #expect(one.status == 0)
         #expect(one.lines.count == lines.filter { !$0.allSatisfy(\.isWhitespace) }.count)
 
@@ -75,7 +76,7 @@ import Testing
         for (p, part) in parts.enumerated() {
             let path = dir + "/part\(p).ndjson"
             try (part.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-            let run = try CLI.run(["filter", "--numbered", "--max-line-bytes", "1024", "--jobs", p == 0 ? "1" : "2", path])
+            let run = try await CLI.run(["filter", "--numbered", "--max-line-bytes", "1024", "--jobs", p == 0 ? "1" : "2", path])
             #expect(run.status == 0)
             #expect(run.stderr.isEmpty)
             #expect(run.lines.count == part.count)
@@ -88,13 +89,13 @@ import Testing
         #expect(one.stdout.contains(#"{"seq":201,"op":"tick""#))
     }
 
-    @Test func aLineWithoutItsNumberIsAnError() throws {
-        let run = try CLI.run(["filter", "--numbered"], input: "3\t{\"op\":\"tick\"}\n\n{\"op\":\"tick\"}\n")
+    @Test func aLineWithoutItsNumberIsAnError() async throws {
+        let run = try await CLI.run(["filter", "--numbered"], input: "3\t{\"op\":\"tick\"}\n\n{\"op\":\"tick\"}\n")
         #expect(run.status == 0)
         #expect(run.lines.count == 2)
         #expect(run.lines.first == #"{"seq":3,"op":"tick","device":"","changes":[],"icon":0}"#)
         #expect(run.lines.last?.hasPrefix(#"{"seq":3,"error":{"code":"invalid-line-number","#) == true)
-        let strict = try CLI.run(["filter", "--numbered", "--strict"], input: "{\"op\":\"tick\"}\n")
+        let strict = try await CLI.run(["filter", "--numbered", "--strict"], input: "{\"op\":\"tick\"}\n")
         #expect(strict.status == 1)
     }
 }

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -5,12 +6,6 @@ import Testing
 /// `validate.json` sidecar, and JUnit files that are never empty when a run fails, read back
 /// by a real consumer (Python's junitparser, which `make test` installs when missing).
 @Suite struct PayloadGateSuiteTests {
-    private func write(_ text: String, _ path: String) throws {
-        let dir = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-    }
-
     /// Runs a program (not badgeflow) and returns its status and stdout.
     private func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let p = Process()
@@ -38,24 +33,24 @@ import Testing
         }
     }
 
-    @Test func theSuitePassesStrictWithItsSidecars() throws {
-        let r = try CLI.run(["validate", "--strict", CLI.fixture("gate-suite/valid")])
+    @Test func theSuitePassesStrictWithItsSidecars() async throws {
+        let r = try await CLI.run(["validate", "--strict", CLI.fixture("gate-suite/valid")])
         #expect(r.status == 0, "\(r.stdout)")
         // The allowed warning is shown, and says who allowed it.
         #expect(r.stdout.contains("warning[unknown-aps-key]") && r.stdout.contains("(allowed by "), "\(r.stdout)")
     }
 
-    @Test func aSidecarDeclaresPushTypesAndAllowancesNearestWins() throws {
-        try CLI.withTemporaryDirectory { dir in
-            try write(
+    @Test func aSidecarDeclaresPushTypesAndAllowancesNearestWins() async throws {
+        try await TemporaryFolder.with { dir in
+            try writeFile(
                 #"{"push-types":{"voip-*.json":"voip","*":"alert"},"allowed-warnings":{"*":["empty-alert"]}}"#, dir + "/validate.json")
-            try write(#"{"push-types":{"*.json":"background"}}"#, dir + "/silent/validate.json")
+            try writeFile(#"{"push-types":{"*.json":"background"}}"#, dir + "/silent/validate.json")
             // 4.6 KB VoIP payload: valid under voip, too large under alert.
             let big = #"{"aps":{},"caller":""# + String(repeating: "x", count: 4600) + "\"}"
-            try write(big, dir + "/calls/voip-big.json")
-            try write(#"{"aps":{"content-available":1}}"#, dir + "/silent/sync.json")
-            try write(#"{"aps":{"alert":""}}"#, dir + "/empty.json")
-            let r = try CLI.run(["validate", "--strict", "--json", "--push-type", "alert", dir])
+            try writeFile(big, dir + "/calls/voip-big.json")
+            try writeFile(#"{"aps":{"content-available":1}}"#, dir + "/silent/sync.json")
+            try writeFile(#"{"aps":{"alert":""}}"#, dir + "/empty.json")
+            let r = try await CLI.run(["validate", "--strict", "--json", "--push-type", "alert", dir])
             #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
             let rows = r.stdout.split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -71,16 +66,16 @@ import Testing
             #expect(byName["empty.json"]?["allowed-warnings"] as? [String] == ["empty-alert"])
             // Without the sidecar the 4.6 KB VoIP payload fails as too large.
             try FileManager.default.removeItem(atPath: dir + "/validate.json")
-            let without = try CLI.run(["validate", "--strict", dir + "/calls"])
+            let without = try await CLI.run(["validate", "--strict", dir + "/calls"])
             #expect(without.status == 1 && without.stdout.contains("payload-too-large"))
         }
     }
 
-    @Test func aBrokenSidecarIsAnError() throws {
-        try CLI.withTemporaryDirectory { dir in
-            try write(#"{"push-types":{"*":"banana"}}"#, dir + "/validate.json")
-            try write(#"{"aps":{"alert":"a"}}"#, dir + "/a.json")
-            let r = try CLI.run(["validate", "--junit", dir + "/v.xml", dir])
+    @Test func aBrokenSidecarIsAnError() async throws {
+        try await TemporaryFolder.with { dir in
+            try writeFile(#"{"push-types":{"*":"banana"}}"#, dir + "/validate.json")
+            try writeFile(#"{"aps":{"alert":"a"}}"#, dir + "/a.json")
+            let r = try await CLI.run(["validate", "--junit", dir + "/v.xml", dir])
             #expect(r.status == 4)
             #expect(r.stderr.contains("\"banana\" is not an apns-push-type"))
         }
@@ -108,37 +103,37 @@ import Testing
         return r.stdout.split(separator: "\n").map(String.init)
     }
 
-    @Test func validateWritesJUnitForEveryFailureMode() throws {
-        try CLI.withTemporaryDirectory { dir in
+    @Test func validateWritesJUnitForEveryFailureMode() async throws {
+        try await TemporaryFolder.with { dir in
             // A mistyped folder.
-            let missing = try CLI.run(["validate", "--junit", dir + "/m.xml", dir + "/templtes"])
+            let missing = try await CLI.run(["validate", "--junit", dir + "/m.xml", dir + "/templtes"])
             #expect(missing.status == 4)
             let m = try junitparser(dir + "/m.xml")
             #expect(m.first == "tests=1 failures=1", "\(m)")
             #expect(m.dropFirst().first?.contains("No such file") == true, "\(m)")
             // An empty folder (hidden files only), with --strict.
-            try write("{}", dir + "/empty/.hidden.json")
-            let empty = try CLI.run(["validate", "--strict", "--junit", dir + "/e.xml", dir + "/empty"])
+            try writeFile("{}", dir + "/empty/.hidden.json")
+            let empty = try await CLI.run(["validate", "--strict", "--junit", dir + "/e.xml", dir + "/empty"])
             #expect(empty.status == 1)
             let e = try junitparser(dir + "/e.xml")
             #expect(e.first == "tests=1 failures=1" && e.dropFirst().first?.contains("holds no") == true, "\(e)")
             // Nothing on stdin, with --strict.
-            let none = try CLI.run(["validate", "--strict", "--junit", dir + "/n.xml"], input: "")
+            let none = try await CLI.run(["validate", "--strict", "--junit", dir + "/n.xml"], input: "")
             #expect(none.status == 1)
             #expect(try junitparser(dir + "/n.xml").dropFirst().first?.contains("no payloads checked") == true)
             // A missing file among good ones: every file named is present.
-            try write(#"{"aps":{"alert":"a"}}"#, dir + "/ok.json")
-            let some = try CLI.run(["validate", "--junit", dir + "/s.xml", dir + "/ok.json", dir + "/gone.json"])
+            try writeFile(#"{"aps":{"alert":"a"}}"#, dir + "/ok.json")
+            let some = try await CLI.run(["validate", "--junit", dir + "/s.xml", dir + "/ok.json", dir + "/gone.json"])
             #expect(some.status == 4)
             let s = try junitparser(dir + "/s.xml")
             #expect(s.first == "tests=2 failures=1", "\(s)")
             #expect(s.contains { $0.hasPrefix(dir + "/ok.json:1|passed") }, "\(s)")
             #expect(s.contains { $0.hasPrefix(dir + "/gone.json|") && $0.contains("No such file") }, "\(s)")
             // An invalid payload and, with --strict, a warning not allowed; the push type shown.
-            try write(#"{"push-types":{"*":"voip"}}"#, dir + "/t/validate.json")
-            try write(#"{"aps":{"alert":"ring"}}"#, dir + "/t/call.json")
-            try write(#"{"aps":{"badge":"9"}}"#, dir + "/t/bad.json")
-            let t = try CLI.run(["validate", "--strict", "--junit", dir + "/t.xml", dir + "/t"])
+            try writeFile(#"{"push-types":{"*":"voip"}}"#, dir + "/t/validate.json")
+            try writeFile(#"{"aps":{"alert":"ring"}}"#, dir + "/t/call.json")
+            try writeFile(#"{"aps":{"badge":"9"}}"#, dir + "/t/bad.json")
+            let t = try await CLI.run(["validate", "--strict", "--junit", dir + "/t.xml", dir + "/t"])
             #expect(t.status == 1)
             let tx = try junitparser(dir + "/t.xml")
             #expect(tx.first == "tests=2 failures=2", "\(tx)")
@@ -147,14 +142,14 @@ import Testing
         }
     }
 
-    @Test func batchWritesJUnitWhenThereIsNothingToRun() throws {
-        try CLI.withTemporaryDirectory { dir in
-            let missing = try CLI.run(["batch", "--strict", "--junit", dir + "/m.xml", dir + "/fixtres"])
+    @Test func batchWritesJUnitWhenThereIsNothingToRun() async throws {
+        try await TemporaryFolder.with { dir in
+            let missing = try await CLI.run(["batch", "--strict", "--junit", dir + "/m.xml", dir + "/fixtres"])
             #expect(missing.status != 0)
             let m = try junitparser(dir + "/m.xml")
             #expect(m.first == "tests=1 failures=1" && m.dropFirst().first?.contains("no such file") == true, "\(m)")
-            try write("{}", dir + "/hidden/.x.json")
-            let hidden = try CLI.run(["batch", "--strict", "--junit", dir + "/h.xml", dir + "/hidden"])
+            try writeFile("{}", dir + "/hidden/.x.json")
+            let hidden = try await CLI.run(["batch", "--strict", "--junit", dir + "/h.xml", dir + "/hidden"])
             #expect(hidden.status == 1)
             let h = try junitparser(dir + "/h.xml")
             #expect(h.first == "tests=1 failures=1" && h.dropFirst().first?.contains("no inputs") == true, "\(h)")
@@ -163,18 +158,18 @@ import Testing
 
     // MARK: batch
 
-    @Test func folderSettingsApplyToSubfoldersAndFailuresNameTheRules() throws {
-        try CLI.withTemporaryDirectory { dir in
+    @Test func folderSettingsApplyToSubfoldersAndFailuresNameTheRules() async throws {
+        try await TemporaryFolder.with { dir in
             let rules = try String(contentsOfFile: CLI.fixture("rules/default.json"), encoding: .utf8)
-            try write(rules, dir + "/suite/rules.json")
-            try write(#"{"expected-errors":["wrong-type"]}"#, dir + "/suite/batch.json")
+            try writeFile(rules, dir + "/suite/rules.json")
+            try writeFile(#"{"expected-errors":["wrong-type"]}"#, dir + "/suite/batch.json")
             let line = #"{"op":"push","account":"a","payload":{"aps":{"badge":"x"}}}"# + "\n"
-            try write(line, dir + "/suite/deep/sub/x.ndjson")
+            try writeFile(line, dir + "/suite/deep/sub/x.ndjson")
             // Inherited expected-errors: the undeclared-error check passes in the subfolder.
-            let created = try CLI.run(["batch", "--strict", "--update", dir + "/suite"])
+            let created = try await CLI.run(["batch", "--strict", "--update", dir + "/suite"])
             #expect(created.status == 0, "\(created.stdout)\(created.stderr)")
-            try write(#"{"seq":1}"# + "\n", dir + "/suite/deep/sub/x.expected.ndjson")
-            let r = try CLI.run(["batch", "--strict", "--junit", dir + "/b.xml", dir + "/suite"])
+            try writeFile(#"{"seq":1}"# + "\n", dir + "/suite/deep/sub/x.expected.ndjson")
+            let r = try await CLI.run(["batch", "--strict", "--junit", dir + "/b.xml", dir + "/suite"])
             #expect(r.status == 1)
             #expect(r.stdout.contains("rules: \(dir)/suite/rules.json"), "\(r.stdout)")
             let j = try junitparser(dir + "/b.xml")
@@ -184,33 +179,33 @@ import Testing
         }
     }
 
-    @Test func aSidecarNamingAMissingStateIsAnError() throws {
-        try CLI.withTemporaryDirectory { dir in
-            try write(#"{"state":"start.state.json"}"#, dir + "/f/x.batch.json")
-            try write(#"{"op":"push","account":"a","payload":{"aps":{"badge":1}}}"# + "\n", dir + "/f/x.ndjson")
-            let r = try CLI.run(["batch", "--update", dir + "/f"])
+    @Test func aSidecarNamingAMissingStateIsAnError() async throws {
+        try await TemporaryFolder.with { dir in
+            try writeFile(#"{"state":"start.state.json"}"#, dir + "/f/x.batch.json")
+            try writeFile(#"{"op":"push","account":"a","payload":{"aps":{"badge":1}}}"# + "\n", dir + "/f/x.ndjson")
+            let r = try await CLI.run(["batch", "--update", dir + "/f"])
             #expect(r.status == 1)
             #expect(r.stdout.contains("start.state.json does not exist"), "\(r.stdout)")
             #expect(!FileManager.default.fileExists(atPath: dir + "/f/x.expected.ndjson"))
         }
     }
 
-    @Test func aCRLFExpectationIsComparedAsLFAndSaysSo() throws {
-        try CLI.withTemporaryDirectory { dir in
-            try write(#"{"op":"push","account":"a","payload":{"aps":{"badge":1}}}"# + "\n", dir + "/f/x.ndjson")
-            #expect(try CLI.run(["batch", "--update", dir + "/f"]).status == 0)
+    @Test func aCRLFExpectationIsComparedAsLFAndSaysSo() async throws {
+        try await TemporaryFolder.with { dir in
+            try writeFile(#"{"op":"push","account":"a","payload":{"aps":{"badge":1}}}"# + "\n", dir + "/f/x.ndjson")
+            #expect(try await CLI.run(["batch", "--update", dir + "/f"]).status == 0)
             let lf = try String(contentsOfFile: dir + "/f/x.expected.ndjson", encoding: .utf8)
-            try write(lf.replacing("\n", with: "\r\n"), dir + "/f/x.expected.ndjson")
-            let r = try CLI.run(["batch", "--strict", dir + "/f"])
+            try writeFile(lf.replacing("\n", with: "\r\n"), dir + "/f/x.expected.ndjson")
+            let r = try await CLI.run(["batch", "--strict", dir + "/f"])
             #expect(r.status == 0, "\(r.stdout)")
             #expect(r.stdout.contains("has CRLF line endings; compared as LF"), "\(r.stdout)")
         }
     }
 
-    @Test func aJSONFileThatIsNoFixtureIsNamedAsSuch() throws {
-        try CLI.withTemporaryDirectory { dir in
-            try write(#"{"title":"Templates","owner":"qa"}"#, dir + "/f/README.json")
-            let r = try CLI.run(["batch", "--strict", dir + "/f"])
+    @Test func aJSONFileThatIsNoFixtureIsNamedAsSuch() async throws {
+        try await TemporaryFolder.with { dir in
+            try writeFile(#"{"title":"Templates","owner":"qa"}"#, dir + "/f/README.json")
+            let r = try await CLI.run(["batch", "--strict", dir + "/f"])
             #expect(r.status == 1)
             #expect(r.stdout.contains("README.json: not a fixture"), "\(r.stdout)")
             #expect(!r.stdout.contains("expected-errors"), "\(r.stdout)")

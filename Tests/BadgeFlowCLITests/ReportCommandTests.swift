@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -7,12 +8,12 @@ import Testing
         return Int(page[r.upperBound...].prefix { $0.isNumber })
     }
 
-    @Test func writesThePageWithTheFiltersFigures() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func writesThePageWithTheFiltersFigures() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = CLI.fixture("scenarios/account-day.ndjson")
-        let filter = try CLI.run(["filter", input])
-        let r = try CLI.run(["report", "-o", dir + "/r.html", "--account", "alice", input])
+        let filter = try await CLI.run(["filter", input])
+        let r = try await CLI.run(["report", "-o", dir + "/r.html", "--account", "alice", input])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.isEmpty)
         let page = try String(contentsOfFile: dir + "/r.html", encoding: .utf8)
@@ -23,9 +24,9 @@ import Testing
         #expect(page.hasPrefix("<!DOCTYPE html>"))
     }
 
-    @Test func fleetWideExpireLinesCountForTheAccountsTheyList() throws {
+    @Test func fleetWideExpireLinesCountForTheAccountsTheyList() async throws {
         let input = CLI.fixture("scenarios/report-expire.ndjson")
-        let filter = try CLI.run(["filter", input])
+        let filter = try await CLI.run(["filter", input])
         // The filter's figures, an expire's `accounts` entries counted one by one.
         var decrements = 0, total = 0, updates = 0
         for line in filter.lines {
@@ -42,7 +43,7 @@ import Testing
             }
         }
         #expect(total == 4)
-        let r = try CLI.run(["report", "-o", "-", input])
+        let r = try await CLI.run(["report", "-o", "-", input])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(metric("decrements", in: r.stdout) == decrements)
         #expect(metric("decrement-total", in: r.stdout) == total)
@@ -55,9 +56,9 @@ import Testing
         #expect(r.stdout.contains(#"<span data-final="results">1</span>"#))
     }
 
-    @Test func readsStdinTwiceAndWritesStdoutWithDash() throws {
+    @Test func readsStdinTwiceAndWritesStdoutWithDash() async throws {
         let input = try String(contentsOfFile: CLI.fixture("scenarios/demo.ndjson"), encoding: .utf8)
-        let r = try CLI.run(["report", "-o", "-"], input: input)
+        let r = try await CLI.run(["report", "-o", "-"], input: input)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(metric("results", in: r.stdout) == 11)
         // The detail pass read the copy of stdin: the account's rows are there.
@@ -68,8 +69,8 @@ import Testing
     /// stays open stops that copy at once, exit 130 and no page; the copy went on
     /// reading after the signal before, until the input ended.
     @Test func aSignalWhileCopyingStdinStopsTheReport() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLI.executable)
         p.arguments = ["report", "-o", dir + "/r.html", "-"]
@@ -81,56 +82,55 @@ import Testing
         input.fileHandleForWriting.write(Data("{\"op\":\"push\",\"device\":\"d\",\"payload\":{\"aps\":{\"badge\":1}}}\n".utf8))
         // Once the copy has its temporary file open, the handlers are installed (a signal
         // before that would kill the report outright).
-        let deadline = Date().addingTimeInterval(30)
         func copying() -> Bool {
             let fds = "/proc/\(p.processIdentifier)/fd"
             return ((try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []).contains { fd in
                 (try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + fd))?.contains("badgeflow-report-") == true
             }
         }
-        while !copying() && Date() < deadline { usleep(10_000) }
+        #expect(waitUntil(deadline: 30, copying), "the copy of stdin did not start")
         kill(p.processIdentifier, SIGINT)
-        let stopped = CLI.exits(p, within: 30)
+        let stopped = ChildProcess.exits(p, within: 30)
         try? input.fileHandleForWriting.close()
         #expect(stopped, "SIGINT did not stop the copy of stdin")
         #expect(p.terminationStatus == 128 + SIGINT)
         #expect(!FileManager.default.fileExists(atPath: dir + "/r.html"))
     }
 
-    @Test func replacesTheOutputAtomicallyAndKeepsItOnFailure() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func replacesTheOutputAtomicallyAndKeepsItOnFailure() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let out = dir + "/r.html"
         try "old".write(toFile: out, atomically: true, encoding: .utf8)
-        let bad = try CLI.run(["report", "--rules", dir + "/missing.json", "-o", out, CLI.fixture("scenarios/demo.ndjson")])
+        let bad = try await CLI.run(["report", "--rules", dir + "/missing.json", "-o", out, CLI.fixture("scenarios/demo.ndjson")])
         #expect(bad.status == 2)
         #expect(try String(contentsOfFile: out, encoding: .utf8) == "old")
-        let good = try CLI.run(["report", "-o", out, CLI.fixture("scenarios/demo.ndjson")])
+        let good = try await CLI.run(["report", "-o", out, CLI.fixture("scenarios/demo.ndjson")])
         #expect(good.status == 0)
         #expect(try String(contentsOfFile: out, encoding: .utf8).hasPrefix("<!DOCTYPE html>"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["r.html"])
     }
 
-    @Test func anUnreadableInputIsExit4AndNamed() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let r = try CLI.run(["report", "-o", dir + "/r.html", dir + "/nope.ndjson", CLI.fixture("scenarios/demo.ndjson")])
+    @Test func anUnreadableInputIsExit4AndNamed() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
+        let r = try await CLI.run(["report", "-o", dir + "/r.html", dir + "/nope.ndjson", CLI.fixture("scenarios/demo.ndjson")])
         #expect(r.status == 4)
         #expect(r.stderr.contains("nope.ndjson"))
     }
 
-    @Test func numberedOverlongLinesTakeTheirNumberAsInFilter() throws {
+    @Test func numberedOverlongLinesTakeTheirNumberAsInFilter() async throws {
         let long = #"{"aps":{"alert":""# + String(repeating: "x", count: 3000) + #""}}"#
         // The second line is longer than the reader keeps (its number is read from its head);
         // the third is within it but its JSON is over the limit.
         let input =
             "5\t" + #"{"aps":{"alert":"hi","thread-id":"a"}}"# + "\n" + "6\t" + long + "\n"
             + "9\t" + String(long.prefix(1030)) + "\n"
-        let filter = try CLI.run(["filter", "--numbered", "--max-line-bytes", "1024"], input: input)
+        let filter = try await CLI.run(["filter", "--numbered", "--max-line-bytes", "1024"], input: input)
         #expect(filter.lines.count == 3)
         #expect(filter.lines[1].hasPrefix(#"{"seq":6,"error":{"code":"line-too-long""#), "\(filter.lines)")
         #expect(filter.lines[2].hasPrefix(#"{"seq":9,"error":{"code":"line-too-long""#), "\(filter.lines)")
-        let r = try CLI.run(["report", "--numbered", "--max-line-bytes", "1024", "-o", "-"], input: input)
+        let r = try await CLI.run(["report", "--numbered", "--max-line-bytes", "1024", "-o", "-"], input: input)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(metric("errors", in: r.stdout) == 2)
         #expect(r.stdout.contains("<tr><td>line-too-long</td><td>2</td><td>6</td></tr>"))
@@ -140,26 +140,26 @@ import Testing
     /// Issue 46: `report --account ID --text` answers for one account in a terminal: its
     /// devices (the one that left, with what it showed), the lines that changed a number, and
     /// the marks that make the total.
-    @Test func textAnswersForOneAccount() throws {
+    @Test func textAnswersForOneAccount() async throws {
         let input = CLI.fixture("scenarios/devices-join-leave.ndjson")
-        let r = try CLI.run(["report", "--account", "u", "--text", input])
+        let r = try await CLI.run(["report", "--account", "u", "--text", input])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix("account u: icon "), "\(r.stdout)")
         #expect(r.stdout.contains("left by unregister at seq 11 (2026-11-24 10:00:00Z)"), "\(r.stdout)")
         #expect(r.stdout.contains("left by logout at seq 13"), "\(r.stdout)")
         #expect(r.stdout.contains("marks that make the total at the end"))
         #expect(!r.stdout.contains("<html"))
-        let none = try CLI.run(["report", "--account", "nobody", "--text", input])
+        let none = try await CLI.run(["report", "--account", "nobody", "--text", input])
         #expect(none.status == 1)
         #expect(none.stdout.contains("account nobody: no line of the input names it"))
-        #expect(try CLI.run(["report", "--text", input]).status == 2)
+        #expect(try await CLI.run(["report", "--text", input]).status == 2)
     }
 
     /// The page names the command that shows an account not in detail: this run's options and inputs.
-    @Test func thePageNamesTheCommandForAnyAccount() throws {
+    @Test func thePageNamesTheCommandForAnyAccount() async throws {
         let input = CLI.fixture("scenarios/wechat-tab.ndjson")
         let rules = CLI.fixture("scenarios/wechat-tab.rules.json")
-        let r = try CLI.run(["report", "--rules", rules, "--stamp", "-o", "-", input])
+        let r = try await CLI.run(["report", "--rules", rules, "--stamp", "-o", "-", input])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains(#"data-command-before="badgeflow report --rules \#(rules) --stamp --account""#))
         #expect(r.stdout.contains(#"data-command-after="\#(input)""#))

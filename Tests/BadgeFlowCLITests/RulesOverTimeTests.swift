@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -18,29 +19,29 @@ import Testing
     }
 
     @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
-    func rulesThatFitAreTakenAndRecorded(state name: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+    func rulesThatFitAreTakenAndRecorded(state name: String) async throws {
+        try await TemporaryFolder.with { dir in
             let state = dir + "/" + name
-            #expect(try CLI.run(["filter", "--state", state], input: Self.chat + "\n").status == 0)
+            #expect(try await CLI.run(["filter", "--state", state], input: Self.chat + "\n").status == 0)
             let more = try Self.rules("more.json", in: dir) { rules in
                 var list = rules["rules"] as? [Any] ?? []
                 list.insert(["name": "vip", "match": ["/vip": ["exists": true]], "path": "root.vip", "action": "increment"], at: 0)
                 rules["rules"] = list
             }
-            let run = try CLI.run(["filter", "--state", state, "--rules", more], input: Self.vip + "\n")
+            let run = try await CLI.run(["filter", "--state", state, "--rules", more], input: Self.vip + "\n")
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout.contains(#""rule":"vip","path":"root.vip""#) && run.stdout.contains(#""icon":2"#))
             // Without --rules: the rules now recorded, with the new rule.
-            let again = try CLI.run(["filter", "--state", state], input: Self.vip + "\n")
+            let again = try await CLI.run(["filter", "--state", state], input: Self.vip + "\n")
             #expect(again.status == 0 && again.stdout.contains(#""rule":"vip""#) && again.stdout.contains(#""icon":3"#), "\(again)")
         }
     }
 
     @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
-    func rulesAMarkDoesNotFitAreExit3NamingIt(state name: String) throws {
-        try CLI.withTemporaryDirectory { dir in
+    func rulesAMarkDoesNotFitAreExit3NamingIt(state name: String) async throws {
+        try await TemporaryFolder.with { dir in
             let state = dir + "/" + name
-            #expect(try CLI.run(["filter", "--state", state], input: Self.chat + "\n").status == 0)
+            #expect(try await CLI.run(["filter", "--state", state], input: Self.chat + "\n").status == 0)
             let top = try Self.rules("top.json", in: dir) { rules in
                 rules["root"] = "top"
                 rules["display"] = [String: Any]()
@@ -60,7 +61,7 @@ import Testing
                 return Data(shown.utf8)
             }
             let before = try contents()
-            let run = try CLI.run(["filter", "--state", state, "--rules", top], input: Self.chat + "\n")
+            let run = try await CLI.run(["filter", "--state", state, "--rules", top], input: Self.chat + "\n")
             #expect(run.status == 3 && run.stdout.isEmpty)
             #expect(run.stderr.contains("root.chat.c1") && run.stderr.contains(#"root "top""#), "\(run.stderr)")
             #expect(try contents() == before)

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -20,9 +21,9 @@ import Testing
         return (p, input.fileHandleForWriting)
     }
 
-    @Test func sigkillNeverLeavesACorruptStateFile() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func sigkillNeverLeavesACorruptStateFile() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         let chunk = Data(stream(2000).utf8)
         var rng = SystemRandomNumberGenerator()
@@ -35,14 +36,15 @@ import Testing
             stdin.write(chunk)
             try? stdin.close()
             if round > 0 {
+                // A random instant is what the test is about (not a wait for something).
                 usleep(UInt32.random(in: 0...300_000, using: &rng))
                 kill(p.processIdentifier, SIGKILL)
             }
-            p.waitUntilExit()
+            await p.exited()
             if round == 0 { #expect(p.terminationStatus == 0) }
             if FileManager.default.fileExists(atPath: state) {
                 checked += 1
-                let check = try CLI.run(["tree", "--state", state, "--json"])
+                let check = try await CLI.run(["tree", "--state", state, "--json"])
                 #expect(check.status == 0, "round \(round): \(check.stderr)")
             }
         }
@@ -77,16 +79,16 @@ import Testing
     }
 
     @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
-    func aSignalSavesTheState(_ sig: Int32) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    func aSignalSavesTheState(_ sig: Int32) async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         // Signalled once the line's result is out: the state must then hold what it said.
         let (p, input, seen) = try Self.answered(
             ["--state", state], [#"{"aps":{"alert":"hi","thread-id":"alice"},"type":"chat"}"#], answers: 1)
         #expect(String(decoding: seen, as: UTF8.self).contains("\"root.chat.alice\""))
         kill(p.processIdentifier, sig)
-        p.waitUntilExit()
+        await p.exited()
         try? input.fileHandleForWriting.close()
         #expect(p.terminationStatus == 128 + sig)
         let text = try String(contentsOfFile: state, encoding: .utf8)
@@ -104,9 +106,9 @@ import Testing
     /// (behind ~340 lines of its shadow memory and libraries, ~26 KB in), so the test once
     /// never saw the mapping there and was left out of the ThreadSanitizer run.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/maps"), "needs /proc/PID/maps"))
-    func aStateTruncatedWhileReadIsExit3NotACrash() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    func aStateTruncatedWhileReadIsExit3NotACrash() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/big.json", copy = dir + "/copy.json"
         let account = #"{"clock":1732269600,"marks":{"root.chat.t1":2,"root.mail":1},"devices":{"d0":{"delivered":3}}}"#
         var text = #"{"format":"badgeflow-state","version":2,"accounts":{"#
@@ -127,12 +129,12 @@ import Testing
             // Truncated while the file is mapped (it shows in the process's maps), with the
             // process stopped meanwhile: the read resumes on pages that are gone.
             let maps = "/proc/\(p.processIdentifier)/maps"
-            while p.isRunning, !(Self.procText(maps)?.contains(copy) ?? false) { usleep(500) }
+            _ = waitUntil(deadline: 60, poll: 0.0005) { !p.isRunning || Self.procText(maps)?.contains(copy) == true }
             kill(p.processIdentifier, SIGSTOP)
             #expect(truncate(copy, 1_000_000) == 0)
             kill(p.processIdentifier, SIGCONT)
             let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
+            await p.exited()
             #expect(p.terminationReason == .exit, "attempt \(attempt): died of signal \(p.terminationStatus): \(message)")
             if message.contains("SIGBUS") {
                 sawBus = true
@@ -146,15 +148,15 @@ import Testing
     /// A signal with most accounts in compact form (`--expanded-accounts 1`): the save
     /// writes them all, each as its result said.
     @Test func aSignalSavesCompactAccountsToo() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/state.json"
         let lines = ["ann", "bob", "cat", "dan"].map { device in
             "{\"op\":\"push\",\"device\":\"\(device)\",\"payload\":{\"aps\":{\"alert\":\"hi\",\"thread-id\":\"t-\(device)\"}}}"
         }
         let (p, input, _) = try Self.answered(["--expanded-accounts", "1", "--state", state], lines, answers: 4)
         kill(p.processIdentifier, SIGTERM)
-        #expect(CLI.exits(p, within: 60), "SIGTERM right after the answers did not stop the filter")
+        #expect(ChildProcess.exits(p, within: 60), "SIGTERM right after the answers did not stop the filter")
         try? input.fileHandleForWriting.close()
         #expect(p.terminationStatus == 128 + SIGTERM)
         let text = try String(contentsOfFile: state, encoding: .utf8)
@@ -172,7 +174,7 @@ import Testing
         for round in 0..<20 {
             let (p, input, _) = try Self.answered([], [#"{"op":"push","device":"d","payload":{"aps":{"badge":1}}}"#], answers: 1)
             kill(p.processIdentifier, SIGTERM)
-            let stopped = CLI.exits(p, within: 30)
+            let stopped = ChildProcess.exits(p, within: 30)
             try? input.fileHandleForWriting.close()
             #expect(stopped, "round \(round): the filter went on waiting for input after SIGTERM")
             #expect(p.terminationStatus == 128 + SIGTERM, "round \(round)")
@@ -191,7 +193,7 @@ import Testing
         p.standardOutput = output
         p.standardError = errors
         try p.run()
-        let stopped = CLI.exits(p, within: 30)
+        let stopped = ChildProcess.exits(p, within: 30)
         #expect(stopped, "filter with stdin closed did not exit")
         #expect(p.terminationStatus == 4)
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

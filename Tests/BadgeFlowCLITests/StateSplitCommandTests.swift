@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -32,16 +33,16 @@ import Testing
     }
 
     @Test(arguments: ["json", "sqlite", "rocksdb"])
-    func twoDaysThroughSplitStatesAreOneChain(format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    func twoDaysThroughSplitStatesAreOneChain(format: String) async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let parts = 4
         var oneResults: [String] = []
         let one = dir + "/one." + format
         for d in 1...2 {
             let file = dir + "/day\(d).ndjson"
             try (Self.day(d).joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
-            let run = try CLI.run(["filter", "--max-line-bytes", "1024", "--state", one, file])
+            let run = try await CLI.run(["filter", "--max-line-bytes", "1024", "--state", one, file])
             #expect(run.status == 0, "\(run.stderr)")
             oneResults.append(run.stdout)
         }
@@ -51,9 +52,9 @@ import Testing
         var start = empty
         if format != "json" {
             start = dir + "/empty." + format
-            #expect(try CLI.run(["state", "convert", empty, start]).status == 0)
+            #expect(try await CLI.run(["state", "convert", empty, start]).status == 0)
         }
-        #expect(try CLI.run(["state", "split", start, "--parts", "\(parts)", dir + "/state"]).status == 0)
+        #expect(try await CLI.run(["state", "split", start, "--parts", "\(parts)", dir + "/state"]).status == 0)
         for d in 1...2 {
             var byPart = [[String]](repeating: [], count: parts)
             for (i, line) in Self.day(d).enumerated() where !line.allSatisfy(\.isWhitespace) {
@@ -62,7 +63,7 @@ import Testing
             var merged: [(seq: Int, line: Substring)] = []
             for p in 0..<parts {
                 let state = dir + "/state/part-0000\(p)." + format
-                let run = try CLI.run(
+                let run = try await CLI.run(
                     ["filter", "--numbered", "--max-line-bytes", "1024", "--state", state], input: byPart[p].map { $0 + "\n" }.joined())
                 #expect(run.status == 0, "\(run.stderr)")
                 merged += run.stdout.split(separator: "\n").map { (PartitionedRunTests.seq($0), $0) }
@@ -71,7 +72,7 @@ import Testing
             #expect(merged.map { $0.line + "\n" }.joined() == oneResults[d - 1], "day \(d)")
         }
         let partPaths = (0..<parts).map { dir + "/state/part-0000\($0)." + format }
-        let merge = try CLI.run(["state", "merge", dir + "/merged." + format] + partPaths.reversed())
+        let merge = try await CLI.run(["state", "merge", dir + "/merged." + format] + partPaths.reversed())
         #expect(merge.status == 0, "\(merge.stderr)")
         // The chain read day files, the parts stdin: their records of inputs applied differ
         // (StateFileFormat), all else is byte for byte the same.
@@ -79,18 +80,18 @@ import Testing
             #expect(try Self.withoutRecords(dir + "/merged.json") == Self.withoutRecords(one))
         } else {
             // The same accounts, row for row (key for key): the JSON the two convert to.
-            #expect(try CLI.run(["state", "convert", one, dir + "/one-c.json"]).status == 0)
-            #expect(try CLI.run(["state", "convert", dir + "/merged." + format, dir + "/merged-c.json"]).status == 0)
+            #expect(try await CLI.run(["state", "convert", one, dir + "/one-c.json"]).status == 0)
+            #expect(try await CLI.run(["state", "convert", dir + "/merged." + format, dir + "/merged-c.json"]).status == 0)
             #expect(try Self.withoutRecords(dir + "/merged-c.json") == Self.withoutRecords(dir + "/one-c.json"))
         }
 
         // Refusals: a part missing (3), a state file given twice as OUT (2), a folder not empty (2).
-        let missing = try CLI.run(["state", "merge", dir + "/m2." + format] + partPaths.dropLast())
+        let missing = try await CLI.run(["state", "merge", dir + "/m2." + format] + partPaths.dropLast())
         #expect(missing.status == 3)
         #expect(missing.stderr.contains("missing: index 3"), "\(missing.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir + "/m2." + format))
-        #expect(try CLI.run(["state", "merge", dir + "/merged." + format] + partPaths).status == 2)
-        let full = try CLI.run(["state", "split", one, "--parts", "2", dir + "/state"])
+        #expect(try await CLI.run(["state", "merge", dir + "/merged." + format] + partPaths).status == 2)
+        let full = try await CLI.run(["state", "split", one, "--parts", "2", dir + "/state"])
         #expect(full.status == 2 && full.stderr.contains("is not empty"), "\(full.stderr)")
     }
 
@@ -98,13 +99,13 @@ import Testing
     /// whole state shows none; `state convert` of a part keeps the record, so that parts
     /// converted to another format still merge into the whole state.
     @Test(arguments: ["json", "sqlite", "rocksdb"])
-    func infoShowsAndConvertKeepsAPartsRecord(format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    func infoShowsAndConvertKeepsAPartsRecord(format: String) async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let parts = 3
         let one = dir + "/one." + format, day = dir + "/day1.ndjson"
         try (Self.day(1).joined(separator: "\n") + "\n").write(toFile: day, atomically: true, encoding: .utf8)
-        let run = try CLI.run(["filter", "--max-line-bytes", "1024", "--state", one, day])
+        let run = try await CLI.run(["filter", "--max-line-bytes", "1024", "--state", one, day])
         #expect(run.status == 0, "\(run.stderr)")
 
         func info(_ state: String) throws -> (text: String, partition: [String: Any]?) {
@@ -122,7 +123,7 @@ import Testing
         #expect(!whole.text.contains("partition"), "\(whole.text)")
         #expect(whole.partition == nil)
 
-        #expect(try CLI.run(["state", "split", one, "--parts", "\(parts)", dir + "/state"]).status == 0)
+        #expect(try await CLI.run(["state", "split", one, "--parts", "\(parts)", dir + "/state"]).status == 0)
         for other in ["json", "sqlite", "rocksdb"] {
             var converted: [String] = []
             for i in 0..<parts {
@@ -130,7 +131,7 @@ import Testing
                 var path = part
                 if other != format {
                     path = dir + "/\(other)-part\(i)." + other
-                    let convert = try CLI.run(["state", "convert", part, path])
+                    let convert = try await CLI.run(["state", "convert", part, path])
                     #expect(convert.status == 0, "\(convert.stderr)")
                 }
                 converted.append(path)
@@ -142,7 +143,7 @@ import Testing
             }
             // The converted parts are still a split state: they merge back into the whole.
             let merged = dir + "/merged-from-\(format)." + other
-            let merge = try CLI.run(["state", "merge", merged] + converted)
+            let merge = try await CLI.run(["state", "merge", merged] + converted)
             #expect(merge.status == 0, "\(other): \(merge.stderr)")
             #expect(try info(merged).partition == nil)
             let a = dir + "/a-\(other).json", b = dir + "/b-\(other).json"
@@ -150,7 +151,7 @@ import Testing
                 if StateFormatName.of(from) == "json" {
                     try FileManager.default.copyItem(atPath: from, toPath: to)
                 } else {
-                    #expect(try CLI.run(["state", "convert", from, to]).status == 0)
+                    #expect(try await CLI.run(["state", "convert", from, to]).status == 0)
                 }
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: a)) == Data(contentsOf: URL(fileURLWithPath: b)), "\(other)")

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -11,9 +12,9 @@ import Testing
         return path
     }
 
-    @Test func aProgressBarGoesToAStderrTerminalAndIsClearedAtTheEnd() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func aProgressBarGoesToAStderrTerminalAndIsClearedAtTheEnd() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = try stream(60_000, in: dir)
         let out = dir + "/out.ndjson"
         let r = try CLI.runOnTerminal(["filter", input], onTerminal: [2], stdoutFile: out)
@@ -27,13 +28,13 @@ import Testing
         let frames = r.terminal.components(separatedBy: "\r[").count - 1
         #expect(frames >= 1 && frames < 60_000 / 1024 + 2)
         // The results are what a run without the bar writes.
-        let plain = try CLI.run(["filter", input])
+        let plain = try await CLI.run(["filter", input])
         #expect(try String(contentsOfFile: out, encoding: .utf8) == plain.stdout)
     }
 
     @Test func noProgressTurnsItOff() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let input = try stream(2000, in: dir)
         let r = try CLI.runOnTerminal(
             ["filter", "--no-progress", input], onTerminal: [2],
@@ -43,18 +44,18 @@ import Testing
     }
 
     @Test func noProgressBarWhenStdoutIsATerminalToo() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let r = try CLI.runOnTerminal(["filter", try stream(50, in: dir)], onTerminal: [1, 2])
         #expect(r.status == 0)
         #expect(r.terminal.contains("{\"seq\":50,"))
         #expect(!r.terminal.contains("ETA"))
     }
 
-    @Test func noProgressBarWhenStderrIsNotATerminal() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let r = try CLI.run(["filter", "--progress", try stream(3000, in: dir)])
+    @Test func noProgressBarWhenStderrIsNotATerminal() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
+        let r = try await CLI.run(["filter", "--progress", try stream(3000, in: dir)])
         #expect(r.stderr.isEmpty)
     }
 
@@ -65,8 +66,8 @@ import Testing
     }
 
     @Test func treeColoursATerminalUnlessNoColorIsSet() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let s = try state(in: dir)
         // The environment the tests run in may set NO_COLOR itself.
         #expect(
@@ -82,16 +83,16 @@ import Testing
                 "\u{1B}["))
     }
 
-    @Test func batchHasColorAndNoColorAndHonoursNoColor() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func batchHasColorAndNoColorAndHonoursNoColor() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try "{\"op\":\"tick\"}\n".write(toFile: dir + "/a.ndjson", atomically: false, encoding: .utf8)
-        _ = try CLI.run(["batch", "--update", dir])
+        _ = try await CLI.run(["batch", "--update", dir])
         #expect(try CLI.runOnTerminal(["batch", dir], onTerminal: [1], environment: ["NO_COLOR": nil]).terminal.contains("\u{1B}[32mPASS"))
         #expect(!(try CLI.runOnTerminal(["batch", "--no-color", dir], onTerminal: [1]).terminal.contains("\u{1B}[")))
         #expect(!(try CLI.runOnTerminal(["batch", dir], onTerminal: [1], environment: ["NO_COLOR": "yes"]).terminal.contains("\u{1B}[")))
-        let piped = try CLI.run(["batch", "--color", dir])
+        let piped = try await CLI.run(["batch", "--color", dir])
         #expect(piped.stdout.contains("\u{1B}[32mPASS"))
-        #expect(!(try CLI.run(["batch", dir]).stdout.contains("\u{1B}[")))
+        #expect(!(try await CLI.run(["batch", dir]).stdout.contains("\u{1B}[")))
     }
 }

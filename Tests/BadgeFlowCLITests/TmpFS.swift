@@ -1,7 +1,10 @@
+import BadgeFlowTestSupport
 import Foundation
 
 /// A small tmpfs mounted on a fresh folder, for full-disk and read-only tests (which need
-/// root, as on this machine and in CI). A mount that fails is an error, never a skip.
+/// root, as on this machine and in CI). The tests that use it are tagged `.requiresTmpfs` and
+/// run only where a tmpfs can be mounted (`.requires(.tmpfs)`: elsewhere they are reported
+/// as not run, by name); a mount that fails where one can is an error, never a skip.
 final class TmpFS {
     /// Why a tmpfs could not be set up or changed.
     struct Failure: Error, CustomStringConvertible {
@@ -24,6 +27,33 @@ final class TmpFS {
             )
         }
         mounted = true
+    }
+
+    /// The folder made by ``scratch(size:)`` that holds the mount point (nil otherwise).
+    private var scratchFolder: String?
+
+    /// The folder the mount point is in.
+    var folder: String { (path as NSString).deletingLastPathComponent }
+
+    /// A tmpfs of `size` on `disk` in a fresh temporary folder (``folder``), for files beside
+    /// the mount too; ``release()`` unmounts it and removes the folder.
+    static func scratch(size: String) throws -> TmpFS {
+        let folder = try TemporaryFolder.make()
+        do {
+            let disk = try TmpFS(in: folder, size: size)
+            disk.scratchFolder = folder
+            return disk
+        } catch {
+            TemporaryFolder.remove(folder)
+            throw error
+        }
+    }
+
+    /// Unmounts, and removes the folder of a tmpfs from ``scratch(size:)``.
+    func release() {
+        unmount()
+        if let scratchFolder { TemporaryFolder.remove(scratchFolder) }
+        scratchFolder = nil
     }
 
     /// Runs `executable ARGS`; its status and stdout and stderr together.

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -9,10 +10,10 @@ import Testing
         return state
     }
 
-    @Test func drawsTheTreeAsPlainTextOffATerminal() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let r = try CLI.run(["tree", "--state", try state(in: dir)])
+    @Test func drawsTheTreeAsPlainTextOffATerminal() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
+        let r = try await CLI.run(["tree", "--state", try state(in: dir)])
         #expect(r.status == 0)
         #expect(
             r.stdout == """
@@ -27,15 +28,15 @@ import Testing
                 """)
     }
 
-    @Test func explainListsTheMarksBehindAPath() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func explainListsTheMarksBehindAPath() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/s.json"
-        _ = try CLI.run([
+        _ = try await CLI.run([
             "filter", "--state", state, "--rules", CLI.fixture("scenarios/wechat-tab.rules.json"),
             CLI.fixture("scenarios/wechat-tab.ndjson"),
         ])
-        let r = try CLI.run(["tree", "--state", state, "--explain", "root"])
+        let r = try await CLI.run(["tree", "--state", state, "--explain", "root"])
         #expect(r.status == 0)
         #expect(
             r.stdout == """
@@ -43,26 +44,26 @@ import Testing
                 root.me.new-feature  dot  seq 13  rule feature  at 4700  expires never
 
                 """)
-        let j = try CLI.run(["tree", "--state", state, "--explain", "root.chat", "--json"])
+        let j = try await CLI.run(["tree", "--state", state, "--explain", "root.chat", "--json"])
         #expect(
             j.stdout
                 == #"{"path":"root.chat","explain":[{"path":"root.chat.alice","count":3,"seq":3,"rule":"mention","at":1002,"expires":null}]}"#
                 + "\n")
-        #expect(try CLI.run(["tree", "--state", state, "--explain", "root.discover"]).stdout == "root.discover does not show\n")
+        #expect(try await CLI.run(["tree", "--state", state, "--explain", "root.discover"]).stdout == "root.discover does not show\n")
     }
 
-    @Test func colourIsOnlyUsedWhenAsked() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func colourIsOnlyUsedWhenAsked() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let s = try state(in: dir)
-        #expect(!(try CLI.run(["tree", "--state", s]).stdout.contains("\u{1B}[")))
-        #expect(try CLI.run(["tree", "--state", s, "--color"]).stdout.contains("\u{1B}["))
+        #expect(!(try await CLI.run(["tree", "--state", s]).stdout.contains("\u{1B}[")))
+        #expect(try await CLI.run(["tree", "--state", s, "--color"]).stdout.contains("\u{1B}["))
     }
 
-    @Test func jsonListsShownNodesWithTheirMarks() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let r = try CLI.run(["tree", "--state", try state(in: dir), "--json"])
+    @Test func jsonListsShownNodesWithTheirMarks() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
+        let r = try await CLI.run(["tree", "--state", try state(in: dir), "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let nodes = try #require(object["tree"] as? [[String: Any]])
         #expect(nodes.first?["path"] as? String == "root")
@@ -70,10 +71,10 @@ import Testing
         #expect(object["icon"] as? Int == 5)
     }
 
-    @Test func anUnknownDeviceIsAUsageError() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
-        let r = try CLI.run(["tree", "--state", try state(in: dir), "--device", "nope"])
+    @Test func anUnknownDeviceIsAUsageError() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
+        let r = try await CLI.run(["tree", "--state", try state(in: dir), "--device", "nope"])
         #expect(r.status == 2)
         #expect(r.stderr.contains("no device \"nope\""))
     }
@@ -93,67 +94,67 @@ import Testing
         return (rules, state)
     }
 
-    @Test func worksWithoutRules() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func worksWithoutRules() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let (_, state) = try setUp(in: dir)
-        let r = try CLI.run(["tree", "--state", state])
+        let r = try await CLI.run(["tree", "--state", state])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == "device \"\"  icon 12  delivered 12\napp (9+)\n└── a (9+)\n")
     }
 
-    @Test func theSameRulesAreFineAndOtherRulesAreNamed() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func theSameRulesAreFineAndOtherRulesAreNamed() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let (rules, state) = try setUp(in: dir)
-        #expect(try CLI.run(["tree", "--state", state, "--rules", rules]).status == 0)
+        #expect(try await CLI.run(["tree", "--state", state, "--rules", rules]).status == 0)
         let builtIn = dir + "/default.json"
         try FileManager.default.copyItem(atPath: CLI.fixture("rules/default.json"), toPath: builtIn)
-        let r = try CLI.run(["tree", "--state", state, "--rules", builtIn])
+        let r = try await CLI.run(["tree", "--state", state, "--rules", builtIn])
         #expect(r.status == 3)
         #expect(r.stderr.contains("\(builtIn) differs from the rules \(state) was written with (root \"root\", recorded \"app\")"))
         #expect(r.stderr.contains("leave out --rules"))
     }
 
-    @Test func aStateWithoutRecordedRulesNeedsRulesAsBefore() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func aStateWithoutRecordedRulesNeedsRulesAsBefore() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let (rules, state) = try setUp(in: dir)
         // Drop "rules", as a state written before they were recorded.
         var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any])
         #expect(object["rules"] != nil)
         object["rules"] = nil
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: state))
-        #expect(try CLI.run(["tree", "--state", state, "--rules", rules]).stdout.contains("app (9+)"))
-        let without = try CLI.run(["tree", "--state", state])
+        #expect(try await CLI.run(["tree", "--state", state, "--rules", rules]).stdout.contains("app (9+)"))
+        let without = try await CLI.run(["tree", "--state", state])
         #expect(without.status == 3)
         #expect(without.stderr.contains("other rules"))
     }
 
     /// A device whose delivered number is not the account's total (here a state edited as
     /// after a rules change) is drawn as stale, and `--json` says so.
-    @Test func aDeviceShowsItsDeliveredNumberAndWhetherItIsStale() throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    @Test func aDeviceShowsItsDeliveredNumberAndWhetherItIsStale() async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         let state = dir + "/s.json"
         let input = #"{"op":"push","account":"u","device":"ipad","payload":{"aps":{"alert":"m","thread-id":"c"}}}"#
-        _ = try CLI.run(["filter", "--state", state], input: input + "\n")
+        _ = try await CLI.run(["filter", "--state", state], input: input + "\n")
         let text = try String(contentsOfFile: state, encoding: .utf8)
         #expect(text.contains(#""delivered": 1"#))
         try text.replacingOccurrences(of: #""delivered": 1"#, with: #""delivered": 0"#).write(
             toFile: state, atomically: true, encoding: .utf8)
-        let drawn = try CLI.run(["tree", "--state", state, "--account", "u", "--device", "ipad", "--no-color"])
+        let drawn = try await CLI.run(["tree", "--state", state, "--account", "u", "--device", "ipad", "--no-color"])
         #expect(drawn.lines.first == #"account "u"  device "ipad"  icon 1  delivered 0  stale"#)
-        let json = try CLI.run(["tree", "--state", state, "--account", "u", "--device", "ipad", "--json"])
+        let json = try await CLI.run(["tree", "--state", state, "--account", "u", "--device", "ipad", "--json"])
         #expect(json.stdout.hasPrefix(#"{"device":"ipad","account":"u","icon":1,"delivered":0,"stale":true,"tree":"#))
         // Without a device there is no delivered number to show.
-        #expect(try CLI.run(["tree", "--state", state, "--account", "u"]).lines.first == #"account "u"  icon 1"#)
+        #expect(try await CLI.run(["tree", "--state", state, "--account", "u"]).lines.first == #"account "u"  icon 1"#)
     }
 }
 
 @Suite struct TreeOfASharedFileTests {
-    @Test func supportDrawsAnAppsSharedFileWithItsSettingsAndEvents() throws {
-        try CLI.withTemporaryDirectory { dir in
+    @Test func supportDrawsAnAppsSharedFileWithItsSettingsAndEvents() async throws {
+        try await TemporaryFolder.with { dir in
             let file = dir + "/badges.dat"
             let helper = URL(fileURLWithPath: CLI.executable).deletingLastPathComponent().appendingPathComponent("SharedFileHelper")
             // The app: logs in, reads a chat and mutes one, all through the shared file.
@@ -167,21 +168,21 @@ import Testing
             let commands = ["login u42 phone", "read root.chat.none", "mute root.chat.bob"]
             try input.fileHandleForWriting.write(contentsOf: Data(commands.map { $0 + "\n" }.joined().utf8))
             try input.fileHandleForWriting.close()
-            app.waitUntilExit()
+            await app.exited()
             let ext = Process()
             ext.executableURL = helper
             ext.arguments = [file, "root.chat.bob", "2"]
             try ext.run()
-            ext.waitUntilExit()
-            let r = try CLI.run(["tree", "--shared-file", file, "--no-color"])
+            await ext.exited()
+            let r = try await CLI.run(["tree", "--shared-file", file, "--no-color"])
             #expect(r.status == 0)
             #expect(r.stdout.hasPrefix("account \"u42\"  device \"phone\"  icon 0\n"))
             #expect(r.stdout.contains("setting contribute root.chat.bob none\n"))
             #expect(r.stdout.contains("pending server events 1\n"))
             #expect(r.stdout.contains(#"{"op":"contribute","account":"u42","device":"phone","path":"root.chat.bob","mode":"none","id":"#))
-            let json = try CLI.run(["tree", "--shared-file", file, "--json"])
+            let json = try await CLI.run(["tree", "--shared-file", file, "--json"])
             #expect(json.stdout.contains(#""contribute":{"root.chat.bob":"none"}"#))
-            #expect(try CLI.run(["tree"]).status != 0)
+            #expect(try await CLI.run(["tree"]).status != 0)
         }
     }
 }

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
@@ -7,21 +8,15 @@ import Testing
 /// `validate` as a release gate (the PayloadValidation article): folders, `--strict`, `--push-type`, `--junit FILE`,
 /// syntax errors at line and column, a BOM alike in .json and NDJSON.
 @Suite struct ValidateGateTests {
-    private func write(_ text: String, _ path: String) throws {
-        let dir = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-    }
-
-    @Test func walksFoldersSkippingSidecarsAndExpectations() throws {
-        try CLI.withTemporaryDirectory { dir in
-            try write(#"{"aps":{"alert":"a"}}"#, dir + "/a.json")
-            try write(#"{"aps":{"badge":"x"}}"# + "\n", dir + "/sub/b.ndjson")
-            try write(#"{"seq":1,"op":"push"}"# + "\n", dir + "/sub/b.expected.ndjson")
-            try write(#"{"expected-errors":["wrong-type"]}"#, dir + "/sub/batch.json")
-            try write(#"{"version":1,"rules":[]}"#, dir + "/rules.json")
-            try write("not json", dir + "/notes.txt")
-            let r = try CLI.run(["validate", dir])
+    @Test func walksFoldersSkippingSidecarsAndExpectations() async throws {
+        try await TemporaryFolder.with { dir in
+            try writeFile(#"{"aps":{"alert":"a"}}"#, dir + "/a.json")
+            try writeFile(#"{"aps":{"badge":"x"}}"# + "\n", dir + "/sub/b.ndjson")
+            try writeFile(#"{"seq":1,"op":"push"}"# + "\n", dir + "/sub/b.expected.ndjson")
+            try writeFile(#"{"expected-errors":["wrong-type"]}"#, dir + "/sub/batch.json")
+            try writeFile(#"{"version":1,"rules":[]}"#, dir + "/rules.json")
+            try writeFile("not json", dir + "/notes.txt")
+            let r = try await CLI.run(["validate", dir])
             #expect(r.status == 1)
             #expect(
                 r.stdout == "\(dir)/sub/b.ndjson:1: error[wrong-type] /aps/badge: badge must be a non-negative integer, got string \"x\"\n")
@@ -29,22 +24,22 @@ import Testing
         }
     }
 
-    @Test func strictFailsOnAWarningAndOnNoPayloads() throws {
-        try CLI.withTemporaryDirectory { dir in
-            try write(#"{"aps":{"alert":"a","zz":1}}"#, dir + "/w.json")
-            #expect(try CLI.run(["validate", dir]).status == 0)
-            #expect(try CLI.run(["validate", "--strict", dir]).status == 1)
+    @Test func strictFailsOnAWarningAndOnNoPayloads() async throws {
+        try await TemporaryFolder.with { dir in
+            try writeFile(#"{"aps":{"alert":"a","zz":1}}"#, dir + "/w.json")
+            #expect(try await CLI.run(["validate", dir]).status == 0)
+            #expect(try await CLI.run(["validate", "--strict", dir]).status == 1)
             try FileManager.default.removeItem(atPath: dir + "/w.json")
-            #expect(try CLI.run(["validate", dir]).status == 0)
-            let empty = try CLI.run(["validate", "--strict", dir])
+            #expect(try await CLI.run(["validate", dir]).status == 0)
+            let empty = try await CLI.run(["validate", "--strict", dir])
             #expect(empty.status == 1)
             #expect(empty.stderr.contains("no payloads"))
             // An empty `find | xargs`: no PATH, nothing on stdin.
-            #expect(try CLI.run(["validate", "--strict"], input: "").status == 1)
+            #expect(try await CLI.run(["validate", "--strict"], input: "").status == 1)
         }
     }
 
-    @Test func strictPassesOverTheRepositorysWarningFreeValidPayloads() throws {
+    @Test func strictPassesOverTheRepositorysWarningFreeValidPayloads() async throws {
         // Every fixture the manifests call valid with no diagnostics, in one run.
         var files: [String] = []
         for manifest in ["payloads/verdicts.tsv", "payloads/corpus/SOURCES.tsv"] {
@@ -55,30 +50,30 @@ import Testing
             }
         }
         #expect(files.count > 60)
-        let r = try CLI.run(["validate", "--strict"] + files)
+        let r = try await CLI.run(["validate", "--strict"] + files)
         #expect(r.status == 0, "\(r.stdout)")
     }
 
-    @Test func pushTypeOptionAppliesToBarePayloads() throws {
-        try CLI.withTemporaryDirectory { dir in
-            try write(#"{"aps":{"alert":"a","badge":1}}"#, dir + "/t.json")
-            let r = try CLI.run(["validate", "--push-type", "background", dir + "/t.json"])
+    @Test func pushTypeOptionAppliesToBarePayloads() async throws {
+        try await TemporaryFolder.with { dir in
+            try writeFile(#"{"aps":{"alert":"a","badge":1}}"#, dir + "/t.json")
+            let r = try await CLI.run(["validate", "--push-type", "background", dir + "/t.json"])
             #expect(r.status == 0)
             #expect(r.stdout.contains("warning[push-type-mismatch] /aps:"))
-            #expect(try CLI.run(["validate", "--strict", "--push-type", "background", dir + "/t.json"]).status == 1)
-            let banana = try CLI.run(["validate", "--push-type", "banana", dir + "/t.json"])
+            #expect(try await CLI.run(["validate", "--strict", "--push-type", "background", dir + "/t.json"]).status == 1)
+            let banana = try await CLI.run(["validate", "--push-type", "banana", dir + "/t.json"])
             #expect(banana.status == 1)
             #expect(banana.stdout.contains("error[invalid-value] /push-type: push-type must be one of alert, background"))
             // A 4,551-byte VoIP template: too large as an alert, fine as voip.
             let filler = String(repeating: "v", count: 4500)
-            try write(#"{"aps":{},"call":""# + filler + "\"}", dir + "/voip.json")
-            #expect(try CLI.run(["validate", dir + "/voip.json"]).status == 1)
-            #expect(try CLI.run(["validate", "--push-type", "voip", dir + "/voip.json"]).status == 0)
+            try writeFile(#"{"aps":{},"call":""# + filler + "\"}", dir + "/voip.json")
+            #expect(try await CLI.run(["validate", dir + "/voip.json"]).status == 1)
+            #expect(try await CLI.run(["validate", "--push-type", "voip", dir + "/voip.json"]).status == 0)
         }
     }
 
-    @Test func theRepositorysPushTypeAndLiveActivityFixturesGetTheirVerdicts() throws {
-        let r = try CLI.run(["validate", "--json", CLI.fixture("payloads/push-types"), CLI.fixture("payloads/live-activity")])
+    @Test func theRepositorysPushTypeAndLiveActivityFixturesGetTheirVerdicts() async throws {
+        let r = try await CLI.run(["validate", "--json", CLI.fixture("payloads/push-types"), CLI.fixture("payloads/live-activity")])
         var verdicts: [String: [String]] = [:]
         for line in r.lines {
             let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -105,46 +100,46 @@ import Testing
         #expect(verdicts["live-activity/end-no-timestamp.json:1"] == ["error:missing-key@/aps/timestamp"])
     }
 
-    @Test func aPrettyTemplateIsMeasuredCompact() throws {
-        try CLI.withTemporaryDirectory { dir in
+    @Test func aPrettyTemplateIsMeasuredCompact() async throws {
+        try await TemporaryFolder.with { dir in
             let filler = String(repeating: "p", count: 3650)
             let pretty = "{\n" + String(repeating: " ", count: 1000) + "\"aps\": {\"alert\": \"hi\"},\n    \"k\": \"" + filler + "\"\n}\n"
             #expect(pretty.utf8.count > 4096)
-            try write(pretty, dir + "/pretty.json")
-            #expect(try CLI.run(["validate", "--strict", dir + "/pretty.json"]).status == 0)
+            try writeFile(pretty, dir + "/pretty.json")
+            #expect(try await CLI.run(["validate", "--strict", dir + "/pretty.json"]).status == 0)
         }
     }
 
-    @Test func aSyntaxErrorInAMultiLineFileHasLineAndColumn() throws {
-        try CLI.withTemporaryDirectory { dir in
-            try write("{\n  \"aps\": {\n    \"alert\": \"x\",\n  }\n}\n", dir + "/t.json")
-            let r = try CLI.run(["validate", dir + "/t.json"])
+    @Test func aSyntaxErrorInAMultiLineFileHasLineAndColumn() async throws {
+        try await TemporaryFolder.with { dir in
+            try writeFile("{\n  \"aps\": {\n    \"alert\": \"x\",\n  }\n}\n", dir + "/t.json")
+            let r = try await CLI.run(["validate", dir + "/t.json"])
             #expect(r.status == 1)
             #expect(r.stdout.hasPrefix("\(dir)/t.json:4:3: error[invalid-json] "), "\(r.stdout)")
         }
     }
 
-    @Test func aBOMIsSkippedInJSONAsInNDJSON() throws {
-        try CLI.withTemporaryDirectory { dir in
+    @Test func aBOMIsSkippedInJSONAsInNDJSON() async throws {
+        try await TemporaryFolder.with { dir in
             let bom = Data([0xEF, 0xBB, 0xBF])
             let payload = Data(#"{"aps":{"alert":"hi","thread-id":"a"}}"#.utf8)
             try (bom + payload).write(to: URL(fileURLWithPath: dir + "/b.json"))
             try (bom + payload + Data("\n".utf8)).write(to: URL(fileURLWithPath: dir + "/b2.ndjson"))
-            let r = try CLI.run(["validate", "--strict", dir])
+            let r = try await CLI.run(["validate", "--strict", dir])
             #expect(r.status == 0, "\(r.stdout)")
             #expect(r.stderr.contains("2 payloads: 2 valid"))
-            let b = try CLI.run(["batch", "--update", dir])
+            let b = try await CLI.run(["batch", "--update", dir])
             #expect(b.status == 0)
             let golden = try String(contentsOfFile: dir + "/b.expected.ndjson", encoding: .utf8)
             #expect(golden.contains("\"kind\":\"alert\""), "\(golden)")
         }
     }
 
-    @Test func junitFileBesideTheTextReport() throws {
-        try CLI.withTemporaryDirectory { dir in
-            try write(#"{"aps":{"alert":"a"}}"# + "\n" + #"{"aps":{"badge":-1}}"# + "\n", dir + "/x.ndjson")
-            try write(#"{"aps":{"alert":"a"}}"#, dir + "/y.json")
-            let r = try CLI.run(["validate", "--junit", dir + "/v.xml", dir])
+    @Test func junitFileBesideTheTextReport() async throws {
+        try await TemporaryFolder.with { dir in
+            try writeFile(#"{"aps":{"alert":"a"}}"# + "\n" + #"{"aps":{"badge":-1}}"# + "\n", dir + "/x.ndjson")
+            try writeFile(#"{"aps":{"alert":"a"}}"#, dir + "/y.json")
+            let r = try await CLI.run(["validate", "--junit", dir + "/v.xml", dir])
             #expect(r.status == 1)
             #expect(r.stdout.contains("x.ndjson:2: error[out-of-range]"))
             let doc = try XMLDocument(data: Data(contentsOf: URL(fileURLWithPath: dir + "/v.xml")))

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -14,9 +15,9 @@ import Testing
         return nil
     }
 
-    @Test func versionFlagPrintsTheReadmeRelease() throws {
+    @Test func versionFlagPrintsTheReadmeRelease() async throws {
         let version = try #require(try readmeVersion())
-        let r = try CLI.run(["--version"])
+        let r = try await CLI.run(["--version"])
         #expect(r.status == 0)
         #expect(r.stdout.hasPrefix("badgeflow \(version) ("), "got \(r.stdout)")
     }

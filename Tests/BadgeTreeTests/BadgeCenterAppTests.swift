@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Observation
 import Testing
@@ -11,17 +12,6 @@ private final class Heard: Sendable {
     private let states = Locked<[BadgeState]>([])
     func append(_ s: BadgeState) { states.withLock { $0.append(s) } }
     var all: [BadgeState] { states.withLock { $0 } }
-}
-
-/// A temporary directory, removed at deinit.
-final class TempDir {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("badgetree-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func file(_ name: String) -> String { url.appendingPathComponent(name).path }
 }
 
 @Suite struct BadgeValueTests {
@@ -195,7 +185,7 @@ final class TempDir {
 
 @Suite struct SettingsTests {
     @Test func theFilesMarksComeBackUnderTheCodesSettings() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryFolder()
         let path = dir.file("badges.json")
         let v1 = BadgeCenter()
         try v1.increment("root.chat.alice", by: 150)
@@ -210,7 +200,7 @@ final class TempDir {
     }
 
     @Test func persistenceErrorsSayWhichCaseTheyAre() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryFolder()
         func kind(_ path: String) -> BadgeCenter.PersistenceError.Kind? {
             do {
                 _ = try BadgeCenter(contentsOf: path, configuration: .init())
@@ -329,7 +319,7 @@ final class TempDir {
 
 @Suite struct SharedFileTests {
     @Test func reloadingInPlaceKeepsObserversAndTellsThem() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryFolder()
         let path = dir.file("badges.json")
         let app = BadgeCenter()
         try app.increment("root.chat.alice", by: 2)
@@ -348,7 +338,7 @@ final class TempDir {
     }
 
     @Test func aChangeUnderTheLockLosesNoUpdateAndReturnsTheBodysResult() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryFolder()
         let path = dir.file("badges.json")
         let total = try BadgeCenter.withSharedFile(path) { center in
             try center.increment("root.chat.bob")
@@ -362,7 +352,7 @@ final class TempDir {
     }
 
     @Test func aCorruptSharedFileIsAnErrorAndLeftAsItIs() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryFolder()
         let path = dir.file("badges.json")
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: path))
         #expect(throws: BadgeCenter.PersistenceError.self) {
@@ -371,8 +361,8 @@ final class TempDir {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "garbage")
     }
 
-    @Test func twoProcessesHammeringOneFileLoseNoIncrement() throws {
-        let dir = try TempDir()
+    @Test func twoProcessesHammeringOneFileLoseNoIncrement() async throws {
+        let dir = try TemporaryFolder()
         let path = dir.file("badges.json")
         let helper = try Self.sharedFileHelper()
         let processes = try (0..<2).map { i -> Process in
@@ -388,7 +378,7 @@ final class TempDir {
             return p
         }
         for p in processes {
-            p.waitUntilExit()
+            await p.exited()
             #expect(p.terminationStatus == 0)
         }
         let center = try BadgeCenter(contentsOf: path, configuration: .init())

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Testing
 @testable import BadgeTree
 

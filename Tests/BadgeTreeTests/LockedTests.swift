@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Dispatch
 import Foundation
 import Testing
@@ -19,8 +20,16 @@ import Darwin
         let lock = Locked(0, conditions: 1)
         let woke = DispatchSemaphore(value: 0)
         let seen = Locked(-1)
+        // The values the waiter found its condition false for.
+        let refused = Locked<[Int]>([])
         DispatchQueue.global().async {
-            let value = lock.withLock(waitingOn: Self.changed, until: { $0 >= 3 }) { value in
+            let value = lock.withLock(
+                waitingOn: Self.changed,
+                until: { value in
+                    if value < 3 { refused.withLock { $0.append(value) } }
+                    return value >= 3
+                }
+            ) { value in
                 value += 100
                 return value
             }
@@ -32,7 +41,8 @@ import Darwin
             lock.withLock { $0 += 1 }
             lock.signal(Self.changed)
         }
-        usleep(20_000)
+        // Once it has found 2 too small, it is asleep again, not through.
+        #expect(waitUntil(deadline: 10) { refused.withLock { $0.last } == 2 })
         #expect(seen.withLock { $0 } == -1)
         lock.withLock { $0 += 1 }
         lock.signal(Self.changed)
@@ -62,8 +72,7 @@ import Darwin
                 done.signal()
             }.start()
         }
-        for _ in 0..<1000 where asleep.withLock({ $0.count }) < 4 { usleep(10_000) }
-        #expect(asleep.withLock { $0.count } == 4)
+        #expect(waitUntil(deadline: 10) { asleep.withLock { $0.count } == 4 })
         lock.withLock { $0 = true }
         lock.broadcast(open)
         for _ in 0..<4 { #expect(done.wait(timeout: .now() + 2) == .success) }

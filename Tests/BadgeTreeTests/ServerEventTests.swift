@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import BadgeTree
 import Foundation
 import Testing
@@ -97,7 +98,7 @@ private let muted: BadgeTree.Configuration = {
 
 @Suite struct SharedFileEventTests {
     @Test func theExtensionsReadsReachTheAppsDecrementsOnceAndSurviveRelaunch() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryFolder()
         let path = dir.file("badges.dat")
         let app = try BadgeCenter.openOrCreate(path, configuration: muted)
         try app.withSharedFile(path) { $0.login(account: "u1", device: "phone") }
@@ -125,7 +126,7 @@ private let muted: BadgeTree.Configuration = {
     }
 
     @Test func aMuteReachesTheExtensionAndSurvivesItsChanges() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryFolder()
         let path = dir.file("badges.dat")
         let app = try BadgeCenter.openOrCreate(path, configuration: muted)
         try app.withSharedFile(path) { shared in
@@ -154,7 +155,7 @@ private let muted: BadgeTree.Configuration = {
     }
 
     @Test func storedSettingsThisBuildCannotTakeAreDroppedNotCorrupt() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryFolder()
         let path = dir.file("badges.dat")
         let old = BadgeCenter(configuration: try .init(root: "root"))
         try old.increment("root.chat.a", by: 2)
@@ -170,7 +171,7 @@ private let muted: BadgeTree.Configuration = {
     }
 
     @Test func todaysFormatIsReadAndAZeroByteFileIsEmpty() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryFolder()
         let path = dir.file("badges.json")
         // Version 1, as the previous release wrote it: {sync, tree, version: 1}, one JSON object.
         let old = BadgeCenter()
@@ -192,7 +193,7 @@ private let muted: BadgeTree.Configuration = {
     }
 
     @Test func aChangeAppendsOneLineAndTheJournalIsFoldedWhenItOutgrowsTheSnapshot() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryFolder()
         let path = dir.file("badges.dat")
         try BadgeCenter.withSharedFile(path) { try $0.increment("root.chat.a") }
         let size = { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
@@ -212,11 +213,11 @@ private let muted: BadgeTree.Configuration = {
         #expect(names == ["badges.dat", "badges.dat.lock"])
     }
 
-    @Test func aWriterKilledAtAnyInstantLeavesEveryCompletedChangeAndNoStrayFile() throws {
-        let dir = try TempDir()
+    @Test func aWriterKilledAtAnyInstantLeavesEveryCompletedChangeAndNoStrayFile() async throws {
+        let dir = try TemporaryFolder()
         let path = dir.file("badges.dat")
         let helper = try SharedFileTests.sharedFileHelper()
-        var generator = SplitMix(seed: 44)
+        var generator = SplitMix64(seed: 44)
         var completed = 0
         var kills = 0
         for _ in 0..<100 {
@@ -237,9 +238,10 @@ private let muted: BadgeTree.Configuration = {
                 if data.isEmpty { break }
                 text += String(decoding: data, as: UTF8.self)
             }
+            // Killed at a random instant: the sleep is what the test is about.
             usleep(UInt32(generator.next() % 20_000))
             kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            await p.exited()
             if p.terminationReason == .uncaughtSignal { kills += 1 }
             text += String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
             let printed = text.split(separator: "\n").compactMap { Int($0.split(separator: " ").last ?? "") }.max() ?? 0
@@ -282,18 +284,5 @@ private let muted: BadgeTree.Configuration = {
         #expect(BadgePath.unescapeSegment(String(empty.name)) == "")
         #expect(BadgePath.unescapeSegment(String(nul.name)) == "\u{0}")
         #expect((try? BadgePath(empty.rawValue)) != nil)
-    }
-}
-
-/// A small seeded generator (SplitMix64).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,31 +1,6 @@
+import BadgeFlowTestSupport
 import Testing
 @testable import BadgeTree
-
-/// SplitMix64: a tiny deterministic generator, so every failure replays from its seed (the
-/// random cases of this test target).
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in `range`, near enough to uniform for a test.
-    mutating func int(in range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(next() % UInt64(range.count))
-    }
-
-    mutating func pick<T>(_ items: [T]) -> T { items[int(in: 0...items.count - 1)] }
-
-    /// True with probability `percent` / 100.
-    mutating func chance(_ percent: Int) -> Bool { int(in: 0...99) < percent }
-}
 
 /// One tree operation as the test generates it.
 private enum Operation: CustomStringConvertible {

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Dispatch
 import Testing
 @testable import BadgeFlow

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Testing
 
 @testable import BadgeFlow
@@ -30,15 +31,21 @@ import Darwin
         worker.close()
     }
 
+    /// The job is held at a gate until `close()` has been called (not slowed by a sleep, which
+    /// could end before the call on a loaded machine): close() must wait for it.
     @Test func closingWithAJobPendingLetsItFinishAndEndsTheThread() {
         let worker = Worker<Int>(name: "test")
         let ended = worker.threadEnded
         let finished = Locked(false)
+        let gate = Gate(), closing = Guarded(false)
         worker.start {
-            usleep(100_000)
+            gate.pass()
             finished.withLock { $0 = true }
             return 1
         }
+        #expect(waitUntil(deadline: 60) { gate.hasArrival })
+        gate.open(when: { closing.get() })
+        closing.set(true)
         worker.close()
         // close() returned after the job and the thread both ended.
         #expect(finished.withLock { $0 })
@@ -62,9 +69,10 @@ import Darwin
     @Test func twoJobsPendingRunInTheOrderStarted() {
         let worker = Worker<Int>(name: "test")
         let order = Locked<[Int]>([])
+        let first = Gate()
         worker.start(
             {
-                usleep(50_000)
+                first.pass()
                 order.withLock { $0.append(1) }
                 return 1
             }, limit: 2)
@@ -73,21 +81,29 @@ import Darwin
                 order.withLock { $0.append(2) }
                 return 2
             }, limit: 2)
+        // The second job is queued while the first one runs.
+        #expect(waitUntil(deadline: 60) { first.hasArrival })
         #expect(worker.pendingCount == 2)
+        #expect(order.withLock { $0 }.isEmpty)
+        first.open()
         #expect(worker.wait() == 1)
         #expect(worker.pendingCount == 1)
         #expect(worker.wait() == 2)
         #expect(worker.wait() == nil)
         #expect(order.withLock { $0 } == [1, 2])
         let finished = Locked(0)
+        let gate = Gate(), closing = Guarded(false)
         for n in 1...2 {
             worker.start(
                 {
-                    usleep(20_000)
+                    gate.pass()
                     finished.withLock { $0 += 1 }
                     return n
                 }, limit: 2)
         }
+        #expect(waitUntil(deadline: 60) { gate.hasArrival })
+        gate.open(when: { closing.get() })
+        closing.set(true)
         worker.close()
         #expect(finished.withLock { $0 } == 2)
         #expect(worker.wait() == nil)
@@ -97,11 +113,15 @@ import Darwin
         let finished = Locked(false)
         var worker: Worker<Int>? = Worker(name: "test")
         let ended = worker?.threadEnded ?? { false }
+        let gate = Gate(), releasing = Guarded(false)
         worker?.start {
-            usleep(50_000)
+            gate.pass()
             finished.withLock { $0 = true }
             return 1
         }
+        #expect(waitUntil(deadline: 60) { gate.hasArrival })
+        gate.open(when: { releasing.get() })
+        releasing.set(true)
         worker = nil
         #expect(finished.withLock { $0 } && ended())
     }

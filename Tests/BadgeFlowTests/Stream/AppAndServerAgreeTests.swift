@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import BadgeTree
 import Testing
 
@@ -7,18 +8,6 @@ import Testing
 /// `setContribution` a user's mute calls) and through the server (`contribute` event lines):
 /// after every step both have the same total.
 @Suite struct AppAndServerAgreeTests {
-    /// A small deterministic generator (SplitMix64), so a failure is replayed by its seed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     enum Step {
         case message(String)
         case read(String)
@@ -26,7 +15,7 @@ import Testing
     }
 
     static func script(seed: UInt64, steps: Int) -> [Step] {
-        var g = Generator(state: seed)
+        var g = SplitMix64(seed: seed)
         let chats = ["root.chat.a", "root.chat.b", "root.chat.c", "root.chat", "root.news"]
         let modes: [Contribution?] = [.count, .dot, Contribution.none, nil]
         return (0..<steps).map { _ in

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Testing
 @testable import BadgeFlow
 
@@ -154,7 +155,7 @@ private func run(_ lines: [String], on stream: inout BadgeStream, compactingTo k
     /// are those a separate walk finds, on random accounts; each encoding (some longer than
     /// a writer's first room) reads back as the account.
     @Test func theCountsOfAnEncodingAreTheAccountsOwn() throws {
-        var random = ReplayCheckTests.Random(state: 30)
+        var random = SplitMix64(seed: 30)
         var stream = BadgeStream(rules: try rules())
         var lines: [String] = []
         for _ in 0..<600 {

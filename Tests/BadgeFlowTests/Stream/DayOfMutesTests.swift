@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import BadgeTree
 import Foundation
 import Testing
@@ -16,17 +17,6 @@ import Testing
 ///
 /// `BADGEFLOW_DAY_LINES` and `BADGEFLOW_DAY_ACCOUNTS` scale it (defaults 20,000 and 2,000).
 @Suite struct DayOfMutesTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let rulesBefore = """
         {"version":1,"root":"root",
          "contribute":{"root.chat.bots":"dot"},
@@ -100,7 +90,7 @@ import Testing
         let accountCount = env["BADGEFLOW_DAY_ACCOUNTS"].flatMap(Int.init) ?? 2_000
         let before = try RuleSet.parse(Self.rulesBefore)
         let after = try RuleSet.parse(Self.rulesAfter)
-        var g = Generator(state: 42)
+        var g = SplitMix64(seed: 42)
         let threads = ["bob", "amy", "bots", "team"]
         let devices = ["phone", "ipad", "mac"]
         var lines: [String] = []

@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Testing
 
 @testable import BadgeFlow
@@ -6,17 +7,6 @@ import Testing
 /// a dot that expired (it lowers nothing by itself) is listed when the event lowered the
 /// total.
 @Suite struct ExpiredDotDecrementTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func anExpiredDotIsListedWithTheEventsDecrement() {
         var session = FilterSession(rules: .builtIn)
         session.feed(#"{"op":"set","path":"root.news","ttl":5,"at":0}"#)
@@ -32,7 +22,7 @@ import Testing
     /// itself removed that had reached the root, in byte order.
     @Test(arguments: Array(UInt64(1)...UInt64(40)))
     func decrementPathsAreTheExpiredAndTheClearedMarks(seed: UInt64) throws {
-        var g = Generator(state: seed)
+        var g = SplitMix64(seed: seed)
         let leaves = ["root.a", "root.b", "root.c.x", "root.c.y", "root.d"]
         var session = FilterSession(rules: .builtIn)
         var time = 0

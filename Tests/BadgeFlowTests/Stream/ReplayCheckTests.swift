@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -9,19 +10,6 @@ import Testing
 /// total is, and what each device shows given only what the filter tells the server to send
 /// (stamped `payload` badges, `badgeUpdates`) and what its own app does.
 @Suite struct ReplayCheckTests {
-    /// A small deterministic generator (SplitMix64).
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     /// The model of one account: its marks (chat counts by thread, an inbox count that may
     /// expire) and what each logged-in device shows.
     struct ModelAccount {
@@ -54,7 +42,7 @@ import Testing
     }
 
     @Test func everyDeviceShowsItsAccountsTotalAfterEveryResult() throws {
-        var r = Random(state: 26)
+        var r = SplitMix64(seed: 26)
         var session = FilterSession(rules: .builtIn, stamp: true)
         var model: [String: ModelAccount] = [:]
         let accounts = (0..<10_000).map { "acct\($0)" }
