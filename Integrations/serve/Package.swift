@@ -41,6 +41,8 @@ let package = Package(
                 "BadgeFlowServe",
                 .product(name: "BadgeFlow", package: root),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
