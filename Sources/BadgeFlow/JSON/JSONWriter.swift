@@ -81,6 +81,14 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Forgets the bytes written after the first `n` (a line taken back while it was being
+    /// written); nothing when fewer were written.
+    mutating func truncate(to n: Int) {
+        guard n >= 0, n < count else { return }
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy(minimumCapacity: storage.header.pointee.capacity) }
+        storage.header.pointee.count = n
+    }
+
     /// Makes room for `n` more bytes and returns where they go; `commit` them after writing.
     @inline(__always)
     private mutating func reserve(_ n: Int) -> UnsafeMutablePointer<UInt8> {
