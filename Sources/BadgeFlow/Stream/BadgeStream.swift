@@ -602,16 +602,16 @@ public struct BadgeStream: Sendable {
                 expiredPaths: nil, explain: nil, fleet: entries))
     }
 
-    /// A fleet-wide `reconcile` over a ``source`` (icon policy `tree`), written into `out` as
-    /// the store is walked: the line and what it changes never hold the fleet.
+    /// A fleet-wide `reconcile` over a ``source`` (icon policy `tree`), written into `out`
+    /// without holding the fleet: neither its accounts nor the line as values.
     ///
     /// Accounts in memory (at most `--max-resident`) are checked where they are; each stored
     /// account is read once, in byte order of id, and one owed an update leaves only its
     /// id, devices and new numbers behind (``Deliveries``), which the next checkpoint writes
-    /// into its row in the transaction that records this line's seq. The entries of both
-    /// are merged in byte order of id: the line is byte-identical to the one built in memory
-    /// (``apply(_:seq:)``). When the store cannot be read, the part written is taken back,
-    /// nothing changes, and the line is an error.
+    /// into its row in the transaction that records this line's seq. The line is then
+    /// written from both, merged in byte order of id, into a buffer grown once to its size:
+    /// byte-identical to the one built in memory (``apply(_:seq:)``). When the store cannot
+    /// be read, nothing changes and the line is an error.
     private mutating func reconcileStoredFleet<Counter: ResultCounter>(
         seq: Int, into out: inout JSONWriter, counting counter: inout Counter
     ) {
@@ -633,42 +633,50 @@ public struct BadgeStream: Sendable {
             owing(id, account)
         }
         inMemory.sort { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
-        let start = out.count
-        var next = 0
-        var entries = 0
-        var updates = 0
+        // The store first, in full: the numbers owed (a few bytes an account), or an error
+        // line with nothing changed. The line is then written from them and cannot fail.
         var owed = Deliveries()
-        ResultLine.reconcileHead(seq: seq, into: &out)
-        func write(_ id: String, icon: Int, _ badgeUpdates: [BadgeUpdate]) {
-            ResultLine.reconcileEntry(id, icon: icon, badgeUpdates: badgeUpdates, first: entries == 0, into: &out)
-            entries += 1
-            updates += badgeUpdates.count
-        }
         do {
             try source.forEachStoredAccount(rules: rules) { (id, account) throws(StateFile.Failure) in
                 // What memory holds is newer than the store's copy.
                 guard table.slot(of: id, hash: IDIndex.hash(id)) == nil, !table.compacted.contains(id) else { return }
-                while next < inMemory.count, inMemory[next].account.utf8.lexicographicallyPrecedes(id.utf8) {
-                    write(inMemory[next].account, icon: inMemory[next].icon, inMemory[next].badgeUpdates)
-                    next += 1
-                }
                 var account = account
                 // Numbers an earlier reconcile sent that its row does not hold yet.
                 if table.holdsDeliveries { _ = table.applyDeliveries(id, to: &account, coming: false) }
                 let total = account.tree.total
                 let sent = Self.badgeUpdates(&account.devices, total: total, except: nil)
-                guard !sent.isEmpty else { return }
-                write(id, icon: total, sent)
-                owed.append(id, sent)
+                if !sent.isEmpty { owed.append(id, sent) }
             }
         } catch {
-            out.truncate(to: start)
             sourceFailure = error
             let d = Diagnostic.error(.invalidPath, "the state's accounts could not be read: \(error.description)", at: "")
             noteRejected(seq)
             counter.countRejected(d)
             ResultLine.error(d, seq: seq, into: &out)
             return
+        }
+        // Both lists merged in byte order of id; the buffer grown once to the line's size.
+        var bytes = owed.lineBytes + 64
+        for e in inMemory { bytes += e.account.utf8.count + 64 + e.badgeUpdates.reduce(0) { $0 + $1.device.utf8.count + 48 } }
+        out.reserve(more: bytes)
+        var entries = 0
+        var updates = 0
+        func write(_ id: String, icon: Int, _ badgeUpdates: [BadgeUpdate]) {
+            ResultLine.reconcileEntry(id, icon: icon, badgeUpdates: badgeUpdates, first: entries == 0, into: &out)
+            entries += 1
+            updates += badgeUpdates.count
+        }
+        ResultLine.reconcileHead(seq: seq, into: &out)
+        var next = 0
+        for i in 0..<owed.count {
+            let id = owed.ids[i]
+            while next < inMemory.count, inMemory[next].account.utf8.lexicographicallyPrecedes(id.utf8) {
+                write(inMemory[next].account, icon: inMemory[next].icon, inMemory[next].badgeUpdates)
+                next += 1
+            }
+            // Every device owed is sent the total: the account's icon.
+            let sent = owed.updates(i)
+            write(id, icon: sent.first?.badge ?? 0, sent)
         }
         while next < inMemory.count {
             write(inMemory[next].account, icon: inMemory[next].icon, inMemory[next].badgeUpdates)

@@ -51,6 +51,21 @@ package struct Deliveries: Sendable {
         return low < ids.count && ids[low] == id ? low : nil
     }
 
+    /// The numbers sent to the devices of the account at position `i`, as its result lists
+    /// them (the devices in byte order).
+    package func updates(_ i: Int) -> [BadgeUpdate] {
+        (Int(starts[i])..<Int(starts[i + 1])).map { BadgeUpdate(device: devices[$0], badge: numbers[$0]) }
+    }
+
+    /// An upper bound of the bytes the accounts take in a `reconcile` result line (ids and
+    /// devices without escapes; a line that needs more grows its buffer).
+    package var lineBytes: Int {
+        var n = 0
+        for id in ids { n += id.utf8.count + 64 }
+        for d in devices { n += d.utf8.count + 48 }
+        return n
+    }
+
     /// Gives the devices of `account` (the account at position `i`) the numbers they were
     /// sent; a device it no longer has is passed over.
     package func apply(_ i: Int, to account: inout Account) {

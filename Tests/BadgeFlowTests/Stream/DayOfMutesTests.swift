@@ -147,6 +147,8 @@ import Testing
         lines.insert(#"{"op":"reconcile"}"#, at: half)
         lines.append(#"{"op":"reconcile"}"#)
 
+        // Server totals compared with the app's (after every event of an account, and at the end).
+        var totalsCompared = 0, totalsDiffering = 0
         var sender = Sender()
         var centers: [String: BadgeCenter] = [:]
         var settings: [String: [String: Contribution]] = [:]
@@ -206,12 +208,16 @@ import Testing
             }
             let server = try #require(try session.stream.account(account))
             #expect(server.tree.total == center.total, "line \(i + 1): \(line)")
+            totalsCompared += 1
+            if server.tree.total != center.total { totalsDiffering += 1 }
         }
         #expect(session.stream.rejected == 0)
         var devicesChecked = 0, wrong = 0
         for id in session.stream.accountIDs {
             let server = try #require(try session.stream.account(id))
             #expect(server.tree.total == centers[id]?.total)
+            totalsCompared += 1
+            if server.tree.total != centers[id]?.total { totalsDiffering += 1 }
             #expect(sender.total[id] == server.tree.total, "account \(id)")
             for (device, _) in server.devices {
                 devicesChecked += 1
@@ -219,8 +225,9 @@ import Testing
             }
         }
         #expect(wrong == 0)
+        #expect(totalsDiffering == 0)
         print(
-            "day: \(lines.count) lines, \(session.stream.accountCount) accounts, \(devicesChecked) devices, \(mutes) mutes, \(unmutes) unmutes; devices on their total: \(devicesChecked - wrong); app and server totals equal"
+            "day: \(lines.count) lines, \(session.stream.accountCount) accounts, \(devicesChecked) devices checked, \(mutes) mutes, \(unmutes) unmutes, 2 fleet-wide reconciles, a rules change at line \(half + 1); devices not on their account's total (mismatches): \(wrong); server totals equal to the BadgeTree centers': \(totalsCompared - totalsDiffering) of \(totalsCompared) compared (after each event, and every account at the end)"
         )
         #expect(session.stream.accountCount >= min(accountCount, lineCount) / 2)
     }
