@@ -472,8 +472,9 @@ public struct BadgeStream: Sendable {
         // A stored account a fleet-wide reconcile sent numbers to before its row has them:
         // they are applied now, and the account is committed whole.
         var owed = false
-        if loaded, table.holdsDeliveries, found != nil {
-            owed = table.applyDeliveries(id, to: &found!, coming: true)
+        if loaded, table.holdsDeliveries, var account = found.take() {
+            owed = table.applyDeliveries(id, to: &account, coming: true)
+            found = account
         }
         // Moved into its slot (`take()`), not copied.
         let index = table.insert(found.take() ?? Account(rules: rules), as: id, hash: hash, loaded: loaded)
