@@ -177,9 +177,12 @@ import Testing
                     centers[id] = fresh
                 }
             }
-            let mark = session.output.bytes.count
+            // The line's result read in place (`output.bytes` copies the whole output so far:
+            // quadratic over a 200k-line day).
+            let mark = session.output.count
             session.feed(line)
-            let text = String(decoding: session.output.bytes[mark...], as: UTF8.self).trimmingCharacters(in: .newlines)
+            let text = session.output.withUnsafeBytes { String(decoding: UnsafeRawBufferPointer(rebasing: $0[mark...]), as: UTF8.self) }
+                .trimmingCharacters(in: .newlines)
             var event: Event? = nil
             if case .event(let e) = analyzer.analyze(line) { event = e }
             try sender.take(text, event: event)
