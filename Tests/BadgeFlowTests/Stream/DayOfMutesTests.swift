@@ -221,7 +221,11 @@ import Testing
             #expect(server.tree.total == centers[id]?.total)
             totalsCompared += 1
             if server.tree.total != centers[id]?.total { totalsDiffering += 1 }
-            #expect(sender.total[id] == server.tree.total, "account \(id)")
+            // An account without a device shows its number nowhere: a reconcile lists only
+            // accounts with a device to repair, so the sender's last total of it may be old.
+            #expect(
+                server.devices.isEmpty || sender.total[id] == server.tree.total,
+                "account \(id): devices \(server.devices.map { ($0.key, $0.value.delivered) }), shown \(sender.shown[id] ?? [:])")
             for (device, _) in server.devices {
                 devicesChecked += 1
                 if (sender.shown[id]?[device] ?? 0) != server.tree.total { wrong += 1 }
