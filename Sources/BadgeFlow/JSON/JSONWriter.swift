@@ -67,6 +67,9 @@ public struct JSONWriter: Sendable {
     /// How many bytes have been written.
     public var count: Int { storage.header.pointee.count }
 
+    /// How many bytes fit before the buffer grows.
+    var capacity: Int { storage.header.pointee.capacity }
+
     /// Calls `body` with the bytes written so far (valid only during the call).
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(start: storage.header.pointee.base, count: storage.header.pointee.count))
@@ -79,6 +82,14 @@ public struct JSONWriter: Sendable {
         } else {
             storage = Storage(capacity: storage.header.pointee.capacity)
         }
+    }
+
+    /// Makes room for at least `n` more bytes at once (a line whose size is known before it
+    /// is written grows the buffer once, not by doubling, which holds the old buffer and the
+    /// new one at the same time).
+    mutating func reserve(more n: Int) {
+        guard n > 0 else { return }
+        _ = reserve(n)
     }
 
     /// Makes room for `n` more bytes and returns where they go; `commit` them after writing.

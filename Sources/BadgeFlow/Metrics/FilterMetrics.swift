@@ -87,6 +87,10 @@ public struct FilterMetrics: Sendable, Equatable {
         }
     }
 
+    /// Counts `n` badge updates not counted by ``countApplied(_:)`` (a fleet-wide
+    /// `reconcile` written as the store was walked).
+    mutating func countBadgeUpdates(_ n: Int) { badgeUpdates += n }
+
     /// The metric names, in the order ``prometheusText`` writes them.
     public static let names = [
         "badgeflow_lines_read_total", "badgeflow_results_total", "badgeflow_errors_total", "badgeflow_decrements_total",
@@ -154,6 +158,9 @@ protocol ResultCounter {
     mutating func countRejected(_ diagnostic: borrowing Diagnostic)
     /// Counts an applied event's result.
     mutating func countApplied(_ effects: borrowing StreamResult.Effects)
+    /// Counts `n` badge updates of a result written as it was worked out (a fleet-wide
+    /// `reconcile` over a store), not counted by ``countApplied(_:)``.
+    mutating func countBadgeUpdates(_ n: Int)
 }
 
 extension FilterMetrics: ResultCounter {}
@@ -169,4 +176,5 @@ struct NotCounted: ResultCounter {
     init() {}
     func countRejected(_ diagnostic: borrowing Diagnostic) {}
     func countApplied(_ effects: borrowing StreamResult.Effects) {}
+    func countBadgeUpdates(_ n: Int) {}
 }

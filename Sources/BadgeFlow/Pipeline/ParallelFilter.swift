@@ -270,6 +270,10 @@ public final class ParallelFilter {
         lastNumber = last
         swap(&local, &stream)
         output(&w)
+        // A buffer grown for one huge line (a fleet-wide reconcile: ~100 bytes an account
+        // listed) is let go once written, not kept for lines of a few hundred bytes: its
+        // pages would stay resident beside the checkpoint that commits the line.
+        if w.capacity > 16 << 20 { w = JSONWriter(capacity: 1 << 20) }
         swap(&w, &out)
         batch.recycle()
         spare.append(batch)

@@ -37,11 +37,13 @@ package protocol AccountStore: AccountSource {
     func recordPartition(_ partition: StatePartition) throws(StateFile.Failure)
     /// Writes the meta entries `entries` in one transaction (``StateRecords/meta``).
     func recordMeta(_ entries: [String: String]) throws(StateFile.Failure)
-    /// Commits a checkpoint: `changed` and `seq` read from `input`, and `rules` when they
-    /// are not the recorded ones, in one transaction; returns each account's stored device
-    /// and mark counts.
+    /// Commits a checkpoint: `changed`, the numbers `owed` to stored accounts by fleet-wide
+    /// `reconcile` lines (each such row read, given its devices' numbers and written back;
+    /// `changed` written after them), and `seq` read from `input`, and `rules` when they are
+    /// not the recorded ones, in one transaction; returns each changed account's stored
+    /// device and mark counts.
     func commitCheckpoint(
-        _ changed: [ChangedAccount], seq: Int, input: String, rules: RuleSet
+        _ changed: [ChangedAccount], owed: [Deliveries.Owed], seq: Int, input: String, rules: RuleSet
     ) throws(StateFile.Failure) -> [(String, (Int, Int))]
     /// Closes the database (or this connection to it).
     func close()
@@ -221,11 +223,14 @@ package final class StoreCheckpointer<Store: AccountStore>: Checkpointer {
     package func begin(_ stream: inout BadgeStream, seq: Int, input: String) {
         precondition(!isPending, "StoreCheckpointer: finish() the previous commit first")
         let changed = stream.beginCommit()
+        // What fleet-wide reconcile lines up to `seq` sent to accounts only in the store.
+        let owed = stream.table.beginDeliveries()
         pendingIDs = changed.map(\.id)
         let rules = stream.rules, store = store
         worker.start {
             do throws(StateFile.Failure) {
-                return .success((try store.commitCheckpoint(changed, seq: seq, input: input, rules: rules), store.accountCount))
+                return .success(
+                    (try store.commitCheckpoint(changed, owed: owed, seq: seq, input: input, rules: rules), store.accountCount))
             } catch {
                 return .failure(error)
             }
@@ -245,8 +250,10 @@ package final class StoreCheckpointer<Store: AccountStore>: Checkpointer {
         case .success(let done):
             storedAccounts = done.accounts
             stream.endCommit(done.stored)
+            stream.table.endDeliveries()
         case .failure(let failure):
             stream.abortCommit(pendingIDs)
+            stream.table.abortDeliveries()
             throw failure
         }
     }
@@ -298,7 +305,7 @@ extension DatabaseStateStore {
     /// Records `point` as the state's committed seq and input, with no account (`state
     /// convert` keeps a converted state's resume point).
     package func recordResume(_ point: ResumePoint, rules: RuleSet) throws(StateFile.Failure) {
-        _ = try store.commitCheckpoint([], seq: point.seq, input: point.input, rules: rules)
+        _ = try store.commitCheckpoint([], owed: [], seq: point.seq, input: point.input, rules: rules)
     }
 
     package func checkFits(_ rules: RuleSet) throws(StateFile.Failure) {

@@ -152,6 +152,8 @@ extension StateSplit {
             // holds: a part that has checkpointed since the split is layout 2, one that has
             // not is still layout 1, and layout 2 covers both.
             entries["layout"] = String(parts.map { Int($0.value.meta["layout"] ?? "") ?? 1 }.max() ?? RocksDBStore.layout)
+            // A part holding settings per account (version 3) makes the merge version 3.
+            entries["version"] = String(parts.compactMap { Int64($0.value.meta["version"] ?? "") }.max() ?? StateFile.version)
             entries["accounts"] = String(accounts)
             entries["devices"] = String(devices)
             entries["marks"] = String(marks)

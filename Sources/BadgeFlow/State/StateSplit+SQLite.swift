@@ -264,6 +264,9 @@ extension StateSplit {
         for (key, value) in first.value.sorted(by: { $0.key < $1.key }) where !ownMeta.contains(key) {
             try target.setMeta(key, value)
         }
+        // A part holding settings per account (version 3) makes the merge version 3.
+        let versions = parts.compactMap { Int64($0.value["version"] ?? "") }
+        try target.setMeta("version", String(versions.max() ?? StateFile.version))
         let seqs = Set(parts.map { $0.value["seq"] ?? "0" })
         if seqs.count > 1 { try target.setMeta("seq", String(seqs.compactMap { Int($0) }.max() ?? 0)) }
         if Set(parts.map { $0.value["input"] ?? "" }).count > 1 { try target.setMeta("input", "") }

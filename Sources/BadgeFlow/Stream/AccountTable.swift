@@ -422,6 +422,79 @@ package struct AccountTable: Sendable {
         commitSlots.removeAll(keepingCapacity: true)
     }
 
+    // MARK: Numbers a fleet-wide reconcile owes stored accounts
+
+    /// What fleet-wide `reconcile` lines delivered to accounts read only from the store,
+    /// oldest first (``Deliveries``); each stays until the commit that writes it has ended.
+    private var deliveries: [Deliveries] = []
+    /// Per set of ``deliveries``, per account: it came into memory with its numbers, and is
+    /// committed whole from then on (the numbers are not applied twice).
+    private var deliveriesTaken: [[Bool]] = []
+    /// The first this many sets of ``deliveries`` are in the commit under way.
+    private var deliveriesInCommit = 0
+    /// An eviction mark (``evictionMark``): accounts read ahead on a request made before it
+    /// may predate a commit of ``deliveries`` that has since been dropped, and are not used.
+    private var readsStaleBefore = 0
+
+    /// Whether numbers owed to stored accounts are waiting for, or in, a commit.
+    var holdsDeliveries: Bool { !deliveries.isEmpty }
+
+    /// Keeps `owed`, what a fleet-wide `reconcile` sent to accounts read only from the store,
+    /// until a commit writes it (``beginDeliveries()``).
+    mutating func addDeliveries(_ owed: consuming Deliveries) {
+        guard !owed.isEmpty else { return }
+        deliveriesTaken.append([Bool](repeating: false, count: owed.count))
+        deliveries.append(owed)
+    }
+
+    /// Gives the stored account `id`, just read from the store (or read ahead), the numbers
+    /// a fleet-wide `reconcile` sent its devices since the stored row was last committed;
+    /// `coming`: it comes into memory, and is then committed whole (the numbers are not
+    /// applied again to a later read). Returns whether any number was applied. Applying one
+    /// to a row that a commit already gave it changes nothing.
+    mutating func applyDeliveries(_ id: String, to account: inout Account, coming: Bool) -> Bool {
+        var applied = false
+        for k in deliveries.indices {
+            guard let i = deliveries[k].index(of: id), !deliveriesTaken[k][i] else { continue }
+            deliveries[k].apply(i, to: &account)
+            if coming { deliveriesTaken[k][i] = true }
+            applied = true
+        }
+        return applied
+    }
+
+    /// The numbers owed to stored accounts, for the commit being begun (with
+    /// ``beginCommit()``): written into their rows in its transaction.
+    mutating func beginDeliveries() -> [Deliveries.Owed] {
+        deliveriesInCommit = deliveries.count
+        return deliveries.indices.map { Deliveries.Owed(deliveries: deliveries[$0], skipped: deliveriesTaken[$0]) }
+    }
+
+    /// The commit begun with ``beginDeliveries()`` has ended: its numbers are in the store.
+    /// Accounts read ahead before now may lack them, and are not used (the stream then loads
+    /// them itself).
+    mutating func endDeliveries() {
+        guard deliveriesInCommit > 0 else { return }
+        deliveries.removeFirst(deliveriesInCommit)
+        deliveriesTaken.removeFirst(deliveriesInCommit)
+        deliveriesInCommit = 0
+        aheadIDs.removeAll()
+        aheadAccounts.removeAll()
+        aheadIndex.removeAll()
+        if recordsEvictions {
+            // A mark of its own: no account has this id (ids never hold U+0000).
+            let id = "\u{0}deliveries"
+            let hash = IDIndex.hash(id)
+            evictedIndex.insert(hash, position: evictedIDs.count)
+            evictedIDs.append(id)
+            evictedHashes.append(hash)
+            readsStaleBefore = evictionMark
+        }
+    }
+
+    /// The commit begun with ``beginDeliveries()`` failed: its numbers wait for the next.
+    mutating func abortDeliveries() { deliveriesInCommit = 0 }
+
     // MARK: Leaving memory
 
     /// Drops the least recently used unchanged accounts until at most `n` are in memory
@@ -579,10 +652,12 @@ package struct AccountTable: Sendable {
     /// were requested (an account evicted from then on is left out); by default every
     /// eviction recorded counts.
     mutating func installPrefetched(parts: consuming [ReadAccounts], evictedSince mark: Int? = nil) {
-        let mark = mark ?? evictionsForgotten
         aheadIDs.removeAll(keepingCapacity: true)
         aheadAccounts.removeAll(keepingCapacity: true)
         aheadIndex.removeAll()
+        // Requested before a commit of a reconcile's numbers ended: they may lack them.
+        if let mark, mark < readsStaleBefore { return }
+        let mark = mark ?? evictionsForgotten
         // Each part taken out of the array (so that it is the only reference, and its
         // accounts move out of it in place), in order: an id in two parts keeps the first.
         parts.reverse()

@@ -319,6 +319,11 @@ public struct BadgeStream: Sendable {
             counter.countRejected(diagnostic)
             ResultLine.error(diagnostic, seq: seq, into: &out)
         case .event(let event):
+            // A fleet-wide reconcile over a store is written as the store is walked.
+            if event.op == .reconcile, source != nil, event.isFleetWide, rules.icon == .tree {
+                reconcileStoredFleet(seq: seq, into: &out, counting: &counter)
+                return
+            }
             var index: Int? = nil
             switch apply(event, seq: seq, accountHash: accountHash, at: &index) {
             case .rejected(let d):
@@ -464,8 +469,17 @@ public struct BadgeStream: Sendable {
             loaded = found != nil
         }
         let created = found == nil
+        // A stored account a fleet-wide reconcile sent numbers to before its row has them:
+        // they are applied now, and the account is committed whole.
+        var owed = false
+        if loaded, table.holdsDeliveries, var account = found.take() {
+            owed = table.applyDeliveries(id, to: &account, coming: true)
+            found = account
+        }
         // Moved into its slot (`take()`), not copied.
-        return .success((table.insert(found.take() ?? Account(rules: rules), as: id, hash: hash, loaded: loaded), created))
+        let index = table.insert(found.take() ?? Account(rules: rules), as: id, hash: hash, loaded: loaded)
+        if owed { noteUse(index) }
+        return .success((index, created))
     }
 
     /// A fleet-wide `expire`: every account with a mark due at or before the event's time
@@ -556,8 +570,11 @@ public struct BadgeStream: Sendable {
             do {
                 try source.forEachStoredAccount(rules: rules) { (id, account) throws(StateFile.Failure) in
                     // What memory holds is newer than the store's copy.
-                    guard isStale(account), table.slot(of: id, hash: IDIndex.hash(id)) == nil, !table.compacted.contains(id)
-                    else { return }
+                    guard table.slot(of: id, hash: IDIndex.hash(id)) == nil, !table.compacted.contains(id) else { return }
+                    var account = account
+                    // Numbers an earlier reconcile sent that its row does not hold yet.
+                    if table.holdsDeliveries { _ = table.applyDeliveries(id, to: &account, coming: false) }
+                    guard isStale(account) else { return }
                     stored.append((id, account))
                 }
             } catch {
@@ -584,6 +601,103 @@ public struct BadgeStream: Sendable {
             StreamResult.Effects(
                 outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: settings.maxDisplay, badgeUpdates: [],
                 expiredPaths: nil, explain: nil, fleet: entries))
+    }
+
+    /// A fleet-wide `reconcile` over a ``source`` (icon policy `tree`), written into `out`
+    /// without holding the fleet: neither its accounts nor the line as values.
+    ///
+    /// Accounts in memory (at most `--max-resident`) are checked where they are; each stored
+    /// account is read once, in byte order of id, and one owed an update leaves only its
+    /// id, devices and new numbers behind (``Deliveries``), which the next checkpoint writes
+    /// into its row in the transaction that records this line's seq. The line is then
+    /// written from both, merged in byte order of id, into a buffer grown once to its size:
+    /// byte-identical to the one built in memory (``apply(_:seq:)``). When the store cannot
+    /// be read, nothing changes and the line is an error.
+    private mutating func reconcileStoredFleet<Counter: ResultCounter>(
+        seq: Int, into out: inout JSONWriter, counting counter: inout Counter
+    ) {
+        guard let source else { return }
+        // The accounts in memory owed something, in byte order of id, with what they would
+        // be sent: worked out on copies of their devices, and applied once the walk succeeded.
+        var inMemory: [ExpiredAccount] = []
+        func owing(_ id: String, _ account: borrowing Account) {
+            let total = account.tree.total
+            var devices = account.devices
+            let updates = Self.badgeUpdates(&devices, total: total, except: nil)
+            if !updates.isEmpty {
+                inMemory.append(ExpiredAccount(account: id, expired: [], outcome: .unchanged, icon: total, badgeUpdates: updates))
+            }
+        }
+        for slot in table.resident { owing(slot.id, slot.account) }
+        for id in table.compacted.ids {
+            guard let account = try? table.compacted.account(id, rules: rules) else { continue }
+            owing(id, account)
+        }
+        inMemory.sort { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
+        // The store first, in full: the numbers owed (a few bytes an account), or an error
+        // line with nothing changed. The line is then written from them and cannot fail.
+        var owed = Deliveries()
+        do {
+            try source.forEachStoredAccount(rules: rules) { (id, account) throws(StateFile.Failure) in
+                // What memory holds is newer than the store's copy.
+                guard table.slot(of: id, hash: IDIndex.hash(id)) == nil, !table.compacted.contains(id) else { return }
+                var account = account
+                // Numbers an earlier reconcile sent that its row does not hold yet.
+                if table.holdsDeliveries { _ = table.applyDeliveries(id, to: &account, coming: false) }
+                let total = account.tree.total
+                let sent = Self.badgeUpdates(&account.devices, total: total, except: nil)
+                if !sent.isEmpty { owed.append(id, sent) }
+            }
+        } catch {
+            sourceFailure = error
+            let d = Diagnostic.error(.invalidPath, "the state's accounts could not be read: \(error.description)", at: "")
+            noteRejected(seq)
+            counter.countRejected(d)
+            ResultLine.error(d, seq: seq, into: &out)
+            return
+        }
+        // Both lists merged in byte order of id; the buffer grown once to the line's size.
+        var bytes = owed.lineBytes + 64
+        for e in inMemory { bytes += e.account.utf8.count + 64 + e.badgeUpdates.reduce(0) { $0 + $1.device.utf8.count + 48 } }
+        out.reserve(more: bytes)
+        var entries = 0
+        var updates = 0
+        func write(_ id: String, icon: Int, _ badgeUpdates: [BadgeUpdate]) {
+            ResultLine.reconcileEntry(id, icon: icon, badgeUpdates: badgeUpdates, first: entries == 0, into: &out)
+            entries += 1
+            updates += badgeUpdates.count
+        }
+        ResultLine.reconcileHead(seq: seq, into: &out)
+        var next = 0
+        for i in 0..<owed.count {
+            let id = owed.ids[i]
+            while next < inMemory.count, inMemory[next].account.utf8.lexicographicallyPrecedes(id.utf8) {
+                write(inMemory[next].account, icon: inMemory[next].icon, inMemory[next].badgeUpdates)
+                next += 1
+            }
+            // Every device owed is sent the total: the account's icon.
+            let sent = owed.updates(i)
+            write(id, icon: sent.first?.badge ?? 0, sent)
+        }
+        while next < inMemory.count {
+            write(inMemory[next].account, icon: inMemory[next].icon, inMemory[next].badgeUpdates)
+            next += 1
+        }
+        ResultLine.reconcileTail(into: &out)
+        // The line is written: the accounts in memory take their numbers, the stored ones
+        // wait for the next checkpoint.
+        for e in inMemory {
+            guard case .success(let (index, _)) = lookUp(e.account) else { continue }
+            let total = table.slots[index].account.tree.total
+            _ = Self.badgeUpdates(&table.slots[index].account.devices, total: total, except: nil)
+            noteUse(index)
+        }
+        table.addDeliveries(owed)
+        counter.countApplied(
+            StreamResult.Effects(
+                outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: rules.tree.maxDisplay, badgeUpdates: [],
+                expiredPaths: nil, explain: nil, fleet: []))
+        counter.countBadgeUpdates(updates)
     }
 
     /// The result of an event whose id its account already applied: the usual one with

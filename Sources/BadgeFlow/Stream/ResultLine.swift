@@ -270,23 +270,36 @@ enum ResultLine {
     /// A fleet-wide `reconcile`: `{"seq":N,"op":"reconcile","accounts":[…]}`, one entry per
     /// account with a device whose delivered number was not its total.
     static func reconcile(_ fleet: [ExpiredAccount], seq: Int, into w: inout JSONWriter) {
+        reconcileHead(seq: seq, into: &w)
+        for (i, e) in fleet.enumerated() {
+            reconcileEntry(e.account, icon: e.icon, badgeUpdates: e.badgeUpdates, first: i == 0, into: &w)
+        }
+        reconcileTail(into: &w)
+    }
+
+    /// What a fleet-wide `reconcile` line starts with, before its accounts.
+    static func reconcileHead(seq: Int, into w: inout JSONWriter) {
         w.fragment(#"{"seq":"#); w.bareInt(seq)
         w.fragment(#","op":"reconcile","accounts":["#)
-        for (i, e) in fleet.enumerated() {
-            w.fragment(i == 0 ? #"{"account":"# : #",{"account":"#)
-            w.bareString(e.account)
-            w.fragment(#","icon":"#); w.bareInt(e.icon)
-            w.fragment(#","badgeUpdates":["#)
-            for (j, u) in e.badgeUpdates.enumerated() {
-                w.fragment(j == 0 ? #"{"device":"# : #",{"device":"#)
-                w.bareString(u.device)
-                w.fragment(#","badge":"#); w.bareInt(u.badge)
-                w.fragment("}")
-            }
-            w.fragment("]}")
-        }
-        w.fragment("]}\n")
     }
+
+    /// One account of a fleet-wide `reconcile` line (`first`: no comma before it).
+    static func reconcileEntry(_ account: String, icon: Int, badgeUpdates: [BadgeUpdate], first: Bool, into w: inout JSONWriter) {
+        w.fragment(first ? #"{"account":"# : #",{"account":"#)
+        w.bareString(account)
+        w.fragment(#","icon":"#); w.bareInt(icon)
+        w.fragment(#","badgeUpdates":["#)
+        for (j, u) in badgeUpdates.enumerated() {
+            w.fragment(j == 0 ? #"{"device":"# : #",{"device":"#)
+            w.bareString(u.device)
+            w.fragment(#","badge":"#); w.bareInt(u.badge)
+            w.fragment("}")
+        }
+        w.fragment("]}")
+    }
+
+    /// What ends a fleet-wide `reconcile` line, after its accounts.
+    static func reconcileTail(into w: inout JSONWriter) { w.fragment("]}\n") }
 
     /// One explained mark: `{"path","count","seq","rule","at","expires"}`; count 0 for a dot,
     /// `seq`, `rule` and `at` null when nothing recorded what set it, `expires` null for never.

@@ -120,13 +120,19 @@ private func pushLine(_ account: String) -> String {
         let cases: [(sql: String, says: String)] = [
             (
                 "UPDATE meta SET value = '1' WHERE key = 'schema'",
-                "state version 2 (schema 1) is not supported; this BadgeFlow reads version 2, schema 2"
+                "state version 2 (schema 1) is not supported; this BadgeFlow reads version 2 or 3, schema 2"
             ),
             (
                 "UPDATE meta SET value = '2' WHERE key = 'schema'; ALTER TABLE accounts DROP COLUMN compact",
                 "(schema 2, without the compact column) is not supported"
             ),
             ("UPDATE meta SET value = '3' WHERE key = 'schema'", "(schema 3) is not supported"),
+            // Version 3 (settings per account) is read; a later one is refused by name, as a
+            // version-2 build refuses version 3.
+            (
+                "UPDATE meta SET value = '2' WHERE key = 'schema'; UPDATE meta SET value = '4' WHERE key = 'version'",
+                "state version 4 (schema 2"
+            ),
         ]
         for (sql, says) in cases {
             try Self.sql(path, sql)

@@ -137,6 +137,8 @@ import Testing
         lines.insert(#"{"op":"reconcile"}"#, at: half)
         lines.append(#"{"op":"reconcile"}"#)
 
+        // Server totals compared with the app's (after every event of an account, and at the end).
+        var totalsCompared = 0, totalsDiffering = 0
         var sender = Sender()
         var centers: [String: BadgeCenter] = [:]
         var settings: [String: [String: Contribution]] = [:]
@@ -165,9 +167,12 @@ import Testing
                     centers[id] = fresh
                 }
             }
-            let mark = session.output.bytes.count
+            // The line's result read in place (`output.bytes` copies the whole output so far:
+            // quadratic over a 200k-line day).
+            let mark = session.output.count
             session.feed(line)
-            let text = String(decoding: session.output.bytes[mark...], as: UTF8.self).trimmingCharacters(in: .newlines)
+            let text = session.output.withUnsafeBytes { String(decoding: UnsafeRawBufferPointer(rebasing: $0[mark...]), as: UTF8.self) }
+                .trimmingCharacters(in: .newlines)
             var event: Event? = nil
             if case .event(let e) = analyzer.analyze(line) { event = e }
             try sender.take(text, event: event)
@@ -196,21 +201,30 @@ import Testing
             }
             let server = try #require(try session.stream.account(account))
             #expect(server.tree.total == center.total, "line \(i + 1): \(line)")
+            totalsCompared += 1
+            if server.tree.total != center.total { totalsDiffering += 1 }
         }
         #expect(session.stream.rejected == 0)
         var devicesChecked = 0, wrong = 0
         for id in session.stream.accountIDs {
             let server = try #require(try session.stream.account(id))
             #expect(server.tree.total == centers[id]?.total)
-            #expect(sender.total[id] == server.tree.total, "account \(id)")
+            totalsCompared += 1
+            if server.tree.total != centers[id]?.total { totalsDiffering += 1 }
+            // An account without a device shows its number nowhere: a reconcile lists only
+            // accounts with a device to repair, so the sender's last total of it may be old.
+            #expect(
+                server.devices.isEmpty || sender.total[id] == server.tree.total,
+                "account \(id): devices \(server.devices.map { ($0.key, $0.value.delivered) }), shown \(sender.shown[id] ?? [:])")
             for (device, _) in server.devices {
                 devicesChecked += 1
                 if (sender.shown[id]?[device] ?? 0) != server.tree.total { wrong += 1 }
             }
         }
         #expect(wrong == 0)
+        #expect(totalsDiffering == 0)
         print(
-            "day: \(lines.count) lines, \(session.stream.accountCount) accounts, \(devicesChecked) devices, \(mutes) mutes, \(unmutes) unmutes; devices on their total: \(devicesChecked - wrong); app and server totals equal"
+            "day: \(lines.count) lines, \(session.stream.accountCount) accounts, \(devicesChecked) devices checked, \(mutes) mutes, \(unmutes) unmutes, 2 fleet-wide reconciles, a rules change at line \(half + 1); devices not on their account's total (mismatches): \(wrong); server totals equal to the BadgeTree centers': \(totalsCompared - totalsDiffering) of \(totalsCompared) compared (after each event, and every account at the end)"
         )
         #expect(session.stream.accountCount >= min(accountCount, lineCount) / 2)
     }

@@ -21,7 +21,7 @@ package final class RocksDBStateStore: DatabaseStateStore {
 
     package func info() throws(StateFile.Failure) -> StateInfo {
         try StateInfo(
-            format: Self.name, version: "\(StateFile.version) (layout \(store.meta["layout"] ?? "?"))",
+            format: Self.name, version: "\(store.meta["version"] ?? String(StateFile.version)) (layout \(store.meta["layout"] ?? "?"))",
             accounts: store.accountCount, devices: store.deviceCount, marks: store.markCount, resume: resumePoint,
             size: store.size,
             partition: StatePartition(meta: store.meta, file: path), records: StateRecords(meta: store.meta))
@@ -72,8 +72,8 @@ extension StoreCheckpointer where Store == RocksDBStore {
 extension RocksDBStore: AccountStore {
     /// Commits a checkpoint as one `WriteBatch` (``AccountStore``).
     package func commitCheckpoint(
-        _ changed: [ChangedAccount], seq: Int, input: String, rules: RuleSet
+        _ changed: [ChangedAccount], owed: [Deliveries.Owed], seq: Int, input: String, rules: RuleSet
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
-        try commit(changed, seq: seq, input: input, rules: rules)
+        try commit(changed, owed: owed, seq: seq, input: input, rules: rules)
     }
 }

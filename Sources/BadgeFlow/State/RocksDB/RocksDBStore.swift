@@ -547,11 +547,13 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         guard meta["format"] == StateFile.format else {
             throw StateFile.Failure(file: path, at: "meta.format", message: "not a BadgeFlow state (no format \(StateFile.format))")
         }
-        guard meta["version"] == String(StateFile.version), meta["layout"] == String(Self.layout) || meta["layout"] == "1" else {
+        guard let version = meta["version"], StateFile.databaseVersions.contains(version),
+            meta["layout"] == String(Self.layout) || meta["layout"] == "1"
+        else {
             throw StateFile.Failure(
                 file: path, at: "meta.version",
                 message:
-                    "state version \(meta["version"] ?? "none") (layout \(meta["layout"] ?? "none")) is not supported; this BadgeFlow reads version \(StateFile.version), layout 1 or \(Self.layout)"
+                    "state version \(meta["version"] ?? "none") (layout \(meta["layout"] ?? "none")) is not supported; this BadgeFlow reads version \(StateFile.version) or \(StateFile.settingsVersion), layout 1 or \(Self.layout)"
             )
         }
         shared.withLock { $0.meta = meta }
@@ -919,14 +921,17 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     ///   the accounts count as changed again.
     public func checkpoint(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
         let changed = stream.takeChanged()
+        let owed = stream.table.beginDeliveries()
         let stored: [(String, (Int, Int))]
         do throws(StateFile.Failure) {
-            stored = try commit(changed, seq: seq, input: input, rules: stream.rules)
+            stored = try commit(changed, owed: owed, seq: seq, input: input, rules: stream.rules)
         } catch {
             stream.abortCommit(changed.lazy.map(\.id))
+            stream.table.abortDeliveries()
             throw error
         }
         stream.endCommit(stored)
+        stream.table.endDeliveries()
     }
 
     /// The indices of `changed` in the bytewise order of their ids (the order of their
@@ -965,7 +970,7 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
     ///
     /// - Throws: `StateFile.Failure` when the write fails; nothing of it is then kept.
     func commit(
-        _ changed: [ChangedAccount], seq: Int, input: String, rules: RuleSet,
+        _ changed: [ChangedAccount], owed: [Deliveries.Owed] = [], seq: Int, input: String, rules: RuleSet,
         returningCounts: Bool = true
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         Self.countNothing()
@@ -985,6 +990,19 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         defer { rocksdb_writebatch_destroy(batch) }
         var value: [UInt8] = []
         var key: [UInt8] = []
+        // Numbers a fleet-wide reconcile sent to stored accounts: each value read, changed and
+        // put in the batch, one at a time, before the changed accounts (which hold theirs
+        // already; a later put of a key wins). Its counts stay as they were.
+        for o in owed {
+            for i in o.deliveries.ids.indices where !o.skipped[i] {
+                let id = o.deliveries.ids[i]
+                guard var account = try loadAccount(id, rules: rules) else { continue }
+                o.deliveries.apply(i, to: &account)
+                Self.encode(account, seed: rules.storeSeed, into: &value)
+                Self.setKey(&key, 1, id)
+                put(batch, key, value)
+            }
+        }
         // Each account's device and mark counts, counted while encoding it.
         var counts = [(Int, Int)](repeating: (0, 0), count: returningCounts ? changed.count : 0)
         // In key order: the memtable's skip list then puts each key just after the one
@@ -993,7 +1011,9 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         // By index, each account read where its box holds it (``encode(at:seed:into:)``):
         // an array's element, or its account passed by value, is copied, a retain and release
         // of each of its parts.
+        var settings = false
         for i in order {
+            if !changed[i].account.contributions.isEmpty { settings = true }
             let (d, m) = Self.encode(at: changed[i].box.address, seed: rules.storeSeed, into: &value)
             if returningCounts { counts[i] = (d, m) }
             if let (od, om) = changed[i].storedCounts.map({ ($0.devices, $0.marks) }) ?? previous[changed[i].id] {
@@ -1021,6 +1041,8 @@ public final class RocksDBStore: AccountSource, @unchecked Sendable {
         }
         var entries = rulesMeta(rules.sourceValue?.serialized(pretty: true), seed: rules.storeSeed)
         entries["seq"] = String(seq)
+        // Settings per account: builds that read only version 2 must refuse the state.
+        if settings { entries["version"] = String(StateFile.settingsVersion) }
         // A layout 1 state becomes layout 2 with the first values of the new form.
         entries["layout"] = String(Self.layout)
         entries["input"] = input

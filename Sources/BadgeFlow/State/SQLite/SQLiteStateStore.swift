@@ -33,7 +33,7 @@ package final class SQLiteStateStore: DatabaseStateStore {
 
     package func info() throws(StateFile.Failure) -> StateInfo {
         try StateInfo(
-            format: Self.name, version: "\(StateFile.version) (schema \(store.meta["schema"] ?? "?"))",
+            format: Self.name, version: "\(store.meta["version"] ?? String(StateFile.version)) (schema \(store.meta["schema"] ?? "?"))",
             accounts: store.accountCount, devices: store.deviceCount, marks: store.markCount, resume: resumePoint,
             size: StateFormat.size(path) + StateFormat.size(path + "-wal"),
             partition: StatePartition(meta: store.meta, file: path), records: StateRecords(meta: store.meta))
@@ -108,8 +108,10 @@ extension SQLiteStore: AccountStore {
 
     /// Commits a checkpoint in key order, each row with its cache (``AccountStore``).
     package func commitCheckpoint(
-        _ changed: [ChangedAccount], seq: Int, input: String, rules: RuleSet
+        _ changed: [ChangedAccount], owed: [Deliveries.Owed], seq: Int, input: String, rules: RuleSet
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
-        try commit(changed, seq: seq, input: input, cacheSeed: rules.rowCacheSeed, rules: rules.sourceValue?.serialized(pretty: true))
+        try commit(
+            changed, seq: seq, input: input, cacheSeed: rules.rowCacheSeed, rules: rules.sourceValue?.serialized(pretty: true),
+            owed: owed, ruleSet: rules)
     }
 }

@@ -251,14 +251,14 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         }
         // Earlier schemas (and databases without the cache column) were written only by
         // pre-release builds.
-        guard meta["version"] == String(StateFile.version), meta["schema"] == String(Self.schema),
+        guard let version = meta["version"], StateFile.databaseVersions.contains(version), meta["schema"] == String(Self.schema),
             try columns("accounts").contains("compact")
         else {
             let column = meta["schema"] == String(Self.schema) ? ", without the compact column" : ""
             throw StateFile.Failure(
                 file: path, at: "meta.version",
                 message:
-                    "state version \(meta["version"] ?? "none") (schema \(meta["schema"] ?? "none")\(column)) is not supported; this BadgeFlow reads version \(StateFile.version), schema \(Self.schema)"
+                    "state version \(meta["version"] ?? "none") (schema \(meta["schema"] ?? "none")\(column)) is not supported; this BadgeFlow reads version \(StateFile.version) or \(StateFile.settingsVersion), schema \(Self.schema)"
             )
         }
         if !readOnly {
@@ -560,6 +560,8 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         var accounts: Int
         var devices: Int
         var marks: Int
+        /// An account written holds settings of its own (the state becomes version 3).
+        var settings = false
     }
 
     /// Inside a commit's transaction: encodes account `a` (compact JSON by JSONWriter, no
@@ -571,6 +573,7 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
         let id = changed.id
         guard let upsertAccount, let upsertDue, let deleteDue else { throw failure("cannot write account \"\(id)\"") }
         let d = changed.account.devices.count, m = changed.account.tree.markCount
+        if !changed.account.contributions.isEmpty { totals.settings = true }
         var old = changed.storedCounts.map { ($0.devices, $0.marks) }
         if old == nil { old = try storedCounts(id) }
         if let (od, om) = old {
@@ -627,13 +630,27 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
     func commit<Changed: Collection<ChangedAccount>>(
         _ changed: Changed, seq: Int, input: String, cacheSeed seed: UInt64?, rules: String? = nil,
         returningCounts: Bool = true,
-        thenCompact holder: BadgeStream? = nil
+        thenCompact holder: BadgeStream? = nil, owed: [Deliveries.Owed] = [], ruleSet: RuleSet? = nil
     ) throws(StateFile.Failure) -> [(String, (Int, Int))] {
         var totals = Totals(accounts: accountCount, devices: deviceCount, marks: markCount)
         let before = meta
         do throws(StateFile.Failure) {
             try connection().transaction { () throws(StateFile.Failure) in
                 try claimWriter()
+                // Numbers a fleet-wide reconcile sent to stored accounts: each row read, changed
+                // and written back, one at a time, before the changed accounts (which hold
+                // theirs already, and are written after).
+                if let ruleSet {
+                    for o in owed {
+                        for i in o.deliveries.ids.indices where !o.skipped[i] {
+                            let id = o.deliveries.ids[i]
+                            guard var account = try loadAccount(id, rules: ruleSet) else { continue }
+                            o.deliveries.apply(i, to: &account)
+                            let counts = (devices: account.devices.count, marks: account.tree.markCount)
+                            try writeRow(ChangedAccount(id: id, account: account, storedCounts: counts), cacheSeed: seed, totals: &totals)
+                        }
+                    }
+                }
                 if holder == nil, let unsorted = changed as? [ChangedAccount] {
                     // A checkpoint's accounts are written in key order. The changed accounts of
                     // a fleet are spread over the whole table; in key order each leaf page is
@@ -661,6 +678,10 @@ public final class SQLiteStore: AccountSource, @unchecked Sendable {
                     }
                 }
                 if let rules, meta["rules"] != rules { try setMeta("rules", rules) }
+                // Settings per account: builds that read only version 2 must refuse the state.
+                if totals.settings, meta["version"] != String(StateFile.settingsVersion) {
+                    try setMeta("version", String(StateFile.settingsVersion))
+                }
                 try setMeta("seq", String(seq))
                 try setMeta("input", input)
                 try setMeta("accounts", String(totals.accounts))
