@@ -1,3 +1,4 @@
+import BadgeFlowTestSupport
 import Foundation
 import Testing
 
@@ -36,36 +37,36 @@ import Testing
         + #"{"op":"reconcile"}"# + "\n"
 
     @Test(arguments: ["sqlite", "rocksdb"])
-    func theStoredWalkAnswersAsMemoryDoes(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    func theStoredWalkAnswersAsMemoryDoes(_ format: String) async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try write(FleetReconcileStateTests.rules, dir + "/rules.json")
         try write(FleetReconcileStateTests.muted, dir + "/muted.json")
         let fleet = day(120)
         let json = dir + "/s.json", stored = dir + "/s." + format
-        #expect(try CLI.run(["filter", "--state", json, "--rules", dir + "/rules.json"], input: fleet).status == 0)
+        #expect(try await CLI.run(["filter", "--state", json, "--rules", dir + "/rules.json"], input: fleet).status == 0)
         let bounded = ["--max-resident", "4", "--checkpoint", "0.001"]
-        let first = try CLI.run(["filter", "--state", stored, "--rules", dir + "/rules.json"] + bounded, input: fleet)
+        let first = try await CLI.run(["filter", "--state", stored, "--rules", dir + "/rules.json"] + bounded, input: fleet)
         #expect(first.status == 0, "\(first.stderr)")
-        let inMemory = try CLI.run(["filter", "--state", json, "--rules", dir + "/muted.json"], input: Self.after)
+        let inMemory = try await CLI.run(["filter", "--state", json, "--rules", dir + "/muted.json"], input: Self.after)
         #expect(inMemory.status == 0, "\(inMemory.stderr)")
         // Each account whose total dropped is listed (every third), and nothing is owed at the end.
         #expect(inMemory.stdout.components(separatedBy: #"{"account":""#).count - 1 >= 40)
         for (jobs, resident) in [("1", "4"), ("2", "4"), ("2", "50")] {
             let copy = dir + "/c\(jobs)-\(resident)." + format
             try FileManager.default.copyItem(atPath: stored, toPath: copy)
-            let walked = try CLI.run(
+            let walked = try await CLI.run(
                 ["filter", "--state", copy, "--rules", dir + "/muted.json", "--jobs", jobs, "--max-resident", resident,
                  "--checkpoint", "0.001"], input: Self.after)
             #expect(walked.status == 0, "\(walked.stderr)")
             #expect(walked.stdout == inMemory.stdout, "--jobs \(jobs) --max-resident \(resident)")
             // What was committed: the stored numbers, as memory had them.
             for id in ["u0", "u3", "u6", "u9", "u30", "u119"] {
-                let a = try CLI.run(["state", "get", copy, id, "--json"])
-                let b = try CLI.run(["state", "get", json, id, "--json"])
+                let a = try await CLI.run(["state", "get", copy, id, "--json"])
+                let b = try await CLI.run(["state", "get", json, id, "--json"])
                 #expect(a.stdout == b.stdout, "\(id)")
             }
-            let again = try CLI.run(["filter", "--state", copy] + bounded, input: #"{"op":"reconcile"}"# + "\n")
+            let again = try await CLI.run(["filter", "--state", copy] + bounded, input: #"{"op":"reconcile"}"# + "\n")
             #expect(again.stdout == #"{"seq":1,"op":"reconcile","accounts":[]}"# + "\n", "\(again.stderr)")
         }
     }
@@ -74,13 +75,13 @@ import Testing
     /// either holds every number the line sent (a reconcile then lists nobody) or none (it
     /// lists exactly what the line listed), and `--resume` finishes the job.
     @Test(arguments: ["sqlite", "rocksdb"])
-    func aKillDuringTheReconcileLeavesAllOrNothing(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    func aKillDuringTheReconcileLeavesAllOrNothing(_ format: String) async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try write(FleetReconcileStateTests.rules, dir + "/rules.json")
         try write(FleetReconcileStateTests.muted, dir + "/muted.json")
         let base = dir + "/base." + format
-        let made = try CLI.run(
+        let made = try await CLI.run(
             ["filter", "--state", base, "--rules", dir + "/rules.json", "--max-resident", "100"], input: day(3000))
         #expect(made.status == 0, "\(made.stderr)")
         var input = #"{"op":"reconcile"}"# + "\n"
@@ -91,7 +92,7 @@ import Testing
         // The line a run that is not killed writes, on a copy.
         let whole = dir + "/whole." + format
         try FileManager.default.copyItem(atPath: base, toPath: whole)
-        let expected = try CLI.run(
+        let expected = try await CLI.run(
             ["filter", "--state", whole, "--rules", dir + "/muted.json", "--max-resident", "100"], input: #"{"op":"reconcile"}"# + "\n")
         #expect(expected.status == 0, "\(expected.stderr)")
         #expect(expected.stdout.count > 10_000)
@@ -112,11 +113,11 @@ import Testing
             try p.run()
             usleep(UInt32.random(in: 0...(round == 0 ? 0 : 400_000), using: &rng))
             kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            await p.exited()
             // Asked on a copy: the killed state as it is.
             let probe = dir + "/p\(round)." + format
             try FileManager.default.copyItem(atPath: state, toPath: probe)
-            let now = try CLI.run(
+            let now = try await CLI.run(
                 ["filter", "--state", probe, "--no-resume", "--rules", dir + "/muted.json", "--max-resident", "100"],
                 input: #"{"op":"reconcile"}"# + "\n")
             #expect(now.status == 0, "round \(round): \(now.stderr)")
@@ -125,11 +126,11 @@ import Testing
             #expect(none || all, "round \(round): a part of the line's numbers was committed: \(now.stdout.prefix(300))")
             seen.insert(all)
             // --resume goes on from the line's checkpoint; before it, the input is applied again.
-            let resumed = try CLI.run(
+            let resumed = try await CLI.run(
                 ["filter", "--state", state, all ? "--resume" : "--no-resume", "--rules", dir + "/muted.json", "--max-resident", "100",
                  dir + "/in.ndjson"])
             #expect(resumed.status == 0, "round \(round): \(resumed.stderr)")
-            let end = try CLI.run(["filter", "--state", state, "--no-resume", "--max-resident", "100"], input: #"{"op":"reconcile"}"# + "\n")
+            let end = try await CLI.run(["filter", "--state", state, "--no-resume", "--max-resident", "100"], input: #"{"op":"reconcile"}"# + "\n")
             #expect(end.stdout == #"{"seq":1,"op":"reconcile","accounts":[]}"# + "\n", "round \(round)")
         }
     }
@@ -138,24 +139,24 @@ import Testing
     /// only version 2 refuse at open (they would drop the settings); a state without settings
     /// stays version 2; this build reads both, and refuses a later version by name.
     @Test(arguments: ["sqlite", "rocksdb"])
-    func settingsMakeTheStateVersion3(_ format: String) throws {
-        let dir = try CLI.temporaryDirectory()
-        defer { CLI.removeTemporaryDirectory(dir) }
+    func settingsMakeTheStateVersion3(_ format: String) async throws {
+        let dir = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(dir) }
         try write(FleetReconcileStateTests.rules, dir + "/rules.json")
         let state = dir + "/s." + format
-        let plain = try CLI.run(["filter", "--state", state, "--rules", dir + "/rules.json"], input: day(3))
+        let plain = try await CLI.run(["filter", "--state", state, "--rules", dir + "/rules.json"], input: day(3))
         #expect(plain.status == 0, "\(plain.stderr)")
-        #expect(try CLI.run(["state", "info", state]).stdout.contains("version: 2 "))
-        let set = try CLI.run(
+        #expect(try await CLI.run(["state", "info", state]).stdout.contains("version: 2 "))
+        let set = try await CLI.run(
             ["filter", "--state", state], input: #"{"op":"contribute","account":"u1","path":"root.chat.t","mode":"none"}"# + "\n")
         #expect(set.status == 0, "\(set.stderr)")
-        #expect(try CLI.run(["state", "info", state]).stdout.contains("version: 3 "))
-        #expect(try CLI.run(["state", "get", state, "u1"]).stdout.contains("root.chat.t  contribute none"))
+        #expect(try await CLI.run(["state", "info", state]).stdout.contains("version: 3 "))
+        #expect(try await CLI.run(["state", "get", state, "u1"]).stdout.contains("root.chat.t  contribute none"))
         // Split and merged, it stays version 3.
-        #expect(try CLI.run(["state", "split", state, "--parts", "2", dir + "/parts"]).status == 0)
+        #expect(try await CLI.run(["state", "split", state, "--parts", "2", dir + "/parts"]).status == 0)
         let parts = try FileManager.default.contentsOfDirectory(atPath: dir + "/parts").sorted().map { dir + "/parts/" + $0 }
         let merged = dir + "/m." + format
-        #expect(try CLI.run(["state", "merge", merged] + parts).status == 0)
-        #expect(try CLI.run(["state", "info", merged]).stdout.contains("version: 3 "))
+        #expect(try await CLI.run(["state", "merge", merged] + parts).status == 0)
+        #expect(try await CLI.run(["state", "info", merged]).stdout.contains("version: 3 "))
     }
 }
