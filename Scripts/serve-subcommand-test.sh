@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # serve-subcommand-test.sh BADGEFLOW BADGEFLOW_SERVE -- `badgeflow serve` runs the real
-# badgeflow-serve: found on PATH, then beside badgeflow (an install puts both in one folder);
+# badgeflow-serve: found on PATH, and beside badgeflow (an install puts both in one folder;
+# that one is looked at first);
 # it answers /healthz and an account read of a state a filter wrote, and stops with exit 0 on
 # SIGTERM. Without badgeflow-serve anywhere, `badgeflow serve` is exit 4 naming what to install.
 set -euo pipefail

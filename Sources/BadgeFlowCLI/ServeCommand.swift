@@ -57,7 +57,10 @@ struct ServeCommand: ParsableCommand {
         if let path = getenv("PATH").map({ String(cString: $0) }) {
             for dir in path.split(separator: ":", omittingEmptySubsequences: true) { candidates.append("\(dir)/\(server)") }
         }
-        return candidates.first { access($0, X_OK) == 0 }
+        return candidates.first { path in
+            var st = stat()
+            return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG && access(path, X_OK) == 0
+        }
     }
 
     /// The running executable's path (Linux: /proc/self/exe), nil when unknown.

@@ -229,6 +229,12 @@ extension CLI {
             ).map { "\($0["name"] ?? "")" }
             #expect(names == ["stdin", "stdin"], "\(after.stdout)")
             #expect(after.stdout.contains("\"digest\":\"\(Self.day2.utf8.count):"), "\(after.stdout)")
+            // A queue (--numbered on a pipe) is protected by its offset: its stdin is not recorded.
+            let queue = dir + "/q." + format
+            let numbered = Self.day1.split(separator: "\n").enumerated().map { "\($0.offset + 1)\t\($0.element)\n" }.joined()
+            let consumed = try await CLI.run(["filter", "--numbered", "--state", queue], input: numbered)
+            #expect(consumed.status == 0 && consumed.lines.count == 2, "\(consumed.stderr)")
+            #expect(try await CLI.run(["state", "info", "--json", queue]).stdout.contains("\"inputs\":[]"))
         }
     }
 
@@ -252,7 +258,8 @@ extension CLI {
             // The Spark job names what it pipes: only that name is recorded.
             let named = dir + "/n." + format
             let digest = "123:" + String(repeating: "ab", count: 32) + ":" + String(repeating: "cd", count: 32)
-            #expect(try await CLI.run(["filter", "--state", named, "--input-digest", digest + "=day1.ndjson"], input: Self.day1).status == 0)
+            #expect(
+                try await CLI.run(["filter", "--state", named, "--input-digest", digest + "=day1.ndjson"], input: Self.day1).status == 0)
             let info = try await CLI.run(["state", "info", "--json", named]).stdout
             #expect(info.contains("\"name\":\"day1.ndjson\"") && !info.contains("\"name\":\"stdin\""), "\(info)")
         }

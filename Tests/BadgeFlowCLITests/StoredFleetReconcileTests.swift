@@ -16,7 +16,8 @@ import Testing
         var day = ""
         for i in 0..<accounts {
             for d in 0...(i % 3) {
-                day += #"{"op":"push","account":"u\#(i)","device":"d\#(d)","payload":{"aps":{"alert":"m"},"type":"chat","thread":"t"}}"# + "\n"
+                day +=
+                    #"{"op":"push","account":"u\#(i)","device":"d\#(d)","payload":{"aps":{"alert":"m"},"type":"chat","thread":"t"}}"# + "\n"
             }
             if i % 3 == 0 {
                 day += #"{"op":"push","account":"u\#(i)","device":"d0","payload":{"aps":{"alert":"f"},"type":"friend"}}"# + "\n"
@@ -56,8 +57,10 @@ import Testing
             let copy = dir + "/c\(jobs)-\(resident)." + format
             try FileManager.default.copyItem(atPath: stored, toPath: copy)
             let walked = try await CLI.run(
-                ["filter", "--state", copy, "--rules", dir + "/muted.json", "--jobs", jobs, "--max-resident", resident,
-                 "--checkpoint", "0.001"], input: Self.after)
+                [
+                    "filter", "--state", copy, "--rules", dir + "/muted.json", "--jobs", jobs, "--max-resident", resident,
+                    "--checkpoint", "0.001",
+                ], input: Self.after)
             #expect(walked.status == 0, "\(walked.stderr)")
             #expect(walked.stdout == inMemory.stdout, "--jobs \(jobs) --max-resident \(resident)")
             // What was committed: the stored numbers, as memory had them.
@@ -127,10 +130,13 @@ import Testing
             seen.insert(all)
             // --resume goes on from the line's checkpoint; before it, the input is applied again.
             let resumed = try await CLI.run(
-                ["filter", "--state", state, all ? "--resume" : "--no-resume", "--rules", dir + "/muted.json", "--max-resident", "100",
-                 dir + "/in.ndjson"])
+                [
+                    "filter", "--state", state, all ? "--resume" : "--no-resume", "--rules", dir + "/muted.json", "--max-resident", "100",
+                    dir + "/in.ndjson",
+                ])
             #expect(resumed.status == 0, "round \(round): \(resumed.stderr)")
-            let end = try await CLI.run(["filter", "--state", state, "--no-resume", "--max-resident", "100"], input: #"{"op":"reconcile"}"# + "\n")
+            let end = try await CLI.run(
+                ["filter", "--state", state, "--no-resume", "--max-resident", "100"], input: #"{"op":"reconcile"}"# + "\n")
             #expect(end.stdout == #"{"seq":1,"op":"reconcile","accounts":[]}"# + "\n", "round \(round)")
         }
     }

@@ -1,4 +1,5 @@
-#if canImport(CCrypto)
+// Linux only: the manifest links libcrypto there (an Apple platform has no libcrypto to link).
+#if os(Linux) && canImport(CCrypto)
 import CCrypto
 #endif
 
@@ -10,7 +11,7 @@ extension SHA256 {
     /// type's own code); elsewhere this type's portable code. `InputDigestTests` checks that
     /// both give the standard's digests and agree on random inputs.
     package static func hex(of bytes: UnsafeRawBufferPointer) -> String {
-        #if canImport(CCrypto)
+        #if os(Linux) && canImport(CCrypto)
         var digest = [UInt8](repeating: 0, count: 32)
         digest.withUnsafeMutableBufferPointer { out in
             // An empty input has no base address; libcrypto reads no byte of it.

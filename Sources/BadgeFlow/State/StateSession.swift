@@ -328,9 +328,10 @@ package final class StateSession {
     /// digested before it is read), recorded with the run's inputs when the reader marks it
     /// ``StreamedInputDigest/complete``; nil without a state file (nothing records it). Such
     /// an input is never refused (its digest is known only once it is read); a later file
-    /// with the same content is.
+    /// with the same content is. Not in `--numbered` runs: a queue's offset is what protects
+    /// it, and a record a run would push the files' records out of the last 64.
     package func streamedDigest(name: String) -> StreamedInputDigest? {
-        guard store != nil, options.digestsStdin else { return nil }
+        guard store != nil, options.digestsStdin, !options.numbered else { return nil }
         let digest = StreamedInputDigest()
         streamedDigests.append((name, digest))
         return digest

@@ -637,7 +637,7 @@ public struct BadgeStream: Sendable {
         // The store first, in full: the numbers owed (a few bytes an account), or an error
         // line with nothing changed. The line is then written from them and cannot fail.
         var owed = Deliveries()
-        do {
+        do throws(StateFile.Failure) {
             try source.forEachStoredAccount(rules: rules) { (id, account) throws(StateFile.Failure) in
                 // What memory holds is newer than the store's copy.
                 guard table.slot(of: id, hash: IDIndex.hash(id)) == nil, !table.compacted.contains(id) else { return }
@@ -657,8 +657,11 @@ public struct BadgeStream: Sendable {
             return
         }
         // Both lists merged in byte order of id; the buffer grown once to the line's size.
-        var bytes = owed.lineBytes + 64
-        for e in inMemory { bytes += e.account.utf8.count + 64 + e.badgeUpdates.reduce(0) { $0 + $1.device.utf8.count + 48 } }
+        var bytes: Int = owed.lineBytes + 64
+        for e in inMemory {
+            bytes += e.account.utf8.count + 64
+            for update in e.badgeUpdates { bytes += update.device.utf8.count + 48 }
+        }
         out.reserve(more: bytes)
         var entries = 0
         var updates = 0

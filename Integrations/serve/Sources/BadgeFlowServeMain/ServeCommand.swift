@@ -19,10 +19,30 @@ import Darwin
 @main
 enum ServeEntry {
     static func main() {
-        _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        if !NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
+            // Still correct, one thread hop a request slower (e.g. a compiler NIO does not know).
+            ServeCommand.stderr("badgeflow-serve: note: Swift concurrency keeps its own threads (SwiftNIO could not take them over)\n")
+        }
         Task {
-            await ServeCommand.main()
-            exit(0)
+            // As `badgeflow` does: a usage error (a missing --state, a bad --listen, an
+            // unknown option) is exit 2, not ArgumentParser's 64; help and --version exit 0.
+            do {
+                let parsed = try ServeCommand.parseAsRoot(Array(CommandLine.arguments.dropFirst()))
+                if let command = parsed as? ServeCommand {
+                    try await command.run()
+                } else {
+                    // `--help` and the like: ArgumentParser's own command, which prints.
+                    var other = parsed
+                    try other.run()
+                }
+                exit(0)
+            } catch let code as ExitCode {
+                ServeCommand.exit(withError: code)
+            } catch {
+                if ServeCommand.exitCode(for: error) == .success { ServeCommand.exit(withError: error) }
+                ServeCommand.stderr(ServeCommand.fullMessage(for: error) + "\n")
+                exit(2)
+            }
         }
         dispatchMain()
     }
