@@ -60,12 +60,11 @@ package struct SHA256 {
         let saved = length
         tail.withUnsafeBytes { update($0) }
         length = saved
-        let hex = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
+        var bytes: [UInt8] = []
         for word in h {
-            for shift in stride(from: 28, through: 0, by: -4) { out.append(hex[Int((word >> UInt32(shift)) & 15)]) }
+            for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
         }
-        return String(decoding: out, as: UTF8.self)
+        return Self.hexString(bytes)
     }
 
     private mutating func compress(_ block: UnsafeRawBufferPointer) {
@@ -127,18 +126,19 @@ package enum InputDigest {
     /// Whether `fd` is open on a regular file at its start (stdin redirected from a file:
     /// `< day.ndjson`), which ``of(fd:)`` digests before it is read; anything else (a pipe)
     /// is digested as it is read (``StreamedInputDigest``).
-    package static func isRegularFileAtStart(_ fd: Int32) -> Bool {
+    package static func isRegularFileAtStart(_ fd: Int32) -> Bool { regularFileSize(fd) != nil }
+
+    /// The size of the regular file open on `fd` at its start; nil for anything else.
+    private static func regularFileSize(_ fd: Int32) -> Int? {
         var st = stat()
-        return fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFREG && lseek(fd, 0, SEEK_CUR) == 0
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, lseek(fd, 0, SEEK_CUR) == 0 else { return nil }
+        return Int(st.st_size)
     }
 
     /// The digest of the regular file open on `fd` at its start, read with `pread` (the
     /// descriptor's offset does not move); nil when `fd` is anything else.
     package static func of(fd: Int32) -> String? {
-        guard isRegularFileAtStart(fd) else { return nil }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
-        let size = Int(st.st_size)
+        guard let size = regularFileSize(fd) else { return nil }
         guard let head = read(fd, at: 0, count: min(size, endBytes)) else { return nil }
         // Up to 1 MiB, the last MiB is the first: hashed once.
         guard size > endBytes else { return digest(size: size, head: head, tail: nil) }

@@ -11,7 +11,7 @@ package struct Deliveries: Sendable {
     package private(set) var ids: [String] = []
     /// Where each account's devices begin in ``devices`` and ``numbers``; one more entry
     /// than ``ids`` (the end).
-    private var starts: [Int32] = [0]
+    private var starts: [Int] = [0]
     /// The devices owed a number, account after account.
     private var devices: [String] = []
     /// The number each device of ``devices`` was sent.
@@ -34,7 +34,7 @@ package struct Deliveries: Sendable {
             devices.append(u.device)
             numbers.append(u.badge)
         }
-        starts.append(Int32(truncatingIfNeeded: devices.count))
+        starts.append(devices.count)
     }
 
     /// The position of account `id`, if it is owed something.
@@ -54,7 +54,7 @@ package struct Deliveries: Sendable {
     /// The numbers sent to the devices of the account at position `i`, as its result lists
     /// them (the devices in byte order).
     package func updates(_ i: Int) -> [BadgeUpdate] {
-        (Int(starts[i])..<Int(starts[i + 1])).map { BadgeUpdate(device: devices[$0], badge: numbers[$0]) }
+        (starts[i]..<starts[i + 1]).map { BadgeUpdate(device: devices[$0], badge: numbers[$0]) }
     }
 
     /// An upper bound of the bytes the accounts take in a `reconcile` result line (ids and
@@ -69,7 +69,7 @@ package struct Deliveries: Sendable {
     /// Gives the devices of `account` (the account at position `i`) the numbers they were
     /// sent; a device it no longer has is passed over.
     package func apply(_ i: Int, to account: inout Account) {
-        for k in Int(starts[i])..<Int(starts[i + 1]) {
+        for k in starts[i]..<starts[i + 1] {
             account.devices[devices[k]]?.delivered = numbers[k]
         }
     }
