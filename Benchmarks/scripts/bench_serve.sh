@@ -16,7 +16,9 @@
 # Usage: Benchmarks/scripts/bench_serve.sh [ACCOUNTS] [LINES]   (default 1000000 2000000)
 #        env RATE (1000), CONNS (10), PAIRS (2), BENCH_DIR (kept between runs when given),
 #        SERVE_NICE (0: the server and wrk at the filter's priority; e.g. -10 gives them the
-#        CPU first, as a service unit's Nice=/CPUWeight= would on a machine the filter keeps busy)
+#        CPU first, as a service unit's Nice=/CPUWeight= would on a machine the filter keeps busy),
+#        SERVE_RT (0; N in 1-99 runs the server and wrk under SCHED_FIFO priority N: `chrt -f N`,
+#        as a unit's CPUSchedulingPolicy=fifo would: a request preempts the filter at once)
 set -euo pipefail
 ACCOUNTS=${1:-1000000}
 LINES=${2:-2000000}
@@ -25,6 +27,9 @@ CONNS=${CONNS:-10}
 PAIRS=${PAIRS:-2}
 PORT=${PORT:-18480}
 SERVE_NICE=${SERVE_NICE:-0}
+SERVE_RT=${SERVE_RT:-0}
+# How the server and wrk are started: at nice SERVE_NICE, or under SCHED_FIFO (SERVE_RT).
+if [ "$SERVE_RT" != 0 ]; then PRIO=(chrt -f "$SERVE_RT"); else PRIO=(nice -n "$SERVE_NICE"); fi
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { apt-get install -y -qq wrk >/dev/null; }
 BIN=${BIN:-.build/release/badgeflow}
@@ -33,7 +38,7 @@ SERVE=${SERVE:-Integrations/serve/.build/release/badgeflow-serve}
 [ -x "$SERVE" ] || (cd Integrations/serve && swift build -c release --product badgeflow-serve >/dev/null)
 W=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$W"
-echo "serve bench: $ACCOUNTS accounts, $LINES lines, $RATE req/s over $CONNS connections, server and wrk at nice $SERVE_NICE relative to the filter, in $W"
+echo "serve bench: $ACCOUNTS accounts, $LINES lines, $RATE req/s over $CONNS connections, server and wrk under: ${PRIO[*]}, in $W"
 [ -s "$W/fleet.ndjson" ] || python3 Benchmarks/scripts/gen_fleet.py "$ACCOUNTS" "$LINES" 1 0 > "$W/fleet.ndjson"
 if [ ! -d "$W/base.rocksdb" ]; then
   [ -s "$W/state.json" ] || python3 Benchmarks/scripts/gen_fleet_state.py "$ACCOUNTS" > "$W/state.json"
@@ -65,7 +70,7 @@ serve_pid=
 stop_serve() { [ -z "$serve_pid" ] || { kill -TERM "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null || true; serve_pid=; }; }
 trap stop_serve EXIT
 start_serve() {
-  nice -n "$SERVE_NICE" "$SERVE" --state "$1" --listen "127.0.0.1:$PORT" 2> "$W/serve.err" &
+  "${PRIO[@]}" "$SERVE" --state "$1" --listen "127.0.0.1:$PORT" 2> "$W/serve.err" &
   serve_pid=$!
   for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$PORT/healthz" > /dev/null && return; sleep 0.05; done
   cat "$W/serve.err"; exit 1
@@ -96,7 +101,7 @@ for p in $(seq 1 "$PAIRS"); do
   rm -rf "$W/s.rocksdb"; cp -r "$W/base.rocksdb" "$W/s.rocksdb"
   start_serve "$W/s.rocksdb"
   # wrk for longer than the filter can take; stopped (SIGINT: it prints its report) when the filter ends.
-  nice -n "$SERVE_NICE" wrk -t1 -c"$CONNS" -d600s --latency -s "$W/reads.lua" "http://127.0.0.1:$PORT" > "$W/wrk-$p.txt" &
+  "${PRIO[@]}" wrk -t1 -c"$CONNS" -d600s --latency -s "$W/reads.lua" "http://127.0.0.1:$PORT" > "$W/wrk-$p.txt" &
   wrk_pid=$!
   sleep 1
   loaded=$(filter_run "$W/s.rocksdb")
