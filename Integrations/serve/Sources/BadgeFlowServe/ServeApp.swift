@@ -223,13 +223,20 @@ enum ServeError: Error {
 }
 
 /// Turns every error into a JSON body (`{"error":{"code","message"}}`) and counts the
-/// responses by status.
+/// responses by status. Every resource is read-only: a method other than GET or HEAD is 405
+/// with `Allow: GET, HEAD`, whatever the path.
 struct JSONErrors: RouterMiddleware {
     typealias Context = BasicRequestContext
     let counters: Counters
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let response: Response
+        var response: Response
+        if request.method != .get && request.method != .head {
+            response = Self.body(.methodNotAllowed, "method-not-allowed", "only GET (and HEAD) are served")
+            response.headers[.allow] = "GET, HEAD"
+            counters.count(response.status.code)
+            return response
+        }
         do {
             response = try await next(request, context)
         } catch let error as ServeError {
@@ -239,8 +246,6 @@ struct JSONErrors: RouterMiddleware {
             case .notFound:
                 response = Self.body(
                     .notFound, "no-route", "no such path; try /v1/accounts/{id}, /v1/accounts/{id}/devices/{device}, /metrics, /healthz")
-            case .methodNotAllowed:
-                response = Self.body(.methodNotAllowed, "method-not-allowed", "only GET (and HEAD) are served")
             default:
                 response = Self.body(error.status, "http-error", error.body ?? error.status.reasonPhrase)
             }

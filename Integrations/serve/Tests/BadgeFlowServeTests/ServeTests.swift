@@ -85,9 +85,12 @@ import Testing
             try await check("/v1/accounts/u%2533", 404, "not-found")
             #expect(try await Support.get(port, "/v1/accounts/u%33").status == 200)
 
-            let post = try await Support.get(port, "/v1/accounts/u3", method: "POST")
-            #expect(post.status == 404 || post.status == 405)
-            #expect(post.body.hasPrefix(#"{"error":"#))
+            for (method, target) in [("POST", "/v1/accounts/u3"), ("DELETE", "/v1/accounts/u3"), ("PUT", "/nothing")] {
+                let r = try await Support.get(port, target, method: method)
+                #expect(r.status == 405, "\(method) \(target)")
+                #expect(r.headers.lowercased().contains("allow: get, head"), "\(r.headers)")
+                #expect(r.body.hasPrefix(#"{"error":{"code":"method-not-allowed","#), "\(r.body)")
+            }
             #expect(try await Support.get(port, "/v1/accounts/u3").status == 200)
         }
     }
