@@ -98,9 +98,8 @@ enum SharedFileFormat {
         while got < out.count {
             let n = out.withUnsafeMutableBytes { b -> Int in
                 guard let start = b.baseAddress else { return 0 }
-                return pread(fd, start + got, b.count - got, off_t(offset + got))
+                return retryingOnEINTR { pread(fd, start + got, b.count - got, off_t(offset + got)) }
             }
-            if n < 0, errno == EINTR { continue }
             guard n >= 0 else {
                 throw BadgeCenter.PersistenceError(
                     path: path, kind: .unreadable, reason: "cannot read the file: \(String(cString: strerror(errno)))")
@@ -314,9 +313,8 @@ enum SharedFileFormat {
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { b -> Int in
                 guard let start = b.baseAddress else { return 0 }
-                return pwrite(fd, start + done, b.count - done, off_t(offset + done))
+                return retryingOnEINTR { pwrite(fd, start + done, b.count - done, off_t(offset + done)) }
             }
-            if n < 0, errno == EINTR { continue }
             guard n > 0 else { throw unwritable(path, "cannot write the file") }
             done += n
         }
