@@ -1,5 +1,5 @@
 /// Where a ``BadgeStream`` finds accounts it does not hold: a state store that loads them
-/// on first use (``SQLiteStore``).
+/// on first use (the SQLite and RocksDB stores).
 ///
 /// Called on the thread that applies events, one call at a time.
 public protocol AccountSource: AnyObject, Sendable {
