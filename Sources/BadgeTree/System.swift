@@ -1,6 +1,7 @@
 // BadgeTree's system calls: the one file of the module that imports the C library for the
 // calls other files make through it. The shared file's I/O (`BadgeCenter+SharedFile.swift`,
-// `SharedFileFormat.swift`) and `Locked` still call it directly.
+// `SharedFileFormat.swift`, `SharedFileFormat+Unsafe.swift`) and `Locked` (pthreads) still
+// call it directly.
 
 #if canImport(Glibc)
 import Glibc
