@@ -91,9 +91,7 @@ struct BatchCommand: ParsableCommand {
 
     /// The working folder.
     static var currentDirectory: String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return "/" }
-        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        System.workingDirectory() ?? "/"
     }
 
     /// Writes `--junit FILE` for a run that stops before any input ran (one failing case).
@@ -206,12 +204,6 @@ struct BatchCommand: ParsableCommand {
     }
 }
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 enum ProcessorCount {
-    static var online: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    static var online: Int { System.processorsOnline }
 }

@@ -2,12 +2,6 @@ import BadgeFlow
 import BadgeTree
 import Dispatch
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Runs batch inputs through the filter engine and compares them with their expectations.
 struct BatchRunner {
     /// What happened to one input file.
@@ -93,9 +87,9 @@ struct BatchRunner {
 
     private static func feed(_ file: String, into session: inout FilterSession) throws(FileIO.Failure) {
         if file.hasSuffix(".ndjson") {
-            let fd = open(file, O_RDONLY | O_CLOEXEC)
-            if fd < 0 { throw FileIO.Failure(path: file, message: "cannot open: \(String(cString: strerror(errno)))") }
-            defer { close(fd) }
+            let fd = System.openForReading(file)
+            if fd < 0 { throw FileIO.Failure(path: file, message: "cannot open: \(System.errorMessage)") }
+            defer { System.closeDescriptor(fd) }
             let reader = LineReader(fd: fd)
             try reader.forEachLine(file) { line in
                 session.feed(line, maxLineBytes: reader.maxLineBytes)

@@ -1,21 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// write(2), named apart from `Console.write`.
-private func sysWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { write(fd, p, n) }
+import BadgeFlow
 
 /// Buffered writes to stdout and plain writes to stderr, through write(2).
 enum Console {
     /// True when `fd` is a terminal.
-    static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) != 0 }
+    static func isTerminal(_ fd: Int32) -> Bool { System.isTerminal(fd) }
 
     /// Whether output to `fd` is coloured when neither `--color` nor `--no-color` is given:
     /// when it is a terminal and `NO_COLOR` is unset or empty (https://no-color.org).
     static func colorByDefault(_ fd: Int32) -> Bool {
-        if let value = getenv("NO_COLOR"), value.pointee != 0 { return false }
+        if System.environmentHasValue("NO_COLOR") { return false }
         return isTerminal(fd)
     }
 
@@ -31,11 +24,8 @@ enum Console {
         var done = 0
         while done < buf.count {
             guard let base = buf.baseAddress else { return true }
-            let n = sysWrite(fd, base + done, buf.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
+            let n = retryingOnEINTR { System.write(fd, base + done, buf.count - done) }
+            if n < 0 { return false }
             done += n
         }
         return true

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ArgumentParser
 import BadgeFlow
 
@@ -277,7 +272,7 @@ struct FilterCommand: TakesManyInputs {
         }
         if receivedSignal != 0 { throw ExitCode(Signals.status(receivedSignal)) }
         // The reader went away (`| head`): stop quietly, as a process killed by SIGPIPE would.
-        if outcome.brokenPipe { throw ExitCode(Signals.status(SIGPIPE)) }
+        if outcome.brokenPipe { throw ExitCode(Signals.status(System.brokenPipeSignal)) }
         if outcome.inputFailed || outcome.metricsError != nil { throw Exit.io }
         let rejected = session.filter.stream.rejected
         if strict && rejected > 0 {

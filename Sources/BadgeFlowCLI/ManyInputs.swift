@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ArgumentParser
 import BadgeFlow
 
@@ -82,8 +77,7 @@ extension TakesManyInputs {
             var bytes: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
             while true {
-                let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
+                let n = chunk.withUnsafeMutableBytes { b in retryingOnEINTR { System.read(0, b.baseAddress, b.count) } }
                 if n < 0 {
                     Console.error("badgeflow: <stdin>: cannot read the --files-from list: \(OutputFile.reason())")
                     throw Exit.io

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import BadgeFlow
 
 /// The filter's progress bar on stderr: input bytes read of the total, lines/s and ETA.
@@ -32,18 +27,14 @@ final class Progress: FilterProgress {
 
     /// Seconds on the monotonic clock.
     static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        System.monotonicClock()
     }
 
     /// The sum of the sizes of the regular files among `paths` (`-`: stdin when it is one).
     static func totalBytes(of paths: [String]) -> Int {
         var sum = 0
-        var st = stat()
         for p in paths {
-            let ok = p == "-" ? fstat(0, &st) == 0 : stat(p, &st) == 0
-            if ok && (st.st_mode & S_IFMT) == S_IFREG { sum += Int(st.st_size) }
+            if let size = System.regularFileSize(p) { sum += size }
         }
         return sum
     }
@@ -63,8 +54,8 @@ final class Progress: FilterProgress {
     /// Bytes read from the current file so far.
     func offset() -> Int {
         guard fd >= 0 else { return 0 }
-        let o = lseek(fd, 0, SEEK_CUR)
-        return o < 0 ? 0 : Int(o)
+        let o = System.currentOffset(fd)
+        return o < 0 ? 0 : o
     }
 
     /// Looks at the clock (`lines` read so far); redraws when the last drawing is

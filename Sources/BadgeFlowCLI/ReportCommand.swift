@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ArgumentParser
 import BadgeFlow
 
@@ -85,13 +80,13 @@ struct ReportCommand: TakesManyInputs {
         for source in sources {
             let path = source == "-" ? stdin : source
             guard let path else { continue }
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            let fd = System.openForReading(path)
             if fd < 0 {
                 Console.error("badgeflow: \(source): \(OutputFile.reason())")
                 ok = false
                 continue
             }
-            defer { close(fd) }
+            defer { System.closeDescriptor(fd) }
             reader.restart(fd: fd)
             do {
                 try reader.forEachLine(source == "-" ? "<stdin>" : source) { line in
@@ -112,33 +107,32 @@ struct ReportCommand: TakesManyInputs {
         var template = Array("/tmp/badgeflow-report-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buf -> Int32 in
             guard let base = buf.baseAddress else { return -1 }
-            return mkstemp(base)
+            return System.makeTemporaryFile(base)
         }
         guard fd >= 0 else {
             Console.error("badgeflow: error: cannot make a temporary file for stdin: \(OutputFile.reason())")
             throw Exit.io
         }
-        defer { close(fd) }
+        defer { System.closeDescriptor(fd) }
         let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             // A signal (Ctrl-C on a pipe that never ends) stops the copy, as it stops a replay.
             if !SignalWake.waitForInput(0) {
-                unlink(path)
+                System.removeFile(path)
                 throw ExitCode(Signals.status(receivedSignal))
             }
-            let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = chunk.withUnsafeMutableBytes { b in retryingOnEINTR { System.read(0, b.baseAddress, b.count) } }
             if n < 0 {
                 Console.error("badgeflow: <stdin>: cannot read: \(OutputFile.reason())")
-                unlink(path)
+                System.removeFile(path)
                 throw Exit.io
             }
             if n == 0 { break }
             let ok = chunk.withUnsafeBytes { Console.write(UnsafeRawBufferPointer(rebasing: $0[0..<n]), to: fd) }
             if !ok {
                 Console.error("badgeflow: error: cannot write the copy of stdin to \(path): \(OutputFile.reason())")
-                unlink(path)
+                System.removeFile(path)
                 throw Exit.io
             }
         }
@@ -157,7 +151,7 @@ struct ReportCommand: TakesManyInputs {
         Signals.install()
         JSONThread.useCLocale()
         let stdin = sources.contains("-") ? try Self.spoolStdin() : nil
-        defer { if let stdin { unlink(stdin) } }
+        defer { if let stdin { System.removeFile(stdin) } }
         var report = ReplayReport(rules: ruleSet, stamp: stamp, numbered: numbered, accounts: account)
         report.command = commandWords()
         let limit = maxLineBytes

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ArgumentParser
 import BadgeFlow
 
@@ -18,8 +13,7 @@ struct StateCommand: ParsableCommand {
     static func rules(_ recorded: RuleSet?) -> RuleSet { recorded ?? RuleSet.builtIn }
 
     static func size(_ path: String) -> Int64 {
-        var st = stat()
-        return stat(path, &st) == 0 ? Int64(st.st_size) : 0
+        System.fileSize(path)
     }
 
     struct Get: ParsableCommand {

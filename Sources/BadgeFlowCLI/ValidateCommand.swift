@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ArgumentParser
 import BadgeFlow
 
@@ -72,7 +67,7 @@ struct ValidateCommand: TakesManyInputs {
             if writeFailed || bytes.isEmpty { return }
             if !Console.write(bytes, to: fd) {
                 writeFailed = true
-                brokenPipe = errno == EPIPE
+                brokenPipe = System.brokenPipe
                 if !brokenPipe {
                     Console.error("badgeflow: error: \(output ?? "stdout"): cannot write: \(OutputFile.reason())")
                 }
@@ -213,7 +208,7 @@ struct ValidateCommand: TakesManyInputs {
                 }
                 continue
             }
-            let fd: Int32 = source == "-" ? 0 : open(source, O_RDONLY | O_CLOEXEC)
+            let fd: Int32 = source == "-" ? 0 : System.openForReading(source)
             if fd < 0 {
                 let why = OutputFile.reason()
                 Console.error("badgeflow: \(source): \(why)")
@@ -221,7 +216,7 @@ struct ValidateCommand: TakesManyInputs {
                 unreadable = true
                 continue
             }
-            defer { if fd != 0 { close(fd) } }
+            defer { if fd != 0 { System.closeDescriptor(fd) } }
             var line = 0
             do {
                 try LineReader(fd: fd).forEachLine(name) { item in
@@ -259,7 +254,7 @@ struct ValidateCommand: TakesManyInputs {
         emit(text)
         if writeFailed {
             target.discard()
-            if brokenPipe { throw ExitCode(Signals.status(SIGPIPE)) }
+            if brokenPipe { throw ExitCode(Signals.status(System.brokenPipeSignal)) }
             throw Exit.io
         }
         do { try target.commit() } catch {

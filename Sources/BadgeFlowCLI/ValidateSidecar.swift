@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import BadgeFlow
 
 /// `validate.json`: what a folder of payload templates declares for its files.
@@ -88,9 +83,9 @@ struct ValidateSidecar {
 
     /// Whether `pattern` matches `relative` (a path below the sidecar's folder).
     static func matches(_ pattern: String, _ relative: String) -> Bool {
-        if pattern.contains("/") { return fnmatch(pattern, relative, 0) == 0 }
+        if pattern.contains("/") { return System.matches(pattern, relative) }
         let name = relative.split(separator: "/").last.map(String.init) ?? relative
-        return fnmatch(pattern, name, 0) == 0
+        return System.matches(pattern, name)
     }
 
     /// What the sidecars say about one file.

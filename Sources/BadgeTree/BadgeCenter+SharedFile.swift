@@ -187,11 +187,9 @@ extension BadgeCenter {
                 path: lockPath, kind: .unwritable, reason: "cannot open the lock file: \(String(cString: strerror(errno)))")
         }
         defer { close(lockFD) }
-        while flock(lockFD, LOCK_EX) != 0 {
-            guard errno == EINTR else {
-                throw PersistenceError(
-                    path: lockPath, kind: .unwritable, reason: "cannot lock the file: \(String(cString: strerror(errno)))")
-            }
+        guard retryingOnEINTR({ flock(lockFD, LOCK_EX) }) == 0 else {
+            throw PersistenceError(
+                path: lockPath, kind: .unwritable, reason: "cannot lock the file: \(String(cString: strerror(errno)))")
         }
         defer { flock(lockFD, LOCK_UN) }
         // A snapshot a killed writer left half written.

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Something the server must learn from the app: a read or a mute, as one line of
 /// BadgeFlow's event stream.
 ///
@@ -110,9 +104,7 @@ public struct ServerEvent: Sendable, Equatable, Codable, Identifiable {
 
     /// The wall clock, in UNIX seconds (a center's default event clock).
     static func wallClock() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        System.wallClock()
     }
 }
 

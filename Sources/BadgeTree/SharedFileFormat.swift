@@ -86,32 +86,6 @@ enum SharedFileFormat {
         return try parse(readAll(fd, from: 0, path: path), path: path, configuration: configuration)
     }
 
-    /// The bytes of `fd` from `offset` to its end.
-    static func readAll(_ fd: Int32, from offset: Int, count: Int? = nil, path: String) throws(BadgeCenter.PersistenceError) -> [UInt8] {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw BadgeCenter.PersistenceError(
-                path: path, kind: .unreadable, reason: "cannot read the file: \(String(cString: strerror(errno)))")
-        }
-        var out = [UInt8](repeating: 0, count: min(count ?? Int.max, max(0, Int(info.st_size) - offset)))
-        var got = 0
-        while got < out.count {
-            let n = out.withUnsafeMutableBytes { b -> Int in
-                guard let start = b.baseAddress else { return 0 }
-                return pread(fd, start + got, b.count - got, off_t(offset + got))
-            }
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else {
-                throw BadgeCenter.PersistenceError(
-                    path: path, kind: .unreadable, reason: "cannot read the file: \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { break }
-            got += n
-        }
-        out.removeLast(out.count - got)
-        return out
-    }
-
     /// Parses a whole file.
     static func parse(
         _ bytes: [UInt8], path: String, configuration: BadgeTree.Configuration?
@@ -162,9 +136,7 @@ enum SharedFileFormat {
         while at < bytes.count, let end = bytes[at...].firstIndex(of: 0x0A) {
             let record: JournalRecord
             do {
-                record = try bytes.withUnsafeBufferPointer { b in
-                    try decoder.decode(JournalRecord.self, from: Data(b[at..<end]))
-                }
+                record = try decoder.decode(JournalRecord.self, from: Data(bytes[at..<end]))
             } catch {
                 throw corrupt(path, "change at byte \(offset + at) is not readable: \(error)")
             }
@@ -306,20 +278,6 @@ enum SharedFileFormat {
             throw e
         }
         return (header, bytes.count, identity)
-    }
-
-    /// Writes every byte at `offset`.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws(BadgeCenter.PersistenceError) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { b -> Int in
-                guard let start = b.baseAddress else { return 0 }
-                return pwrite(fd, start + done, b.count - done, off_t(offset + done))
-            }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw unwritable(path, "cannot write the file") }
-            done += n
-        }
     }
 
     static func unwritable(_ path: String, _ what: String) -> BadgeCenter.PersistenceError {

@@ -52,11 +52,8 @@ public enum FileIO {
         if fstat(fd, &st) == 0, st.st_size > 0 { out.reserveCapacity(Int(st.st_size) + 1) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure(path, "cannot read")
-            }
+            let n = chunk.withUnsafeMutableBytes { b in retryingOnEINTR { read(fd, b.baseAddress, b.count) } }
+            if n < 0 { throw failure(path, "cannot read") }
             if n == 0 { break }
             out.append(contentsOf: chunk[0..<n])
         }
@@ -226,10 +223,9 @@ public enum FileIO {
             while written < buffer.count {
                 let n = buffer.withUnsafeBytes { buf -> Int in
                     guard let base = buf.baseAddress else { return 0 }
-                    return systemWrite(fd, base + written, buf.count - written)
+                    return retryingOnEINTR { systemWrite(fd, base + written, buf.count - written) }
                 }
                 if n < 0 {
-                    if errno == EINTR { continue }
                     let f = FileIO.failure(temp ?? path, "cannot write")
                     failed = f
                     throw f

@@ -1,11 +1,5 @@
 private import CJSONC
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Parses JSON text with one reused json-c tokener, in strict mode, validating UTF-8.
 ///
 /// UTF-8 is checked by `UTF8Check` rather than by json-c: faster, and stricter (RFC 3629).

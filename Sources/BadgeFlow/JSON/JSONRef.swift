@@ -1,10 +1,4 @@
 private import CJSONC
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A borrowed view of one value inside a parsed json-c document.
 ///
 /// A `JSONRef` is valid only inside the `JSONParser.withDocument` call that produced it: the
@@ -100,12 +94,12 @@ struct JSONRef {
         guard n == other.utf8.count else { return false }
         guard n > 0, let p = json_object_get_string(raw) else { return true }
         if let equal = other.utf8.withContiguousStorageIfAvailable({ o in
-            o.baseAddress.map { memcmp(p, $0, n) == 0 } ?? false
+            o.baseAddress.map { System.memcmp(p, $0, n) == 0 } ?? false
         }) {
             return equal
         }
         var copy = other
-        return copy.withUTF8 { o in o.baseAddress.map { memcmp(p, $0, n) == 0 } ?? false }
+        return copy.withUTF8 { o in o.baseAddress.map { System.memcmp(p, $0, n) == 0 } ?? false }
     }
 
     /// Number of elements of an array or members of an object; 0 otherwise.
@@ -151,7 +145,7 @@ struct JSONRef {
         var entry = lh_table_head(table)
         while let e = entry {
             if let key = lh_entry_k(e) {
-                let n = strlen(key.assumingMemoryBound(to: CChar.self))
+                let n = System.strlen(key.assumingMemoryBound(to: CChar.self))
                 body(
                     UnsafeBufferPointer(start: key.assumingMemoryBound(to: UInt8.self), count: n),
                     JSONRef(OpaquePointer(lh_entry_v(e))))
@@ -187,7 +181,7 @@ struct JSONRef {
             Int(json_object_get_string_len(raw)) == bytes.count
         else { return false }
         guard let other = bytes.baseAddress, let p = json_object_get_string(raw) else { return true }
-        return memcmp(p, other, bytes.count) == 0
+        return System.memcmp(p, other, bytes.count) == 0
     }
 
     /// True when this is a JSON integer that fits in 64 bits and equals `other` (the

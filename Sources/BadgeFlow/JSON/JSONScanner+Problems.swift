@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// What json-c accepts but JSON (RFC 8259) and APNs do not, found in the text itself.
 struct JSONTextProblem: Equatable {
     /// What was found.
@@ -101,7 +95,7 @@ extension JSONScanner {
                     var k = first
                     while k < keyCount {
                         let s = keys[2 * k], e = keys[2 * k + 1]
-                        if e - s == length && memcmp(base + s, base + start, length) == 0 {
+                        if e - s == length && System.memcmp(base + s, base + start, length) == 0 {
                             levels[3 * d + 1] = start
                             levels[3 * d + 2] = end
                             return problem(.duplicateKey, at: start, bytes, levels, depth, text: start..<end)

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Finds members and values in JSON text by its bytes, building nothing: the one byte
 /// scanner of BadgeFlow.
 ///
@@ -160,7 +154,7 @@ struct JSONScanner {
         // that has `\u0000` somewhere.
         var any = false
         var k = 0
-        while k + 5 < n, let hit = memchr(base + k, 0x5C, n - k) {
+        while k + 5 < n, let hit = System.memchr(base + k, 0x5C, n - k) {
             k = base.distance(to: UnsafeRawPointer(hit))
             guard k + 5 < n else { break }
             if isNULEscape(bytes, at: k) {

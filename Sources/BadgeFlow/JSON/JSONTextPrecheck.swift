@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The cheap proof that a text json-c accepted holds no duplicate key, no non-finite number
 /// and no single-quoted string, so that the byte scan (``JSONScanner/firstProblem(_:)``) runs
 /// only on the few texts it cannot clear.
@@ -60,7 +54,7 @@ enum JSONTextPrecheck {
         var text = Bytes(quotes: quotes(bytes), apostrophe: false)
         // Escaped quotes: a `"` right after an odd run of backslashes.
         var k = 0
-        while k < n, let hit = memchr(base + k, 0x5C, n - k) {
+        while k < n, let hit = System.memchr(base + k, 0x5C, n - k) {
             var end = base.distance(to: UnsafeRawPointer(hit))
             let start = end
             while end < n && bytes[end] == 0x5C { end += 1 }
@@ -72,7 +66,7 @@ enum JSONTextPrecheck {
         }
         // A `'` that could open a string: after `{`, `[`, `,`, `:` or nothing but white space.
         k = 0
-        while k < n, let hit = memchr(base + k, 0x27, n - k) {
+        while k < n, let hit = System.memchr(base + k, 0x27, n - k) {
             var j = base.distance(to: UnsafeRawPointer(hit))
             k = j + 1
             var opens = true  // nothing but white space before it

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Recognises a compressed INPUT by the magic bytes at its start, so `filter` can say so
 /// instead of answering every line of it with an error line (``FilterRun``).
 package enum CompressedInput {
@@ -36,7 +30,7 @@ package enum CompressedInput {
     /// bytes could not be read twice).
     package static func format(ofFileAt fd: Int32) -> Format? {
         var prefix = [UInt8](repeating: 0, count: 6)
-        let n = prefix.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        let n = prefix.withUnsafeMutableBytes { System.pread(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0 else { return nil }
         return format(ofPrefix: prefix[0..<n])
     }

@@ -1,12 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// write(2), named apart from ``FilterRun/write(to:)``.
-private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { write(fd, p, n) }
-
 /// What draws the filter's progress as it reads (the CLI's bar on stderr).
 package protocol FilterProgress: AnyObject {
     /// A file starts: `fd` is read from now on; `lines` were read before it.
@@ -101,11 +92,8 @@ package final class FilterRun {
             guard var p = bytes.baseAddress else { return 0 }
             var left = bytes.count
             while left > 0 {
-                let n = systemWrite(fd, p, left)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
+                let n = retryingOnEINTR { System.write(fd, p, left) }
+                if n < 0 { return System.errorNumber }
                 p += n
                 left -= n
             }
@@ -176,10 +164,10 @@ package final class FilterRun {
             let failure = w.withUnsafeBytes { output($0) }
             if failure != 0 {
                 outputClosed = true
-                if failure == EPIPE {
+                if failure == System.brokenPipeError {
                     outcome.brokenPipe = true
                 } else {
-                    outcome.writeError = "\(outputName): cannot write: \(String(cString: strerror(failure)))"
+                    outcome.writeError = "\(outputName): cannot write: \(System.errorMessage(failure))"
                 }
                 session.outputFailed()
                 reading = false
@@ -214,14 +202,14 @@ package final class FilterRun {
         reader.wakeFD = SignalWake.fds.read
         for source in sources {
             if receivedSignal != 0 || outputClosed || session.failed { break }
-            let fd: Int32 = source == "-" ? stdin : open(source, O_RDONLY | O_CLOEXEC)
+            let fd: Int32 = source == "-" ? stdin : System.openForReading(source)
             if fd < 0 {
                 // As grep does: say so, read the rest, exit 4 at the end.
-                message("badgeflow: \(source): \(String(cString: strerror(errno)))")
+                message("badgeflow: \(source): \(System.errorMessage)")
                 outcome.inputFailed = true
                 continue
             }
-            defer { if source != "-" { close(fd) } }
+            defer { if source != "-" { System.closeDescriptor(fd) } }
             let name = source == "-" ? "<stdin>" : source
             // A gzip/zstd/bzip2/xz file would give an error line for every line of it.
             if let format = CompressedInput.format(ofFileAt: fd) {

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Reads NDJSON lines from a file descriptor in large chunks, without copying lines.
 ///
 /// Lines end at `\n`; a trailing `\r` is dropped, and so is a UTF-8 byte-order mark at the
@@ -90,7 +84,7 @@ public final class LineReader {
             // Hand out every complete line in the buffer.
             while start < end {
                 let base = buffer.baseAddress.unsafelyUnwrapped
-                guard let nl = memchr(base + start, 0x0A, end - start) else { break }
+                guard let nl = System.memchr(base + start, 0x0A, end - start) else { break }
                 let lineEnd = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(nl))
                 if skipping > 0 {
                     let total = skipping + (lineEnd - start)
@@ -113,15 +107,15 @@ public final class LineReader {
                 start = 0; end = 0
             } else if start > 0 {
                 let base = buffer.baseAddress.unsafelyUnwrapped
-                memmove(base, base + start, end - start)
+                System.memmove(base, base + start, end - start)
                 end -= start
                 start = 0
             }
             if let idle, !waitUntilReady(idle) { return }
-            let n = read(fd, buffer.baseAddress.unsafelyUnwrapped + end, buffer.count - 1 - end)
+            let n = System.read(fd, buffer.baseAddress.unsafelyUnwrapped + end, buffer.count - 1 - end)
             if n < 0 {
-                if errno == EINTR { return }  // a signal: let the caller decide
-                throw FileIO.Failure(path: name, message: "cannot read: \(String(cString: strerror(errno)))")
+                if System.interrupted { return }  // a signal: let the caller decide
+                throw FileIO.Failure(path: name, message: "cannot read: \(System.errorMessage)")
             }
             if n == 0 {
                 if skipping > 0 { _ = body(.overlong(skipping)); return }

@@ -167,8 +167,9 @@ package enum InputDigest {
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress.unsafelyUnwrapped + done, count - done, off_t(offset + done)) }
-            if n < 0 && errno == EINTR { continue }
+            let n = bytes.withUnsafeMutableBytes { b in
+                retryingOnEINTR { pread(fd, b.baseAddress.unsafelyUnwrapped + done, count - done, off_t(offset + done)) }
+            }
             guard n > 0 else { return nil }
             done += n
         }

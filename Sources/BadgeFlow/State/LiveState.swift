@@ -25,7 +25,7 @@ import Darwin
 ///
 /// Reads are serialised by a lock (one connection, used by one thread at a time); a read
 /// takes tens of microseconds.
-public final class LiveState: @unchecked Sendable {
+public final class LiveState: Sendable {
     /// What the state's meta said when it was last opened (``refresh()``).
     public struct Figures: Sendable, Equatable {
         /// The format: `sqlite` or `rocksdb`.

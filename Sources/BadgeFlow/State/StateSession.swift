@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// One filter run over a state: its lock, its ``StateStore``, the ``ParallelFilter`` on its
 /// accounts, and the policy of when to checkpoint, evict, compact, resume and save.
 ///
@@ -140,9 +134,7 @@ package final class StateSession {
 
     /// The monotonic clock, in seconds.
     package static func monotonic() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        System.monotonicClock()
     }
 
     /// The rules the run applies (the recorded ones when none were given).
@@ -416,14 +408,8 @@ package final class StateSession {
     package static func identity(of sources: [String]) -> String {
         sources.map { source in
             if source == "-" { return "stdin" }
-            var st = stat()
-            guard stat(source, &st) == 0 else { return source }
-            var path = source
-            if let real = realpath(source, nil) {
-                path = String(cString: real)
-                free(real)
-            }
-            return "\(path) (dev \(st.st_dev), inode \(st.st_ino))"
+            guard let identity = System.fileIdentity(source) else { return source }
+            return "\(System.realPath(source) ?? source) (\(identity))"
         }.joined(separator: ", ")
     }
 

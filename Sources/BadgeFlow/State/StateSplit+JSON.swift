@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A JSON state's members, read one at a time from its bytes: the key's and the value's byte
 /// ranges, nothing parsed (the caller parses what it needs). The bytes are scanned by
 /// ``JSONScanner``; this cursor pulls one member at a time, so that a merge can read its

@@ -1,11 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Where a ``BadgeStream`` finds accounts it does not hold: a state store that loads them
-/// on first use (``SQLiteStore``).
+/// on first use (the SQLite and RocksDB stores).
 ///
 /// Called on the thread that applies events, one call at a time.
 public protocol AccountSource: AnyObject, Sendable {
@@ -726,7 +720,7 @@ public struct BadgeStream: Sendable {
         // memchr over the bytes in place (an empty or absent id costs one branch).
         func holdsNUL(_ s: String?) -> Bool {
             guard let s, !s.isEmpty else { return false }
-            return s.utf8.withContiguousStorageIfAvailable { b in b.baseAddress.map { memchr($0, 0, b.count) != nil } ?? false }
+            return s.utf8.withContiguousStorageIfAvailable { b in b.baseAddress.map { System.memchr($0, 0, b.count) != nil } ?? false }
                 ?? s.utf8.contains(0)
         }
         let field =

@@ -40,7 +40,7 @@ import Darwin
 /// Unchecked Sendable: the handle and options are set in `init` and freed by ``close()``,
 /// which the owner calls after the threads sharing the store are joined; RocksDB's calls on
 /// them are thread-safe, and the meta the threads share is behind a `Locked`.
-public final class RocksDBStore: AccountSource, @unchecked Sendable {
+package final class RocksDBStore: AccountSource, @unchecked Sendable {
     /// The database folder's path.
     public let path: String
     /// Whether this handle only reads.

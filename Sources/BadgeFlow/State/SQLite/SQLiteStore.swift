@@ -39,7 +39,7 @@ import Darwin
 /// moves to a `Worker`'s thread once, in `SQLitePrefetcher` or `SQLiteCheckpointer`, and is
 /// used there alone, each job handed over and its output back under the worker's lock; its
 /// connection is opened without SQLite's own mutex).
-public final class SQLiteStore: AccountSource, @unchecked Sendable {
+package final class SQLiteStore: AccountSource, @unchecked Sendable {
     /// The database's path.
     public let path: String
     /// The schema version written into `meta` and the only one read: 2, rows whose devices
