@@ -293,7 +293,10 @@ package final class RocksDBStore: AccountSource, @unchecked Sendable {
     }
 
     /// Refuses a database whose `CURRENT` is empty or names a missing or empty manifest, or
-    /// with an empty table file: what a truncated copy leaves, never a new state.
+    /// whose manifest names an empty table file: what a truncated copy leaves, never a new
+    /// state. An empty table file the manifest does not name is what a filter killed during a
+    /// flush leaves (the file was made, the manifest never recorded it): RocksDB deletes it at
+    /// its next open, so it is no reason to refuse the state.
     private static func checkFiles(_ path: String) throws(StateFile.Failure) {
         var st = stat()
         guard let current = try? FileIO.readString(path + "/CURRENT") else { return }
@@ -305,10 +308,32 @@ package final class RocksDBStore: AccountSource, @unchecked Sendable {
         defer { closedir(dir) }
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasSuffix(".sst"), stat(path + "/" + name, &st) == 0, st.st_size == 0 {
+            if name.hasSuffix(".sst"), stat(path + "/" + name, &st) == 0, st.st_size == 0, !isOrphan(name, in: path) {
                 throw StateFormat.emptyFile(path, "empty file \(name)")
             }
         }
+    }
+
+    /// Whether the table file `name` is not one of the database's live files (an orphan of a
+    /// flush cut short), asked of a read-only open, which changes nothing in the folder. When
+    /// that open fails, the file counts as live.
+    private static func isOrphan(_ name: String, in path: String) -> Bool {
+        let options = rocksdb_options_create()
+        defer { rocksdb_options_destroy(options) }
+        var error: UnsafeMutablePointer<CChar>?
+        guard let db = rocksdb_open_for_read_only(options, path, 0, &error) else {
+            if let error { rocksdb_free(error) }
+            return false
+        }
+        defer { rocksdb_close(db) }
+        guard let live = rocksdb_livefiles(db) else { return false }
+        defer { rocksdb_livefiles_destroy(live) }
+        for i in 0..<rocksdb_livefiles_count(live) {
+            // Live file names are given as "/000011.sst".
+            guard let liveName = rocksdb_livefiles_name(live, i) else { continue }
+            if String(cString: liveName).split(separator: "/").last.map(String.init) == name { return false }
+        }
+        return true
     }
 
     private func open() throws(StateFile.Failure) {
