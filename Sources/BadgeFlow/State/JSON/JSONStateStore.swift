@@ -2,8 +2,6 @@
 /// starts (its accounts held compactly) and saved atomically at the end, with no resume
 /// point.
 package final class JSONStateStore: StateStore {
-    /// Any path that no other format claims.
-    package static func handles(_ path: String) -> Bool { true }
     package static var checkpoints: Bool { false }
     package static var name: String { "json" }
 
