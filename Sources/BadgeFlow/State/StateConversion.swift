@@ -3,10 +3,10 @@
 /// keep one (``StateFormat/checkpoints``; a JSON state has none), and, for a part of a
 /// split state, its ``StatePartition`` record.
 ///
-/// A JSON state going to a format with checkpoints is streamed: read through a mapping
-/// front to back (as `state split` reads it), its accounts decoded and written `batch` at a
-/// time, each batch one commit of the target, so memory stays at one batch of accounts and
-/// a window of the file, whatever the state's size. Every other
+/// A state whose format reads it in batches (``StateStore/streamedAccounts(rules:batch:into:)``:
+/// JSON, through a mapping) going to a format with checkpoints is streamed: its accounts
+/// decoded and written `batch` at a time, each batch one commit of the target, so memory
+/// stays at one batch of accounts and a window of the file, whatever the state's size. Every other
 /// pair is read whole, its accounts held compactly (~100 bytes an account), and written one
 /// account at a time. A JSON file that the streamed read does not take (another layout, or
 /// an error, which the whole read then names exactly) goes the whole way too.
@@ -28,19 +28,23 @@ package enum StateConversion {
             target.close()
             if !done { remove(to) }
         }
-        if source is JSONStateStore, type(of: target).checkpoints, let mapped = MappedFile(from) {
-            let streamed = try StateFile.streamedLoad(
-                mapped, path: from, rules: rules, compact: false,
-                batches: (batch, { (accounts: BadgeStream) throws(StateFile.Failure) in try target.write(accounts) }))
+        if type(of: target).checkpoints {
+            var wrote = false
+            let streamed = try source.streamedAccounts(rules: rules, batch: batch) { (accounts: BadgeStream) throws(StateFile.Failure) in
+                wrote = true
+                try target.write(accounts)
+            }
             if let rest = streamed {
                 try target.write(rest)
                 done = true
                 return
             }
             // Not streamed after all: a new start, from an empty `to`.
-            target.close()
-            remove(to)
-            target = try create(to)
+            if wrote {
+                target.close()
+                remove(to)
+                target = try create(to)
+            }
         }
         try target.write(try source.stream(rules: rules, accounts: nil, compact: true))
         // A queue consumer that changes format resumes where it was, and a run of the same

@@ -40,6 +40,15 @@ package protocol StateStore: AnyObject {
     /// The stored accounts (`ids`: only these) in a new stream, with the state's
     /// ``BadgeStream/partition`` record; `compact`: held compactly.
     func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream
+    /// Reads the state front to back and hands its accounts to `write`, `batch` at a time,
+    /// never holding it whole (`state convert` into a format with checkpoints).
+    ///
+    /// - Returns: the accounts after the last batch handed over, or nil when the state is
+    ///   not read so: a format without such a read, or a file the read does not take (then
+    ///   `write` may have had some batches: the caller starts again).
+    func streamedAccounts(
+        rules: RuleSet, batch: Int, into write: (BadgeStream) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) -> BadgeStream?
     /// Writes every account of `stream` into this (new) state (`state convert`), and its
     /// ``BadgeStream/partition`` record when it has one; may be called again with more
     /// accounts (a conversion in batches).
@@ -87,6 +96,11 @@ package protocol StateStore: AnyObject {
 
 extension StateStore {
     package func record(_ records: StateRecords) throws(StateFile.Failure) {}
+
+    /// No streamed read: the accounts are read whole.
+    package func streamedAccounts(
+        rules: RuleSet, batch: Int, into write: (BadgeStream) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) -> BadgeStream? { nil }
 
     /// No block cache.
     package func setBlockCache(bytes: Int) -> Bool { false }

@@ -46,6 +46,19 @@ package final class JSONStateStore: StateStore {
         try StateFile.load(path, rules: rules, compact: compact, only: ids.map(Set.init))
     }
 
+    /// Read through a mapping, front to back (as `state split` reads it), each account
+    /// decoded; nil when the file cannot be mapped or is in another layout (the whole read
+    /// then names its error exactly).
+    package func streamedAccounts(
+        rules: RuleSet, batch: Int, into write: (BadgeStream) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) -> BadgeStream? {
+        guard let mapped = MappedFile(path) else { return nil }
+        // The read calls `write` only while it runs.
+        return try withoutActuallyEscaping(write) { (flush) throws(StateFile.Failure) -> BadgeStream? in
+            try StateFile.streamedLoad(mapped, path: path, rules: rules, compact: false, batches: (batch, flush))
+        }
+    }
+
     package func write(_ stream: BadgeStream) throws(StateFile.Failure) {
         do { try StateFile.save(stream, to: path) } catch { throw StateFile.Failure(file: error.path, at: "", message: error.message) }
     }
