@@ -29,21 +29,21 @@ struct FilterCommand: TakesManyInputs {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Keep state in FILE: FILE.json is loaded at start and saved atomically at the end and on SIGINT/SIGTERM/SIGHUP; FILE.sqlite or FILE.db is an SQLite database and FILE.rocksdb a RocksDB folder, both committed at checkpoints. One filter at a time per FILE (FILE.lock).",
+            StateFormat.stateOptionHelp,
             valueName: "FILE"))
     var state: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "SQLite or RocksDB state: commit the changed accounts and the seq of the last result written every SECONDS (also at the end and on a signal).",
+            "\(StateFormat.titles(StateFormat.checkpointing)) state: commit the changed accounts and the seq of the last result written every SECONDS (also at the end and on a signal).",
             valueName: "SECONDS"))
     var checkpoint: Double = 1
 
     @Flag(
         name: .long,
         help:
-            "SQLite or RocksDB state: skip the input lines up to the seq of the last checkpoint (a file must be the same one; with --numbered, the lines whose N is at or below it, from any input) and go on."
+            "\(StateFormat.titles(StateFormat.checkpointing)) state: skip the input lines up to the seq of the last checkpoint (a file must be the same one; with --numbered, the lines whose N is at or below it, from any input) and go on."
     )
     var resume = false
 
@@ -64,25 +64,29 @@ struct FilterCommand: TakesManyInputs {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "SQLite or RocksDB state: keep at most N accounts in memory (least recently used ones are dropped after their checkpoint; they load again on use).",
+            "\(StateFormat.titles(StateFormat.checkpointing)) state: keep at most N accounts in memory (least recently used ones are dropped after their checkpoint; they load again on use).",
             valueName: "N"))
     var maxResident: Int?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Without an SQLite or RocksDB state: keep the N most recently used accounts expanded and the others in a compact form (about 100 bytes for one device and three marks instead of ~1.5 KB), expanded again on their next event.",
+            "Without \(StateFormat.titlesWithArticle(StateFormat.checkpointing)) state: keep the N most recently used accounts expanded and the others in a compact form (about 100 bytes for one device and three marks instead of ~1.5 KB), expanded again on their next event.",
             valueName: "N"))
     var expandedAccounts = 65536
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "RocksDB state: the block cache for the state's data blocks, in bytes, or with a K, M or G suffix (powers of 1024); default 64M. More cache, fewer reads through the OS: faster on a fleet whose accounts do not stay in memory, at that much more memory.",
+            "\(StateFormat.titles(StateFormat.withBlockCache)) state: the block cache for the state's data blocks, in bytes, or with a K, M or G suffix (powers of 1024); default 64M. More cache, fewer reads through the OS: faster on a fleet whose accounts do not stay in memory, at that much more memory.",
             valueName: "SIZE"))
     var blockCache: String?
 
-    @Flag(name: .long, help: "SQLite or RocksDB state: print the number of checkpoints and the longest one to stderr at the end.")
+    @Flag(
+        name: .long,
+        help:
+            "\(StateFormat.titles(StateFormat.checkpointing)) state: print the number of checkpoints and the longest one to stderr at the end."
+    )
     var checkpointStats = false
 
     @Option(
@@ -158,7 +162,7 @@ struct FilterCommand: TakesManyInputs {
         guard checkpoint > 0, checkpoint.isFinite else {
             throw ValidationError("--checkpoint must be a number of seconds above 0, got \(checkpoint)")
         }
-        if resume && !checkpointed { throw ValidationError("--resume needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
+        if resume && !checkpointed { throw ValidationError("--resume needs --state \(StateFormat.checkpointingFiles)") }
         if noResume && state == nil { throw ValidationError("--no-resume needs --state FILE") }
         if !inputDigest.isEmpty && state == nil { throw ValidationError("--input-digest needs --state FILE (the state records it)") }
         for digest in inputDigest.map(Self.digestAndName).map(\.digest) where !InputDigest.isValid(digest) {
@@ -172,12 +176,12 @@ struct FilterCommand: TakesManyInputs {
                 throw ValidationError(
                     "--block-cache must be a size of at least 1M (bytes, or a number with K, M or G: 256M), got \(blockCache)")
             }
-            guard state.map(RocksDBStore.isRocksDBPath) == true else {
-                throw ValidationError(StateSession.Options.blockCacheNeedsRocksDB)
+            guard state.map({ StateFormat.of($0).hasBlockCache }) == true else {
+                throw ValidationError(StateSession.Options.blockCacheNeeded)
             }
         }
         if let maxResident {
-            guard checkpointed else { throw ValidationError("--max-resident needs --state FILE.sqlite (or FILE.db, FILE.rocksdb)") }
+            guard checkpointed else { throw ValidationError("--max-resident needs --state \(StateFormat.checkpointingFiles)") }
             guard maxResident >= 1 else { throw ValidationError("--max-resident must be at least 1, got \(maxResident)") }
             if resultsFile != nil {
                 throw ValidationError(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BadgeFlow
 
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +14,7 @@ import Darwin
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve reads of a live SQLite or RocksDB state over HTTP (runs badgeflow-serve).",
+        abstract: "Serve reads of a live \(StateFormat.titles(StateFormat.liveReadable)) state over HTTP (runs badgeflow-serve).",
         discussion: """
             Runs badgeflow-serve, found beside this executable or on PATH, with the same \
             arguments: badgeflow serve --state FILE [--listen HOST:PORT] [--refresh SECONDS]. \

@@ -1,11 +1,12 @@
 import ArgumentParser
 import BadgeFlow
 
-/// `badgeflow state`: inspect a state, or convert it between JSON, SQLite and RocksDB.
+/// `badgeflow state`: inspect a state, or convert it between formats (``StateFormat/all``).
 struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state",
-        abstract: "Inspect a state file, convert it between JSON, SQLite and RocksDB, or split it by account and merge it back.",
+        abstract:
+            "Inspect a state file, convert it between \(StateFormat.titles(StateFormat.all, "and")), or split it by account and merge it back.",
         subcommands: [Info.self, Get.self, Convert.self, Split.self, Merge.self]
     )
 
@@ -20,13 +21,14 @@ struct StateCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print one account as it stands in a state: its total, its shown nodes, and every device with its delivered number.",
             discussion: """
-                A device is stale when its delivered number is not the account's total. An SQLite \
-                or RocksDB state is read without a lock, while a filter writes it (its last checkpoint). \
+                A device is stale when its delivered number is not the account's total. \
+                \(StateFormat.titlesWithArticle(StateFormat.checkpointing, capital: true)) \
+                state is read without a lock, while a filter writes it (its last checkpoint). \
                 An account the state does not hold: exit 1.
                 """
         )
 
-        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db) or folder (.rocksdb).", valueName: "FILE"))
+        @Argument(help: ArgumentHelp(StateFormat.fileOrFolderHelp, valueName: "FILE"))
         var file: String
 
         @Argument(help: ArgumentHelp("The account id (a device's own account: the device id).", valueName: "ACCOUNT"))
@@ -69,10 +71,11 @@ struct StateCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
                 "Print a state's format, version, accounts, devices, marks, last committed seq, size and, for a part of a split state, its partition record.",
-            discussion: "An SQLite or RocksDB state is read from its meta only, however many accounts it holds."
+            discussion:
+                "\(StateFormat.titlesWithArticle(StateFormat.checkpointing, capital: true)) state is read from its meta only, however many accounts it holds."
         )
 
-        @Argument(help: ArgumentHelp("A state file (.json, .sqlite or .db) or folder (.rocksdb).", valueName: "FILE"))
+        @Argument(help: ArgumentHelp(StateFormat.fileOrFolderHelp, valueName: "FILE"))
         var file: String
 
         @Flag(
@@ -155,11 +158,11 @@ struct StateCommand: ParsableCommand {
 
     struct Convert: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Convert a state between JSON, SQLite and RocksDB (by extension: .json, .sqlite or .db, .rocksdb).",
+            abstract: "Convert a state between \(StateFormat.titles(StateFormat.all, "and")) (by extension: \(StateFormat.extensionList)).",
             discussion: """
                 TO must not hold a state yet; it is locked like a filter's state while written, and removed \
                 when the conversion fails. A part of a split state stays a part (its partition record is \
-                kept). JSON to SQLite or RocksDB is streamed, in batches of 20,000 accounts.
+                kept). JSON to \(StateFormat.titles(StateFormat.checkpointing)) is streamed, in batches of 20,000 accounts.
                 """
         )
 
@@ -184,7 +187,7 @@ struct StateCommand: ParsableCommand {
                 throw Exit.state
             }
             defer { lock.release() }
-            // JSON to SQLite or RocksDB streams in batches; other pairs hold the accounts
+            // JSON to a format with checkpoints streams in batches; other pairs hold the accounts
             // compactly. A part of a split state keeps its record.
             do throws(StateFile.Failure) { try StateConversion.convert(from: from, to: to) } catch {
                 Console.error("badgeflow: error: state file \(error.description)")

@@ -16,14 +16,14 @@ extension StateCommand {
         static let configuration = CommandConfiguration(
             abstract: "Split a state by account into the parts of a partitioned run (Integrations/spark).",
             discussion: """
-                Writes OUTDIR/part-00000.json ... (or .sqlite, or .rocksdb folders, by FILE's format): account A goes to \
+                Writes \(StateFormat.splitPartsHelp): account A goes to \
                 part crc32(A) % P, as the Spark job partitions lines. Each part records P, its \
                 index, the hash and FILE's rules. OUTDIR is created, or must be empty. Streams: \
                 memory stays at one account plus buffers, however large FILE is.
                 """
         )
 
-        @Argument(help: ArgumentHelp("The state to split (.json, .sqlite or .db, .rocksdb).", valueName: "FILE"))
+        @Argument(help: ArgumentHelp("The state to split (\(StateFormat.extensionList)).", valueName: "FILE"))
         var file: String
 
         @Option(name: .long, help: ArgumentHelp("The number of parts (the run's partition count).", valueName: "P"))
@@ -48,7 +48,7 @@ extension StateCommand {
                 """
         )
 
-        @Argument(help: ArgumentHelp("The state to write (.json, .sqlite or .db, .rocksdb).", valueName: "OUT"))
+        @Argument(help: ArgumentHelp("The state to write (\(StateFormat.extensionList)).", valueName: "OUT"))
         var out: String
 
         @Argument(help: ArgumentHelp("Every part of the split, in any order.", valueName: "PART"))

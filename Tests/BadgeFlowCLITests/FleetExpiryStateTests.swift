@@ -5,7 +5,7 @@ import Testing
 /// A fleet-wide `expire` reaches accounts that only the state holds: every account of a
 /// JSON state, and a SQLite state's stored accounts through its due index.
 @Suite struct FleetExpiryStateTests {
-    @Test(arguments: ["json", "sqlite", "rocksdb"])
+    @Test(arguments: Formats.all)
     func storedAccountsExpireWithoutAnEventOfTheirOwn(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }

@@ -17,7 +17,7 @@ import Testing
 
     private func write(_ text: String, _ path: String) throws { try text.write(toFile: path, atomically: true, encoding: .utf8) }
 
-    @Test(arguments: ["json", "sqlite", "rocksdb"])
+    @Test(arguments: Formats.all)
     func aRulesChangeThenOneReconcileRepairsEveryDevice(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
@@ -61,7 +61,7 @@ import Testing
         let tree = try await CLI.run(["tree", "--state", state, "--account", "u1", "--json"])
         #expect(tree.stdout.contains(#""settings":{"contribute":{"root.chat.t":"none"}}"#), "\(tree.stdout)")
         // Through convert, split and merge the setting stays.
-        let other = format == "sqlite" ? "rocksdb" : "sqlite"
+        let other = Formats.checkpointing.first { $0 != format } ?? format
         #expect(try await CLI.run(["state", "convert", state, dir + "/c." + other]).status == 0)
         #expect(try await CLI.run(["state", "get", dir + "/c." + other, "u1"]).stdout.contains("root.chat.t  contribute none"))
         #expect(try await CLI.run(["state", "split", state, "--parts", "3", dir + "/parts"]).status == 0)

@@ -93,7 +93,7 @@ import Testing
         return CLI.withoutInputRecords(try String(contentsOfFile: out, encoding: .utf8))
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func aCheckpointOnAFullDiskIsExit3AndKeepsTheLastCommittedState(_ format: String) async throws {
         let disk = try TmpFS.scratch(size: "16m"), dir = disk.folder
         defer { disk.release() }
@@ -134,7 +134,7 @@ import Testing
         #expect(try Self.asJSON(state, in: dir) == Self.asJSON(dir + "/ref.sqlite", in: dir))
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func aNewStateOnAFullDiskIsExit3BeforeAnyLine(_ format: String) async throws {
         let disk = try TmpFS.scratch(size: "1m")
         defer { disk.release() }
@@ -159,7 +159,7 @@ import Testing
 
     /// `state convert` into a full disk: exit 3, and nothing of TO left behind, whether the
     /// new database failed as it was created (its schema and meta) or as accounts went in.
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func aConvertOnAFullDiskIsExit3AndLeavesNothing(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }

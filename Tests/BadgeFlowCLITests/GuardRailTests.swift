@@ -113,7 +113,7 @@ extension CLI {
 
     // MARK: Item 2: a queue offset never moves backwards
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func aQueueOffsetRefusesARunWithoutNumbered(_ format: String) async throws {
         try await TemporaryFolder.with { dir in
             let state = dir + "/q." + format
@@ -141,7 +141,7 @@ extension CLI {
 
     // MARK: Item 1: nothing applied twice
 
-    @Test(arguments: ["json", "sqlite", "rocksdb"])
+    @Test(arguments: Formats.all)
     func anInputAppliedBeforeIsRefusedWhateverItsName(_ format: String) async throws {
         try await TemporaryFolder.with { dir in
             let state = dir + "/s." + format
@@ -184,7 +184,7 @@ extension CLI {
 
     /// The Spark driver reads a split state's records from its parts, and a merged state
     /// still refuses a day its parts applied.
-    @Test(arguments: ["json", "sqlite", "rocksdb"])
+    @Test(arguments: Formats.all)
     func splitAndMergeKeepTheInputsApplied(_ format: String) async throws {
         try await TemporaryFolder.with { dir in
             let state = dir + "/s." + format, input = dir + "/day1.ndjson"
@@ -219,7 +219,7 @@ extension CLI {
     /// stdin through a pipe is digested as it is read and recorded as `stdin`: the same
     /// day given later as a file is refused; a pipe itself is never refused (its digest is
     /// known only once it is read: the queue offset protects a queue).
-    @Test(arguments: ["json", "sqlite", "rocksdb"])
+    @Test(arguments: Formats.all)
     func aPipedDayIsRecordedAndTheSameDayAsAFileIsRefused(_ format: String) async throws {
         try await TemporaryFolder.with { dir in
             let state = dir + "/s." + format, input = dir + "/day1.ndjson"

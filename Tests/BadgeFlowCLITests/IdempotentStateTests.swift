@@ -5,7 +5,7 @@ import Testing
 /// An event id is remembered with the state: a message delivered again in a later run, with
 /// either state format (and after a conversion), is still a duplicate.
 @Suite struct IdempotentStateTests {
-    @Test(arguments: ["json", "sqlite", "rocksdb"])
+    @Test(arguments: Formats.all)
     func aDuplicateInALaterRunChangesNothing(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }

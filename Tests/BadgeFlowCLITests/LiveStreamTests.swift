@@ -59,7 +59,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.live)
     func anIdleStateCommitsTheLastWrittenSeq(_ format: String) async throws {
         try await TemporaryFolder.with { dir in
             let filter = try Running(["filter", "--state", "s." + format, "--checkpoint", "0.2"], in: dir)
@@ -76,7 +76,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.live)
     func resumeWithNumberedSkipsByNFromALaterOffset(_ format: String) async throws {
         try await TemporaryFolder.with { dir in
             let state = dir + "/q." + format
@@ -94,7 +94,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.live)
     func theSameInputFileAgainNeedsResumeOrNoResume(_ format: String) async throws {
         try await TemporaryFolder.with { dir in
             let input = dir + "/in.ndjson"
@@ -118,7 +118,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.live)
     func stateGetReadsAnAccountWhileAFilterWritesTheState(_ format: String) async throws {
         try await TemporaryFolder.with { dir in
             let chat = { (device: String, thread: String) in

@@ -9,7 +9,7 @@ import Testing
 /// folder is made immutable instead (`chattr +i`), which stops root from creating or
 /// removing entries in it, as a read-only folder would. Not run where no tmpfs can be mounted.
 @Suite(.serialized, .tags(.requiresRoot, .requiresTmpfs), .requires(.tmpfs)) struct ReadOnlyFolderTests {
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func aStoreWhoseFolderTurnsUnwritableMidRunStillCommitsEveryCheckpoint(_ format: String) async throws {
         let disk = try TmpFS.scratch(size: "64m"), dir = disk.folder
         defer { disk.release() }
@@ -84,7 +84,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["state.json"])
     }
 
-    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
+    @Test(arguments: Formats.files("s"))
     func aStateOnAReadOnlyMountIsExit3BeforeAnyLine(_ name: String) async throws {
         let disk = try TmpFS.scratch(size: "8m")
         defer { disk.release() }

@@ -18,7 +18,7 @@ import Testing
         return path
     }
 
-    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
+    @Test(arguments: Formats.files("s"))
     func rulesThatFitAreTakenAndRecorded(state name: String) async throws {
         try await TemporaryFolder.with { dir in
             let state = dir + "/" + name
@@ -37,7 +37,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
+    @Test(arguments: Formats.files("s"))
     func rulesAMarkDoesNotFitAreExit3NamingIt(state name: String) async throws {
         try await TemporaryFolder.with { dir in
             let state = dir + "/" + name
@@ -51,11 +51,11 @@ import Testing
                     return rule
                 }
             }
-            // A RocksDB state is a folder: what it holds, as `state info` and `state get` show it.
-            let folder = name.hasSuffix(".rocksdb")
+            // A folder state: what it holds, as `state info` and `state get` show it.
+            let folder = Formats.isFolder(name)
             func contents() throws -> Data {
                 guard folder else { return try Data(contentsOf: URL(fileURLWithPath: state)) }
-                // The folder's size changes with any open (RocksDB's own log and options files).
+                // The folder's size changes with any open (the database's own log and options files).
                 let info = try CLI.run(["state", "info", state]).stdout.split(separator: "\n").filter { !$0.hasPrefix("size: ") }
                 let shown = info.joined(separator: "\n") + (try CLI.run(["state", "get", state, "A", "--json"]).stdout)
                 return Data(shown.utf8)

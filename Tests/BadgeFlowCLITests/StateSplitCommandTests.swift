@@ -32,7 +32,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["json", "sqlite", "rocksdb"])
+    @Test(arguments: Formats.all)
     func twoDaysThroughSplitStatesAreOneChain(format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
@@ -98,7 +98,7 @@ import Testing
     /// `state info` of a part shows its record (text and `--json`) in every format, and a
     /// whole state shows none; `state convert` of a part keeps the record, so that parts
     /// converted to another format still merge into the whole state.
-    @Test(arguments: ["json", "sqlite", "rocksdb"])
+    @Test(arguments: Formats.all)
     func infoShowsAndConvertKeepsAPartsRecord(format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
@@ -124,7 +124,7 @@ import Testing
         #expect(whole.partition == nil)
 
         #expect(try await CLI.run(["state", "split", one, "--parts", "\(parts)", dir + "/state"]).status == 0)
-        for other in ["json", "sqlite", "rocksdb"] {
+        for other in Formats.all {
             var converted: [String] = []
             for i in 0..<parts {
                 let part = dir + "/state/part-0000\(i)." + format
@@ -148,7 +148,7 @@ import Testing
             #expect(try info(merged).partition == nil)
             let a = dir + "/a-\(other).json", b = dir + "/b-\(other).json"
             for (from, to) in [(one, a), (merged, b)] {
-                if StateFormatName.of(from) == "json" {
+                if Formats.name(of: from) == "json" {
                     try FileManager.default.copyItem(atPath: from, toPath: to)
                 } else {
                     #expect(try await CLI.run(["state", "convert", from, to]).status == 0)
@@ -156,12 +156,5 @@ import Testing
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: a)) == Data(contentsOf: URL(fileURLWithPath: b)), "\(other)")
         }
-    }
-}
-
-/// A state path's format by its extension, as the CLI tells them apart.
-private enum StateFormatName {
-    static func of(_ path: String) -> String {
-        path.hasSuffix(".sqlite") || path.hasSuffix(".db") ? "sqlite" : path.hasSuffix(".rocksdb") ? "rocksdb" : "json"
     }
 }

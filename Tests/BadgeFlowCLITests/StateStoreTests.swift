@@ -96,7 +96,7 @@ import Testing
     /// The kill -9 smoke test of an SQLite or RocksDB state (the checkpoint policy itself is
     /// tested in process, `StateSessionTests`): each round is killed once a random share of
     /// the results is out, and the rounds resumed in turn give the results of one run.
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func killNineAtRandomMomentsThenResumeGivesTheOutputOfOneRun(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
@@ -167,7 +167,7 @@ import Testing
         #expect(file.status == 2, "\(file.stderr)")
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func maxResidentGivesTheSameResultsAndState(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
@@ -235,7 +235,7 @@ import Testing
     /// for the same state (a symbolic link to it, made before or after the state exists;
     /// the path through `./`): all take the same lock.
     /// The names that reach one state take one lock: in process, `StateSessionTests`.
-    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
+    @Test(arguments: Formats.files("s"))
     func aSecondWriterExits3NamingTheFirst(_ name: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
@@ -298,7 +298,7 @@ import Testing
     }
 
     /// /proc takes no new files, even from root (a chmod'ed folder would not stop root).
-    @Test(arguments: ["/proc/badgeflow-state.json", "/proc/badgeflow-state.sqlite", "/proc/badgeflow-state.rocksdb"])
+    @Test(arguments: Formats.files("/proc/badgeflow-state"))
     func anUnwritableFolderIsExit3BeforeAnyLine(_ state: String) async throws {
         let run = try await CLI.run(["filter", "--state", state], input: "{\"aps\":{\"alert\":\"x\"}}\n")
         #expect(run.status == 3)

@@ -2,7 +2,7 @@ import BadgeFlowTestSupport
 import Foundation
 import Testing
 
-/// A fleet-wide `{"op":"reconcile"}` over an SQLite or RocksDB state walks the store and
+/// A fleet-wide `{"op":"reconcile"}` over a state with checkpoints walks the store and
 /// keeps only the numbers it sent (not the accounts), which the next checkpoint writes with
 /// the line's seq: its line is byte-identical to the one built in memory (a JSON state),
 /// lines after it see the numbers sent, a second reconcile lists nobody, a kill -9 leaves
@@ -37,7 +37,7 @@ import Testing
         + #"{"op":"push","account":"u9","device":"d2","payload":{"aps":{"alert":"f"},"type":"friend"}}"# + "\n"
         + #"{"op":"reconcile"}"# + "\n"
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func theStoredWalkAnswersAsMemoryDoes(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
@@ -77,7 +77,7 @@ import Testing
     /// kill -9 at random moments of a run that reconciles a fleet and goes on: the state
     /// either holds every number the line sent (a reconcile then lists nobody) or none (it
     /// lists exactly what the line listed), and `--resume` finishes the job.
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func aKillDuringTheReconcileLeavesAllOrNothing(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }
@@ -141,10 +141,10 @@ import Testing
         }
     }
 
-    /// Settings per account make an SQLite or RocksDB state version 3, which builds that read
+    /// Settings per account make a state with checkpoints version 3, which builds that read
     /// only version 2 refuse at open (they would drop the settings); a state without settings
     /// stays version 2; this build reads both, and refuses a later version by name.
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func settingsMakeTheStateVersion3(_ format: String) async throws {
         let dir = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(dir) }

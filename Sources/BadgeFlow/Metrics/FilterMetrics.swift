@@ -31,7 +31,7 @@ public struct FilterMetrics: Sendable, Equatable {
     public var badgeUpdates = 0
     /// Results of duplicate events (`"duplicate":true`).
     public var duplicates = 0
-    /// Checkpoints begun (SQLite state).
+    /// Checkpoints begun (a state with checkpoints).
     public var checkpoints = 0
     /// The longest pause of the applying thread for a checkpoint or an eviction, in seconds.
     public var longestCheckpointPause = 0.0
@@ -41,7 +41,7 @@ public struct FilterMetrics: Sendable, Equatable {
     public var accountsInMemory = 0
     /// Accounts the state holds as of its last finished commit or save (0 without a state).
     public var accountsStored = 0
-    /// The seq of the state's last finished commit (SQLite or RocksDB: the last checkpoint
+    /// The seq of the state's last finished commit (a format with checkpoints: the last checkpoint
     /// whose commit was waited for; 0 without one).
     public var committedSeq = 0
 
@@ -145,7 +145,8 @@ public struct FilterMetrics: Sendable, Equatable {
             "badgeflow_accounts_stored", help: "Accounts the state holds as last committed or saved (0 without a state).",
             type: .gauge, samples: [.init(value: accountsStored)])
         t.family(
-            "badgeflow_committed_seq", help: "The seq of the last committed checkpoint (0 without an SQLite or RocksDB state).",
+            "badgeflow_committed_seq",
+            help: "The seq of the last committed checkpoint (0 without \(StateFormat.titlesWithArticle(StateFormat.checkpointing)) state).",
             type: .gauge, samples: [.init(value: committedSeq)])
         return t
     }

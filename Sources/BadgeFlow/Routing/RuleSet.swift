@@ -56,9 +56,9 @@ public struct RuleSet: Sendable {
     /// The seed of the SQLite row cache's check for these rules (``RowCache/seed(_:)``); nil
     /// for rules built in code.
     private(set) var rowCacheSeed: UInt64?
-    /// The seed of a RocksDB state's value check for these rules (``RocksDBStore/seed(_:)``):
-    /// unlike ``rowCacheSeed``, the same in every release.
-    private(set) var storeSeed: UInt64 = 0
+    /// The seeds of the stored values' checks for these rules, by format name (each
+    /// format's ``StateFormat/rulesSeed``, computed once here); empty for rules built in code.
+    private(set) var storeSeeds: [String: UInt64] = [:]
 
     /// Loads and compiles a rules file.
     ///
@@ -95,7 +95,7 @@ public struct RuleSet: Sendable {
         rules.source = text
         rules.sourceName = file
         rules.rowCacheSeed = RowCache.seed(rules)
-        rules.storeSeed = RocksDBStore.seed(rules)
+        rules.storeSeeds = StateFormat.seeds(rules)
         return rules
     }
 

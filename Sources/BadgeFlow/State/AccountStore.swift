@@ -1,4 +1,4 @@
-/// What the database of a checkpointing format offers (``SQLiteStore``, ``RocksDBStore``):
+/// What the database of a checkpointing format offers (``SQLiteStore`` and the like):
 /// one protocol over both, so that the read-ahead (``StorePrefetcher``), the commits
 /// (``StoreCheckpointer``) and the forwarding half of ``StateStore``
 /// (``DatabaseStateStore``) are written once.
@@ -69,9 +69,9 @@ private final class Release: @unchecked Sendable {
 /// before (``AccountPrefetcher``). Decoding an account is the larger part of loading
 /// it, and it happens on the readers' threads too.
 ///
-/// Each reader is a ``Worker`` with a store to read from: SQLite gives each its own
-/// read-only connection (in WAL mode a reader sees the last commit and never blocks the
-/// writer); RocksDB gives each the writer's handle (its reads are thread-safe). Each reader
+/// Each reader is a ``Worker`` with a store to read from: a format gives each its own
+/// read-only connection (SQLite: in WAL mode a reader sees the last commit and never blocks
+/// the writer), or the writer's handle when its reads are thread-safe. Each reader
 /// has its own copy of the rules, so decoding touches no reference count another thread uses.
 /// `request`/`collect` are called by the applying thread alone.
 package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetcher {

@@ -273,8 +273,8 @@ package struct AppliedInput: Sendable, Equatable {
 
 /// What a state records so that nothing is applied twice and a queue's offset holds: the
 /// inputs it applied (the last ``limit``) and whether its committed seq is a queue offset
-/// (written by a `--numbered` run). JSON: the top-level `inputs` and `offset`; SQLite and
-/// RocksDB: the meta entries `inputs` (that array's JSON) and `offset`.
+/// (written by a `--numbered` run). JSON: the top-level `inputs` and `offset`; a database
+/// format: the meta entries `inputs` (that array's JSON) and `offset`.
 package struct StateRecords: Sendable, Equatable {
     /// The inputs kept.
     package static let limit = 64

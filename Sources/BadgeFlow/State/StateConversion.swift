@@ -1,18 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// `badgeflow state convert`: every account of a state written into a new state of another
 /// format, with its rules, its resume point (committed seq and input) when both formats
-/// keep one (SQLite and RocksDB; a JSON state has none), and, for a part of a split state,
-/// its ``StatePartition`` record.
+/// keep one (``StateFormat/checkpoints``; a JSON state has none), and, for a part of a
+/// split state, its ``StatePartition`` record.
 ///
-/// A JSON state going to SQLite or RocksDB is streamed: read through a mapping front to back
-/// (as `state split` reads it), its accounts decoded and written `batch` at a time, each
-/// batch one transaction (SQLite) or one set of write batches (RocksDB), so memory stays at
-/// one batch of accounts and a window of the file, whatever the state's size. Every other
+/// A state whose format reads it in batches (``StateStore/streamedAccounts(rules:batch:into:)``:
+/// JSON, through a mapping) going to a format with checkpoints is streamed: its accounts
+/// decoded and written `batch` at a time, each batch one commit of the target, so memory
+/// stays at one batch of accounts and a window of the file, whatever the state's size. Every other
 /// pair is read whole, its accounts held compactly (~100 bytes an account), and written one
 /// account at a time. A JSON file that the streamed read does not take (another layout, or
 /// an error, which the whole read then names exactly) goes the whole way too.
@@ -34,19 +28,23 @@ package enum StateConversion {
             target.close()
             if !done { remove(to) }
         }
-        if source is JSONStateStore, type(of: target).checkpoints, let mapped = MappedFile(from) {
-            let streamed = try StateFile.streamedLoad(
-                mapped, path: from, rules: rules, compact: false,
-                batches: (batch, { (accounts: BadgeStream) throws(StateFile.Failure) in try target.write(accounts) }))
+        if type(of: target).checkpoints {
+            var wrote = false
+            let streamed = try source.streamedAccounts(rules: rules, batch: batch) { (accounts: BadgeStream) throws(StateFile.Failure) in
+                wrote = true
+                try target.write(accounts)
+            }
             if let rest = streamed {
                 try target.write(rest)
                 done = true
                 return
             }
             // Not streamed after all: a new start, from an empty `to`.
-            target.close()
-            remove(to)
-            target = try create(to)
+            if wrote {
+                target.close()
+                remove(to)
+                target = try create(to)
+            }
         }
         try target.write(try source.stream(rules: rules, accounts: nil, compact: true))
         // A queue consumer that changes format resumes where it was, and a run of the same
@@ -66,24 +64,7 @@ package enum StateConversion {
         }
     }
 
-    /// Removes what a conversion that failed wrote: the file and SQLite's `-wal` and `-shm`
-    /// beside it, or a RocksDB folder and what it holds.
-    private static func remove(_ path: String) {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return }
-        if st.st_mode & S_IFMT == S_IFDIR {
-            if let dir = opendir(path) {
-                while let entry = readdir(dir) {
-                    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                    if name != "." && name != ".." { unlink(path + "/" + name) }
-                }
-                closedir(dir)
-            }
-            rmdir(path)
-        } else {
-            unlink(path)
-            unlink(path + "-wal")
-            unlink(path + "-shm")
-        }
-    }
+    /// Removes what a conversion that failed wrote: what the format of `path` keeps there
+    /// (``StateFormat/remove``).
+    private static func remove(_ path: String) { StateFormat.of(path).remove(path) }
 }

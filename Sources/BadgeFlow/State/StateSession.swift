@@ -1,7 +1,7 @@
 /// One filter run over a state: its lock, its ``StateStore``, the ``ParallelFilter`` on its
 /// accounts, and the policy of when to checkpoint, evict, compact, resume and save.
 ///
-/// The policy, for a format with checkpoints (SQLite):
+/// The policy, for a format with checkpoints:
 /// - after each batch whose results were written (``batchWritten()``), a checkpoint is due
 ///   every ``Options/checkpointInterval`` seconds of the clock, when more than half of
 ///   ``Options/maxResident`` accounts changed, or when memory holds more than
@@ -50,12 +50,13 @@ package final class StateSession {
         /// (``StateSession/streamedDigest(name:)``); off when the caller names what it pipes
         /// (`--input-digest`).
         package var digestsStdin = true
-        /// A RocksDB state's block cache, in bytes (`--block-cache`; nil: the default).
+        /// The state's block cache, in bytes (`--block-cache`, ``StateFormat/hasBlockCache``;
+        /// nil: the default).
         package var blockCacheBytes: Int?
         /// The smallest `--block-cache`.
         package static let minBlockCacheBytes = 1 << 20
-        /// Why `--block-cache` is refused without a RocksDB state.
-        package static let blockCacheNeedsRocksDB = "--block-cache needs --state FILE.rocksdb (only RocksDB has a block cache)"
+        /// Why `--block-cache` is refused without a state that has a block cache.
+        package static var blockCacheNeeded: String { StateFormat.blockCacheNeeded }
 
         /// The defaults.
         package init() {}
@@ -168,7 +169,7 @@ package final class StateSession {
     private var begunSeq = 0
     /// The first state error; nothing is committed after it.
     private var stateError: String?
-    /// A checkpoint is committed while results are written (SQLite, to stdout).
+    /// A checkpoint is committed while results are written (a format with checkpoints, to stdout).
     private let checkpointsOnTheWay: Bool
     /// Evictions keep 15/16 of `--max-resident`.
     private let keepAfterEviction: Int?
@@ -220,7 +221,7 @@ package final class StateSession {
         self.store = store
         if let bytes = options.blockCacheBytes, store?.setBlockCache(bytes: bytes) != true {
             store?.close()
-            throw Failure(message: Options.blockCacheNeedsRocksDB, kind: .usage)
+            throw Failure(message: Options.blockCacheNeeded, kind: .usage)
         }
         checkpointsOnTheWay = store.map { type(of: $0).checkpoints } == true && !options.resultsAtEnd
         if let store {

@@ -9,12 +9,11 @@ import Darwin
 ///
 /// Both stream: a JSON state is read through a mapping, front to back, and each account's
 /// text is copied to its part as it stands (never decoded into a tree), so memory stays at
-/// the buffers of the parts plus a window of the file; an SQLite state is read row by row
-/// and its rows inserted into the parts in batches; a RocksDB state is read through one
-/// iterator and its keys and values written into the parts in bounded batches. `merge` takes the parts' accounts in
-/// byte order of id (a k-way merge), so a state that BadgeFlow wrote comes back byte for
-/// byte (JSON), or row for row (SQLite: every row of `accounts` and `due`, and `meta` but for
-/// `writer`, the process that last committed).
+/// the buffers of the parts plus a window of the file; a database state is read in key
+/// order and its rows or keys written into the parts in bounded batches. `merge` takes the
+/// parts' accounts in byte order of id (a k-way merge), so a state that BadgeFlow wrote
+/// comes back byte for byte, or row for row. Each format's split and merge live in its
+/// folder and are its entry's ``StateFormat/split`` and ``StateFormat/merge``.
 public enum StateSplit {
     /// Why a split or merge did not happen.
     public enum Failure: Error, Sendable, CustomStringConvertible {
@@ -35,42 +34,32 @@ public enum StateSplit {
         }
     }
 
-    /// The formats a state can be split in, told apart by ``StateFormat/of(_:)`` (the
-    /// path's extension).
-    enum Format {
-        case json, sqlite, rocksdb
-
-        init(_ path: String) throws(Failure) {
-            switch StateFormat.of(path).name {
-            case SQLiteStateStore.name: self = .sqlite
-            case JSONStateStore.name: self = .json
-            case RocksDBStateStore.name: self = .rocksdb
-            case let other:
-                throw .usage("\(path): a state of format \(other) cannot be split or merged by this build (json, sqlite and rocksdb can)")
-            }
+    /// The format of `path` (``StateFormat/of(_:)``, by the path's extension) with its split
+    /// and merge.
+    static func format(_ path: String) throws(Failure) -> (
+        format: StateFormat, split: (String, [String]) throws(Failure) -> Void, merge: ([String], String) throws(Failure) -> Void
+    ) {
+        let format = StateFormat.of(path)
+        guard let split = format.split, let merge = format.merge else {
+            let able = StateFormat.all.filter { $0.split != nil && $0.merge != nil }.map(\.name)
+            throw .usage(
+                "\(path): a state of format \(format.name) cannot be split or merged by this build (\(StateFormat.list(able, "and")) can)")
         }
-
-        var ext: String {
-            switch self {
-            case .json: return "json"
-            case .sqlite: return "sqlite"
-            case .rocksdb: return "rocksdb"
-            }
-        }
+        return (format, split, merge)
     }
 
-    /// Splits the state `file` into `parts` states in `folder` (`part-00000.json` …, or
-    /// `.sqlite`, or `.rocksdb` folders, by `file`'s format), each holding the accounts that
+    /// Splits the state `file` into `parts` states in `folder` (`part-00000.json` …, named
+    /// with the extension of `file`'s format), each holding the accounts that
     /// ``StatePartition/index(of:parts:)`` puts in it and recording its ``StatePartition``
     /// and `file`'s rules. `folder` is created when missing and must otherwise be empty.
-    /// An SQLite or RocksDB part also keeps `file`'s `seq` and `input`.
+    /// A part of a format with checkpoints also keeps `file`'s `seq` and `input`.
     ///
     /// - Returns: the parts' paths, by index.
     /// - Throws: ``Failure``: `file` missing, corrupt, foreign, or already a part; `folder`
     ///   not empty; a write that failed. No part is left behind.
     @discardableResult
     public static func split(_ file: String, parts: Int, into folder: String) throws(Failure) -> [String] {
-        let format = try Format(file)
+        let (format, split, _) = try Self.format(file)
         guard parts >= 1 else { throw .usage("--parts must be 1 or more, got \(parts)") }
         guard parts <= 100_000 else { throw .usage("--parts must be at most 100000, got \(parts)") }
         guard FileIO.exists(file) else {
@@ -78,17 +67,13 @@ public enum StateSplit {
         }
         try prepareFolder(folder)
         let paths = (0..<parts).map { folder + "/" + StatePartition.fileName(index: $0, ext: format.ext) }
-        switch format {
-        case .json: try splitJSON(file, into: paths)
-        case .sqlite: try splitSQLite(file, into: paths)
-        case .rocksdb: try splitRocksDB(file, into: paths)
-        }
+        try split(file, paths)
         return paths
     }
 
     /// Joins the parts of a split state into the state `out` (which must not exist), of the
     /// parts' format: every account of every part, in byte order of id, under the parts'
-    /// rules, with no partition record. An SQLite or RocksDB result's `seq` and `input` are the parts'
+    /// rules, with no partition record. A result with checkpoints has the parts' `seq` and `input`
     /// when they all agree; otherwise `seq` is the highest (the last line a partitioned run
     /// answered) and `input` is empty.
     ///
@@ -98,19 +83,15 @@ public enum StateSplit {
     ///   not written.
     public static func merge(_ parts: [String], into out: String) throws(Failure) {
         guard !parts.isEmpty else { throw .usage("merge needs at least one PART") }
-        let format = try Format(out)
-        for part in parts where try Format(part) != format {
-            throw .usage("\(part): a \(try Format(part).ext) part cannot be merged into \(out), a \(format.ext) state")
+        let (format, _, merge) = try Self.format(out)
+        for part in parts where try Self.format(part).format != format {
+            throw .usage("\(part): a \(try Self.format(part).format.ext) part cannot be merged into \(out), a \(format.ext) state")
         }
         var st = stat()
         guard lstat(out, &st) != 0 else {
             throw .usage("\(out) exists; merge writes a new state (remove it first)")
         }
-        switch format {
-        case .json: try mergeJSON(parts, into: out)
-        case .sqlite: try mergeSQLite(parts, into: out)
-        case .rocksdb: try mergeRocksDB(parts, into: out)
-        }
+        try merge(parts, out)
     }
 
     /// Checks that the parts, each with its record, make one whole: the same P (and as many

@@ -1,23 +1,16 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Where a state lives: the one seam between the filter (and `tree`, `state`) and the state
 /// formats. ``StateFormat/open(path:readOnly:)`` picks the format from the path, in one
-/// place; ``StateSession`` drives a store through a filter run.
+/// place (the registry of formats, ``StateFormat/all``); ``StateSession`` drives a store
+/// through a filter run.
 ///
 /// A format either commits checkpoints while a filter runs and keeps a resume point
-/// (``checkpoints``: SQLite, RocksDB), or is held whole in memory and saved at the end (JSON). Both
+/// (``checkpoints``), or is held whole in memory and saved at the end. Both
 /// finish a run in the same order: ``prepareFinal(_:seq:input:)``, then the caller puts its
 /// results file in place, then ``commitFinal(_:seq:input:)``; a state is so never ahead of
 /// the results its reader has.
 ///
 /// A store is used from one thread at a time (its own threads aside).
 package protocol StateStore: AnyObject {
-    /// Whether `path` names a state of this format (by its name alone).
-    static func handles(_ path: String) -> Bool
     /// Whether states of this format commit checkpoints while a filter runs and keep a
     /// resume point (`--resume`, `--max-resident`); otherwise they are saved at the end.
     static var checkpoints: Bool { get }
@@ -47,13 +40,22 @@ package protocol StateStore: AnyObject {
     /// The stored accounts (`ids`: only these) in a new stream, with the state's
     /// ``BadgeStream/partition`` record; `compact`: held compactly.
     func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream
+    /// Reads the state front to back and hands its accounts to `write`, `batch` at a time,
+    /// never holding it whole (`state convert` into a format with checkpoints).
+    ///
+    /// - Returns: the accounts after the last batch handed over, or nil when the state is
+    ///   not read so: a format without such a read, or a file the read does not take (then
+    ///   `write` may have had some batches: the caller starts again).
+    func streamedAccounts(
+        rules: RuleSet, batch: Int, into write: (BadgeStream) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) -> BadgeStream?
     /// Writes every account of `stream` into this (new) state (`state convert`), and its
     /// ``BadgeStream/partition`` record when it has one; may be called again with more
     /// accounts (a conversion in batches).
     func write(_ stream: BadgeStream) throws(StateFile.Failure)
 
     /// The stream a filter runs on, under `rules`: the whole state (JSON), or a stream that
-    /// loads accounts on first use and a connection that commits checkpoints (SQLite).
+    /// loads accounts on first use and a connection that commits checkpoints.
     /// Called once.
     func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream
     /// What reads the accounts of the next batch while a filter with worker threads applies
@@ -75,7 +77,7 @@ package protocol StateStore: AnyObject {
     func finishCheckpoint(_ stream: inout BadgeStream) throws(StateFile.Failure)
 
     /// The part of the last save that may fail before the results are put in place: the
-    /// checkpoint under way is finished (SQLite), the file written and synced (JSON).
+    /// checkpoint under way is finished, or the file written and synced.
     func prepareFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure)
     /// Commits the last save prepared (after the results are in place).
     func commitFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure)
@@ -88,14 +90,19 @@ package protocol StateStore: AnyObject {
     func close()
 
     /// Sets the memory the format caches the database's blocks in to `bytes`; false when
-    /// the format has no such cache (only RocksDB has: `filter --block-cache`).
+    /// the format has no such cache (``StateFormat/hasBlockCache``: `filter --block-cache`).
     func setBlockCache(bytes: Int) -> Bool
 }
 
 extension StateStore {
     package func record(_ records: StateRecords) throws(StateFile.Failure) {}
 
-    /// No block cache (JSON, SQLite).
+    /// No streamed read: the accounts are read whole.
+    package func streamedAccounts(
+        rules: RuleSet, batch: Int, into write: (BadgeStream) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) -> BadgeStream? { nil }
+
+    /// No block cache.
     package func setBlockCache(bytes: Int) -> Bool { false }
 }
 
@@ -161,7 +168,7 @@ package struct ResumePoint: Sendable, Equatable {
 
 /// What `state info` prints about a state.
 package struct StateInfo: Sendable, Equatable {
-    /// The format (`json`, `sqlite`, `rocksdb`).
+    /// The format (``StateFormat/name``).
     package var format: String
     /// The version line (`2`, `2 (schema 2)`).
     package var version: String
@@ -175,52 +182,4 @@ package struct StateInfo: Sendable, Equatable {
     package var partition: StatePartition? = nil
     /// The inputs applied and whether the seq is a queue offset.
     package var records = StateRecords()
-}
-
-/// The state formats, and the one place that tells them apart by path.
-package enum StateFormat {
-    /// Every format; a path goes to the first that handles it (JSON, last, handles any).
-    /// A new format is one ``StateStore`` conformance and one entry here.
-    package static var all: [any StateStore.Type] { [SQLiteStateStore.self, RocksDBStateStore.self, JSONStateStore.self] }
-
-    /// The format of the state at `path`.
-    package static func of(_ path: String) -> any StateStore.Type {
-        all.first { $0.handles(path) } ?? JSONStateStore.self
-    }
-
-    /// Opens the state at `path` in its format.
-    ///
-    /// - Throws: `StateFile.Failure` when it cannot be opened, or (`readOnly`) a format that
-    ///   needs a file finds none.
-    package static func open(path: String, readOnly: Bool) throws(StateFile.Failure) -> any StateStore {
-        try of(path).init(path: path, readOnly: readOnly)
-    }
-}
-
-extension StateFormat {
-    /// The size of the file at `path` in bytes (0: none).
-    static func size(_ path: String) -> Int64 {
-        var st = stat()
-        return stat(path, &st) == 0 ? Int64(st.st_size) : 0
-    }
-}
-
-extension StateFormat {
-    /// What a state file (or a file a RocksDB state needs) of 0 bytes is: never a new empty
-    /// state, since BadgeFlow's own saves never leave one (a truncated copy, a full disk
-    /// while something else wrote it, `: > FILE`).
-    static func emptyFile(_ path: String, _ what: String = "empty file") -> StateFile.Failure {
-        StateFile.Failure(
-            file: path, at: "",
-            message:
-                "not a BadgeFlow state: \(what) (BadgeFlow never leaves one; restore the state from a copy, or remove it to start from an empty state)"
-        )
-    }
-
-    /// Refuses a regular file of 0 bytes at `path`; a missing path is a new state.
-    static func refuseEmptyFile(_ path: String) throws(StateFile.Failure) {
-        var st = stat()
-        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size == 0 else { return }
-        throw emptyFile(path)
-    }
 }

@@ -1,10 +1,9 @@
 /// One account as it stands in a state file: what an API server shows for a user while a
 /// filter keeps the state up to date (`badgeflow state get FILE ACCOUNT`).
 ///
-/// ``read(state:account:)`` opens an SQLite state read-only and reads the account's one row
-/// (WAL: it neither waits for nor blocks the filter that writes it, and sees its last
-/// committed checkpoint), a RocksDB state through a read-only open (the same); a JSON state
-/// is read whole, as its last save left it.
+/// ``read(state:account:)`` opens a state with checkpoints read-only and reads the account
+/// alone (it neither waits for nor blocks the filter that writes it, and sees its last
+/// committed checkpoint); a JSON state is read whole, as its last save left it.
 public struct StoredAccount: Sendable, Equatable {
     /// One device of the account.
     public struct DeviceState: Sendable, Equatable {
@@ -35,12 +34,12 @@ public struct StoredAccount: Sendable, Equatable {
             && a.contributions.map(\.mode) == b.contributions.map(\.mode)
     }
 
-    /// Reads `account` from the state at `path` (`.sqlite`/`.db`, `.rocksdb` or JSON), with the rules the
+    /// Reads `account` from the state at `path` (of any format, ``StateFormat/of(_:)``), with the rules the
     /// state recorded (the built-in ones when it recorded none).
     ///
     /// - Returns: the account, or nil when the state does not hold it (a missing JSON file
     ///   holds nothing).
-    /// - Throws: `StateFile.Failure` when the state is missing (SQLite, RocksDB), unreadable, corrupt
+    /// - Throws: `StateFile.Failure` when the state is missing (but for JSON), unreadable, corrupt
     ///   or foreign.
     public static func read(state path: String, account: String) throws(StateFile.Failure) -> StoredAccount? {
         let store = try StateFormat.open(path: path, readOnly: true)

@@ -128,7 +128,7 @@ import Darwin
         }
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func resumeSkipsTheCheckpointedLinesAndSaysWhenTheInputEndedBeforeThem(_ format: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file("s." + format), input = folder.file("in.ndjson")
@@ -201,7 +201,7 @@ import Darwin
     /// ready, a checkpoint is committed while idle once the (injected) clock says it is due,
     /// and the metrics are written at once (their own period is a minute) and show it as
     /// `state info` does: the commit was waited for.
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func anIdleStreamFlushesCommitsAndWritesFreshMetrics(_ format: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file("s." + format), metrics = folder.file("m.prom")

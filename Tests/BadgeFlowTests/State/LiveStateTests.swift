@@ -11,7 +11,7 @@ import Testing
         _ = stream.apply(LineAnalyzer(rules: .builtIn).analyze(line), seq: seq)
     }
 
-    @Test(arguments: ["s.sqlite", "s.rocksdb"])
+    @Test(arguments: Formats.liveFiles("s"))
     func seesEachCheckpointAfterARefresh(name: String) throws {
         let folder = try TemporaryFolder()
         let path = folder.file(name)

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BadgeFlow
 
-/// `state convert` (``StateConversion``): a JSON state streamed into SQLite and RocksDB in
+/// `state convert` (``StateConversion``): a JSON state streamed into each format with checkpoints in
 /// batches, the partition record kept, and nothing left behind by a conversion that fails.
 @Suite struct StateConversionTests {
     /// A stream of `count` accounts, each with a device and two marks.
@@ -53,9 +53,9 @@ import Testing
         #expect(ids == Set(whole.accountIDs))
     }
 
-    /// JSON to SQLite or RocksDB in batches of 7 and back to JSON: the same file, byte for
+    /// JSON to a format with checkpoints in batches of 7 and back to JSON: the same file, byte for
     /// byte, record included.
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func aJSONStateStreamedInBatchesComesBackTheSame(format: String) throws {
         let folder = try TemporaryFolder()
         let json = folder.file("state.json"), other = folder.file("state." + format), back = folder.file("back.json")
@@ -77,7 +77,7 @@ import Testing
     /// `accounts` member, after the first's 30 accounts): the conversion starts again from an
     /// empty state and takes the file as the whole-document read does (json-c keeps the last
     /// `accounts`, which is empty), so none of the accounts written before stays.
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func aFileTheStreamedReadGivesUpOnIsConvertedWhole(format: String) throws {
         let folder = try TemporaryFolder()
         let json = folder.file("state.json"), other = folder.file("state." + format)
@@ -96,7 +96,7 @@ import Testing
 
     /// A mark that does not fit the rules, in a later batch: the error names the account,
     /// and the new state is removed.
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func aMarkThatDoesNotFitInALaterBatchLeavesNoState(format: String) throws {
         let folder = try TemporaryFolder()
         let json = folder.file("state.json"), other = folder.file("state." + format)
@@ -116,9 +116,9 @@ import Testing
         #expect(lstat(other, &st) != 0, "\(other) left behind")
     }
 
-    /// SQLite to RocksDB and back keeps the committed seq and input (the resume point a
+    /// One format with checkpoints to another and back keeps the committed seq and input (the resume point a
     /// queue consumer restarts from).
-    @Test(arguments: [("sqlite", "rocksdb"), ("rocksdb", "sqlite")])
+    @Test(arguments: Formats.checkpointingPairs)
     func aConvertedStateKeepsItsResumePoint(from: String, to: String) throws {
         let folder = try TemporaryFolder()
         let source = folder.file("state." + from), target = folder.file("state." + to)

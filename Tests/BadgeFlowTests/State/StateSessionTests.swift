@@ -74,7 +74,7 @@ import Darwin
 
     /// Accounts that left memory wait for the next read-ahead to free them; once the input
     /// is idle none comes, so `idle()` frees them (else they stay beside `--max-resident`).
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func accountsThatLeftMemoryAreFreedWhenTheInputIsIdle(_ format: String) throws {
         let folder = try TemporaryFolder()
         var options = StateSession.Options()
@@ -98,7 +98,7 @@ import Darwin
         try Self.close(session)
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func aCheckpointIsDueWhenTheIntervalHasPassedNotBefore(_ format: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file("s." + format)
@@ -126,7 +126,7 @@ import Darwin
         #expect(session.currentStats.storedAccounts == 5 && session.currentStats.residentAccounts == 5)
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func anIdleStreamCommitsOnceDueAndOnlyWhenResultsWentOutSince(_ format: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file("s." + format)
@@ -154,7 +154,7 @@ import Darwin
 
     /// A commit begun under load (after a batch) counts once waited for; going idle waits for
     /// it, so an idle filter's stats are what `state info` shows.
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func goingIdleWaitsForTheCommitUnderWaySoTheStatsAreFresh(_ format: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file("s." + format)
@@ -173,7 +173,7 @@ import Darwin
         try Self.close(session)
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func resultsToAFileCommittedAtTheEndGetNoCheckpointOnTheWay(_ format: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file("s." + format)
@@ -197,7 +197,7 @@ import Darwin
         #expect(try Self.committed(state)?.seq == 2)
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func overMaxResidentCommittedAccountsLeaveDownTo15Of16AndLoadAgainTheSame(_ format: String) throws {
         let folder = try TemporaryFolder()
         let clock = Clock()
@@ -248,7 +248,7 @@ import Darwin
         #expect(try saved.info().accounts == 11)
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func resumeByCountSkipsTheCheckpointedLinesOfTheSameInputOnly(_ format: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file("s." + format)
@@ -272,7 +272,7 @@ import Darwin
         #expect(other?.message == "--resume: \(state) was checkpointed reading file A, not file B")
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func resumeByNSkipsTheNumbersAtOrBelowTheCheckpointFromAnyInput(_ format: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file("s." + format)
@@ -297,7 +297,7 @@ import Darwin
         #expect(try Self.committed(state)?.seq == 1_040_961)
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func theInputOfTheLastCheckpointIsRefusedWithoutResumeOrNoResume(_ format: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file("s." + format)
@@ -324,7 +324,7 @@ import Darwin
         try RuleSet.parse(change(try Fixtures.text("rules/default.json")), file: "rules.json")
     }
 
-    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
+    @Test(arguments: Formats.files("s"))
     func rulesThatFitAreTakenAndRecordedRulesThatDoNotAreRefused(_ name: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file(name)
@@ -367,7 +367,7 @@ import Darwin
     /// A second writer is refused, under the same name or another one for the same state (a
     /// symbolic link made before or after the state exists; the path through `./`): all
     /// take the same lock, which the first releases when it ends.
-    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"], ["same", "link", "link-first", "dot"])
+    @Test(arguments: Formats.files("s"), ["same", "link", "link-first", "dot"])
     func aSecondWriterIsRefusedNamingTheFirst(_ name: String, _ how: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file(name)
@@ -388,7 +388,7 @@ import Darwin
         try Self.close(try Self.session(other, clock: clock))
     }
 
-    @Test(arguments: ["sqlite", "rocksdb"])
+    @Test(arguments: Formats.checkpointing)
     func aClosedOutputCommitsNothingPastTheLastCheckpoint(_ format: String) throws {
         let folder = try TemporaryFolder()
         let state = folder.file("s." + format)

@@ -23,7 +23,7 @@ import Testing
         return stream
     }
 
-    @Test(arguments: ["s.sqlite", "s.json", "s.rocksdb"])
+    @Test(arguments: Formats.files("s"))
     func readsOneAccountOfEitherFormat(name: String) throws {
         let folder = try TemporaryFolder()
         let path = folder.file(name)

@@ -1,6 +1,6 @@
 @testable import BadgeFlow
 
-/// Accounts for the database stores' tests (SQLite and RocksDB alike).
+/// Accounts for the database stores' tests (every format with checkpoints alike).
 enum StoreFixtures {
     /// A stream that tracks changes, in which each account of `ids` has one device (logged
     /// in, shown a badge) and three marks, each with its source.

@@ -2,8 +2,6 @@
 /// starts (its accounts held compactly) and saved atomically at the end, with no resume
 /// point.
 package final class JSONStateStore: StateStore {
-    /// Any path that no other format claims.
-    package static func handles(_ path: String) -> Bool { true }
     package static var checkpoints: Bool { false }
     package static var name: String { "json" }
 
@@ -46,6 +44,19 @@ package final class JSONStateStore: StateStore {
 
     package func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream {
         try StateFile.load(path, rules: rules, compact: compact, only: ids.map(Set.init))
+    }
+
+    /// Read through a mapping, front to back (as `state split` reads it), each account
+    /// decoded; nil when the file cannot be mapped or is in another layout (the whole read
+    /// then names its error exactly).
+    package func streamedAccounts(
+        rules: RuleSet, batch: Int, into write: (BadgeStream) throws(StateFile.Failure) -> Void
+    ) throws(StateFile.Failure) -> BadgeStream? {
+        guard let mapped = MappedFile(path) else { return nil }
+        // The read calls `write` only while it runs.
+        return try withoutActuallyEscaping(write) { (flush) throws(StateFile.Failure) -> BadgeStream? in
+            try StateFile.streamedLoad(mapped, path: path, rules: rules, compact: false, batches: (batch, flush))
+        }
     }
 
     package func write(_ stream: BadgeStream) throws(StateFile.Failure) {

@@ -24,11 +24,11 @@ public enum StateFile {
     public static let format = "badgeflow-state"
     /// The version written.
     public static let version: Int64 = 2
-    /// The version of an SQLite or RocksDB state once it holds an account with settings of
+    /// The version of a database state (SQLite and the like) once it holds an account with settings of
     /// its own (`contribute`): builds that read only version 2 would drop them, so they
     /// refuse it at open instead. A state without settings stays version 2.
     public static let settingsVersion: Int64 = 3
-    /// The versions an SQLite or RocksDB state may have (``version``, ``settingsVersion``).
+    /// The versions a database state may have (``version``, ``settingsVersion``).
     static let databaseVersions: Set<String> = [String(version), String(settingsVersion)]
 
     /// A state file that cannot be read or used; the file is left as it is.

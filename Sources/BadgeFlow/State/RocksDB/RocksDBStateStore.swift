@@ -4,7 +4,6 @@
 /// on two ``Worker`` threads (``StorePrefetcher``) and commits each checkpoint as one
 /// `WriteBatch` on another (``StoreCheckpointer``).
 package final class RocksDBStateStore: DatabaseStateStore {
-    package static func handles(_ path: String) -> Bool { RocksDBStore.isRocksDBPath(path) }
     package static var name: String { "rocksdb" }
 
     package let path: String

@@ -1018,12 +1018,13 @@ package final class RocksDBStore: AccountSource, @unchecked Sendable {
         // Numbers a fleet-wide reconcile sent to stored accounts: each value read, changed and
         // put in the batch, one at a time, before the changed accounts (which hold theirs
         // already; a later put of a key wins). Its counts stay as they were.
+        let seed = rules.storeSeed
         for o in owed {
             for i in o.deliveries.ids.indices where !o.skipped[i] {
                 let id = o.deliveries.ids[i]
                 guard var account = try loadAccount(id, rules: rules) else { continue }
                 o.deliveries.apply(i, to: &account)
-                Self.encode(account, seed: rules.storeSeed, into: &value)
+                Self.encode(account, seed: seed, into: &value)
                 Self.setKey(&key, 1, id)
                 put(batch, key, value)
             }
@@ -1039,7 +1040,7 @@ package final class RocksDBStore: AccountSource, @unchecked Sendable {
         var settings = false
         for i in order {
             if !changed[i].account.contributions.isEmpty { settings = true }
-            let (d, m) = Self.encode(at: changed[i].box.address, seed: rules.storeSeed, into: &value)
+            let (d, m) = Self.encode(at: changed[i].box.address, seed: seed, into: &value)
             if returningCounts { counts[i] = (d, m) }
             if let (od, om) = changed[i].storedCounts.map({ ($0.devices, $0.marks) }) ?? previous[changed[i].id] {
                 devices += d - od

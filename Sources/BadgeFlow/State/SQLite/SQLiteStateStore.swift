@@ -14,7 +14,6 @@
 /// ``close()`` closes the read-only connections first (the last connection to close
 /// removes the WAL files, which a read-only one cannot).
 package final class SQLiteStateStore: DatabaseStateStore {
-    package static func handles(_ path: String) -> Bool { path.hasSuffix(".sqlite") || path.hasSuffix(".db") }
     package static var name: String { "sqlite" }
 
     package let path: String
