@@ -385,8 +385,8 @@ public struct BadgeStream: Sendable {
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
         let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay)
-        if event.op == .expire { return expireFleet(event, settings: settings) }
-        if event.op == .reconcile && event.isFleetWide { return reconcileFleet(settings: settings) }
+        // `expire`, a `reconcile` naming no one: applied by their op (`Ops/`).
+        if let fleet = applyToFleet(event, settings: settings) { return fleet }
         // Mutate the account in place in its slot: one hash, no copy of its tree.
         let id = event.accountID
         let index: Int
@@ -489,12 +489,11 @@ public struct BadgeStream: Sendable {
     ) -> StreamResult.Applying {
         let icon =
             settings.icon == .payload ? (account.devices[event.device]?.payloadIcon ?? account.tree.total) : account.tree.total
-        let tree = event.op == .snapshot ? account.tree.snapshot() : nil
-        let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
+        let readout = event.readout(of: account.tree)
         return .applied(
             StreamResult.Effects(
-                outcome: .unchanged, icon: icon, sync: nil, tree: tree, maxDisplay: settings.maxDisplay, badgeUpdates: [],
-                expiredPaths: nil, explain: explain, duplicate: true))
+                outcome: .unchanged, icon: icon, sync: nil, tree: readout.tree, maxDisplay: settings.maxDisplay, badgeUpdates: [],
+                expiredPaths: nil, explain: readout.explain, duplicate: true))
     }
 
     /// A rejection when the event's account, device or page holds U+0000: a state keeps them
@@ -611,14 +610,13 @@ public struct BadgeStream: Sendable {
                 icon = total
             }
         }
-        let tree = event.op == .snapshot ? account.tree.snapshot() : nil
-        let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
+        let readout = event.readout(of: account.tree)
         expiring = account.tree.hasPendingExpiries
         return .applied(
             StreamResult.Effects(
-                outcome: outcome, icon: icon, sync: reason, tree: tree, maxDisplay: settings.maxDisplay,
+                outcome: outcome, icon: icon, sync: reason, tree: readout.tree, maxDisplay: settings.maxDisplay,
                 badgeUpdates: updates, expiredPaths: expiry.flatMap { $0.paths.isEmpty ? nil : $0.paths },
-                explain: explain, change: change))
+                explain: readout.explain, change: change))
     }
 
     /// The rejection the tree would give for `path`, checked without changing it.

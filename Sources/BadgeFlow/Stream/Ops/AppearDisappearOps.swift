@@ -11,6 +11,8 @@ enum AppearOp: EventOpDefinition {
 
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { .appear(event.page ?? "") }
 
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout { OpReadout() }
+
     /// The device's own app reported (``EventOpDefinition/deliverReported(index:total:to:)``).
     static func deliver(
         _ event: borrowing Event, index: Dictionary<String, Device>.Index?, total: Int,
@@ -34,6 +36,8 @@ enum DisappearOp: EventOpDefinition {
     ) -> LineResult { readPage(root, event) }
 
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { .disappear(event.page ?? "") }
+
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout { OpReadout() }
 
     /// The device's own app reported (``EventOpDefinition/deliverReported(index:total:to:)``).
     static func deliver(

@@ -23,6 +23,8 @@ enum ClearOp: EventOpDefinition {
 
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { .other }
 
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout { OpReadout() }
+
     /// The device's own app reported (``EventOpDefinition/deliverReported(index:total:to:)``).
     static func deliver(
         _ event: borrowing Event, index: Dictionary<String, Device>.Index?, total: Int,

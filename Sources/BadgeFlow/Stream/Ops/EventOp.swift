@@ -21,6 +21,8 @@ protocol EventOpDefinition {
     static var addsDevice: Bool { get }
     /// What the event is to its device's sync policy (nil: the policy is not told).
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening?
+    /// What the result reports of the account's tree besides its changes (`tree`, `explain`).
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout
     /// Icon policy `tree`: updates the delivered numbers after the applied event and returns
     /// the badge updates the server owes (see ``BadgeStream/badgeUpdates(_:total:except:adding:)``).
     static func deliver(
@@ -32,6 +34,14 @@ protocol EventOpDefinition {
     static func deliverPayload(
         _ event: borrowing Event, index: Dictionary<String, Device>.Index, to devices: inout [String: Device], own: Bool
     ) -> Int
+}
+
+/// What a result reports of the account's tree besides its changes, for the ops that read it.
+struct OpReadout {
+    /// For `snapshot`: every shown node, parents before children.
+    var tree: [BadgeState]? = nil
+    /// For `explain`: the marks that make the path show, deepest first.
+    var explain: [MarkRecord]? = nil
 }
 
 extension EventOpDefinition {
@@ -169,9 +179,43 @@ extension Event {
         case .contribute: ContributeOp.happening(self)
         }
     }
+
+    /// What the result reports of `tree` besides its changes (``EventOpDefinition/readout(_:of:)``).
+    func readout(of tree: borrowing BadgeTree) -> OpReadout {
+        switch op {
+        case .push: PushOp.readout(self, of: tree)
+        case .set: SetOp.readout(self, of: tree)
+        case .clear: ClearOp.readout(self, of: tree)
+        case .login: LoginOp.readout(self, of: tree)
+        case .logout: LogoutOp.readout(self, of: tree)
+        case .foreground: ForegroundOp.readout(self, of: tree)
+        case .background: BackgroundOp.readout(self, of: tree)
+        case .appear: AppearOp.readout(self, of: tree)
+        case .disappear: DisappearOp.readout(self, of: tree)
+        case .tick: TickOp.readout(self, of: tree)
+        case .snapshot: SnapshotOp.readout(self, of: tree)
+        case .explain: ExplainOp.readout(self, of: tree)
+        case .reconcile: ReconcileOp.readout(self, of: tree)
+        case .unregister: UnregisterOp.readout(self, of: tree)
+        case .expire: ExpireOp.readout(self, of: tree)
+        case .contribute: ContributeOp.readout(self, of: tree)
+        }
+    }
 }
 
 extension BadgeStream {
+    /// Applies an op that acts on every account of the state, not on the event's own; nil
+    /// when the event acts on its account.
+    mutating func applyToFleet(_ event: borrowing Event, settings: Settings) -> StreamResult.Applying? {
+        switch event.op {
+        case .expire: expireFleet(event, settings: settings)
+        case .reconcile: event.isFleetWide ? reconcileFleet(settings: settings) : nil
+        case .push, .set, .clear, .login, .logout, .foreground, .background, .appear, .disappear, .tick, .snapshot, .explain,
+            .unregister, .contribute:
+            nil
+        }
+    }
+
     /// Updates the delivered numbers after an applied event (icon policy `tree`, see
     /// <doc:EventLines>) and returns the badge updates the server owes: the op's decision
     /// (``EventOpDefinition/deliver(_:index:total:to:own:)``).

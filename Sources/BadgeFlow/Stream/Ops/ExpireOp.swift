@@ -25,6 +25,8 @@ enum ExpireOp: EventOpDefinition {
     /// No device of its own: no sync policy is told.
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { nil }
 
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout { OpReadout() }
+
     /// Each account that had a due mark: every device not showing the new total is owed it
     /// (the event names no device).
     static func deliver(

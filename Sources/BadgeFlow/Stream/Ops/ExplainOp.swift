@@ -17,6 +17,11 @@ enum ExplainOp: EventOpDefinition {
 
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { .other }
 
+    /// The marks that make `path` show, deepest first.
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout {
+        OpReadout(explain: tree.explain(event.path ?? ""))
+    }
+
     /// The device's own app reported (``EventOpDefinition/deliverReported(index:total:to:)``).
     static func deliver(
         _ event: borrowing Event, index: Dictionary<String, Device>.Index?, total: Int,

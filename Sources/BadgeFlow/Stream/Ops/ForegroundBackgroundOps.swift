@@ -11,6 +11,8 @@ enum ForegroundOp: EventOpDefinition {
 
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { .foreground }
 
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout { OpReadout() }
+
     /// The device's own app reported (``EventOpDefinition/deliverReported(index:total:to:)``).
     static func deliver(
         _ event: borrowing Event, index: Dictionary<String, Device>.Index?, total: Int,
@@ -34,6 +36,8 @@ enum BackgroundOp: EventOpDefinition {
     ) -> LineResult { .event(consume event) }
 
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { .background }
+
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout { OpReadout() }
 
     /// The device's own app reported (``EventOpDefinition/deliverReported(index:total:to:)``).
     static func deliver(

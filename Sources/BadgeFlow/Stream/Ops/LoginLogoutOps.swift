@@ -11,6 +11,8 @@ enum LoginOp: EventOpDefinition {
 
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { .login }
 
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout { OpReadout() }
+
     /// The device's own app reported (``EventOpDefinition/deliverReported(index:total:to:)``).
     static func deliver(
         _ event: borrowing Event, index: Dictionary<String, Device>.Index?, total: Int,
@@ -35,6 +37,8 @@ enum LogoutOp: EventOpDefinition {
     ) -> LineResult { .event(consume event) }
 
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { .logout }
+
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout { OpReadout() }
 
     /// The device that logs out is sent 0 when it shows anything, and leaves the account
     /// (its own account keeps it, showing 0: it is not owed the total); every other device

@@ -30,6 +30,8 @@ enum PushOp: EventOpDefinition {
 
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { .push }
 
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout { OpReadout() }
+
     /// A payload whose kind sets the icon (stamped, or sent with aps.badge = icon) delivers
     /// the total to its device, or to every device when it names none; one that does not
     /// leaves the device owed it too.

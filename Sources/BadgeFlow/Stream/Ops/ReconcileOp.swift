@@ -38,6 +38,8 @@ enum ReconcileOp: EventOpDefinition {
 
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { .other }
 
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout { OpReadout() }
+
     /// Every device is sent the total, whatever it was last given; with `badge`, the
     /// device's report is what it was delivered.
     static func deliver(

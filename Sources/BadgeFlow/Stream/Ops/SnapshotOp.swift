@@ -11,6 +11,11 @@ enum SnapshotOp: EventOpDefinition {
 
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { .other }
 
+    /// Every shown node of the account's tree, parents before children.
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout {
+        OpReadout(tree: tree.snapshot())
+    }
+
     /// The device's own app reported (``EventOpDefinition/deliverReported(index:total:to:)``).
     static func deliver(
         _ event: borrowing Event, index: Dictionary<String, Device>.Index?, total: Int,

@@ -19,6 +19,8 @@ enum UnregisterOp: EventOpDefinition {
     /// The sync policy of a device that leaves is not told.
     static func happening(_ event: borrowing Event) -> SyncPolicy.Happening? { nil }
 
+    static func readout(_ event: borrowing Event, of tree: borrowing BadgeTree) -> OpReadout { OpReadout() }
+
     /// The device leaves with nothing sent; every other device is owed the total.
     static func deliver(
         _ event: borrowing Event, index: Dictionary<String, Device>.Index?, total: Int,
