@@ -186,7 +186,7 @@ public struct BadgeStream: Sendable {
     /// applying thread when the line needed them (`--checkpoint-stats`).
     public private(set) var loads: (ahead: Int, inline: Int) = (0, 0)
     /// Set when ``source`` failed to load an account; the event that needed it was rejected.
-    public private(set) var sourceFailure: StateFile.Failure?
+    public internal(set) var sourceFailure: StateFile.Failure?
 
     /// The part of a split state these accounts were loaded from (nil: a whole state);
     /// saved with them (``StatePartition``).
@@ -335,7 +335,7 @@ public struct BadgeStream: Sendable {
         }
     }
 
-    private mutating func noteRejected(_ seq: Int) {
+    mutating func noteRejected(_ seq: Int) {
         rejected += 1
         if firstRejectedSeq == nil { firstRejectedSeq = seq }
     }
@@ -379,8 +379,8 @@ public struct BadgeStream: Sendable {
         // Only scalars are taken from the rules here: copying the RuleSet would retain its
         // arrays once per event, on the same reference counts the workers touch.
         let settings = Settings(icon: rules.icon, maxDisplay: rules.tree.maxDisplay)
-        if event.op == .expire { return expireFleet(event, settings: settings) }
-        if event.op == .reconcile && event.isFleetWide { return reconcileFleet(settings: settings) }
+        // `expire`, a `reconcile` naming no one: applied by their op (`Ops/`).
+        if let fleet = applyToFleet(event, settings: settings) { return fleet }
         // Mutate the account in place in its slot: one hash, no copy of its tree.
         let id = event.accountID
         let index: Int
@@ -414,7 +414,7 @@ public struct BadgeStream: Sendable {
 
     /// Puts the account in slot `index` in ``due`` when its first mark may be due earlier than
     /// the entry it knows of.
-    private mutating func indexDue(_ index: Int) {
+    mutating func indexDue(_ index: Int) {
         guard let time = table.slots[index].account.tree.earliestPendingExpiry else { return }
         if let known = table.slots[index].indexedDue, known <= time { return }
         table.slots[index].indexedDue = time
@@ -423,12 +423,12 @@ public struct BadgeStream: Sendable {
 
     /// Records that the account in slot `index` was used and changed (for eviction, compaction
     /// and checkpoints).
-    private mutating func noteUse(_ index: Int) { table.noteUse(index) }
+    mutating func noteUse(_ index: Int) { table.noteUse(index) }
 
     /// The slot of account `id` in memory: expanded from its compact form, read ahead,
     /// loaded from ``source``, or made empty (`created`). The id is hashed once (or its
     /// `hash` given), for all the tables it is looked up in (``IDIndex``).
-    private mutating func lookUp(
+    mutating func lookUp(
         _ id: String, hash given: Int? = nil
     ) -> Result<(Int, created: Bool), Diagnostic> {
         let hash = given ?? IDIndex.hash(id)
@@ -476,227 +476,6 @@ public struct BadgeStream: Sendable {
         return .success((index, created))
     }
 
-    /// A fleet-wide `expire`: every account with a mark due at or before the event's time
-    /// expires it as if its next event came then (its clock moves up to that time), and
-    /// is listed with its changes and the badge updates it owes, in byte order of account id.
-    private mutating func expireFleet(_ event: borrowing Event, settings: Settings) -> StreamResult.Applying {
-        let time = event.at ?? 0
-        var entries: [ExpiredAccount] = []
-        var seen: Set<String> = []
-        // Stored accounts that may be due join the resident ones (each is looked at once).
-        if let source {
-            do {
-                for id in try source.accountsDue(through: time) { due.insert(id, at: time) }
-            } catch {
-                sourceFailure = error
-                return .rejected(.error(.invalidPath, "the state's due index could not be read: \(error.description)", at: ""))
-            }
-        }
-        while let top = due.first, top.time <= time {
-            due.removeFirst()
-            guard seen.insert(top.account).inserted else { continue }
-            guard case .success(let (index, created)) = lookUp(top.account) else { continue }
-            if created {
-                // Indexed, then gone (not in the state): nothing to expire.
-                table.remove(index)
-                continue
-            }
-            table.slots[index].indexedDue = nil
-            let expiry = table.slots[index].account.tree.expire(through: time)
-            if source != nil && !table.slots[index].account.tree.hasPendingExpiries {
-                // No mark left to expire: the stored due entry goes at the next commit.
-                table.slots[index].dueStale = true
-                if expiry.paths.isEmpty { noteUse(index) }
-            }
-            if !expiry.paths.isEmpty {
-                table.slots[index].account.clock = max(table.slots[index].account.clock, time)
-                let total = table.slots[index].account.tree.total
-                if settings.icon == .payload, let d = expiry.outcome.decrement {
-                    for i in table.slots[index].account.devices.indices {
-                        table.slots[index].account.devices.values[i].payloadIcon = max(
-                            0, table.slots[index].account.devices.values[i].payloadIcon - d.by)
-                    }
-                }
-                let updates =
-                    settings.icon == .tree
-                    ? Self.deliver(event, index: nil, total: total, to: &table.slots[index].account.devices, own: false) : []
-                entries.append(
-                    ExpiredAccount(
-                        account: top.account, expired: expiry.paths, outcome: expiry.outcome, icon: total, badgeUpdates: updates))
-                noteUse(index)
-            }
-            if table.slots[index].account.tree.hasPendingExpiries { indexDue(index) }
-        }
-        entries.sort { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
-        return .applied(
-            StreamResult.Effects(
-                outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: settings.maxDisplay, badgeUpdates: [],
-                expiredPaths: nil, explain: nil, fleet: entries))
-    }
-
-    /// A fleet-wide `reconcile`: every account with a device whose delivered number is not
-    /// its total sends it the total (icon policy `tree`), listed with its badge updates in
-    /// byte order of account id. Accounts in memory are looked at where they are; those only
-    /// in ``source`` are read one at a time, and only those owed something stay (changed).
-    private mutating func reconcileFleet(settings: Settings) -> StreamResult.Applying {
-        var entries: [ExpiredAccount] = []
-        func none() -> StreamResult.Applying {
-            .applied(
-                StreamResult.Effects(
-                    outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: settings.maxDisplay, badgeUpdates: [],
-                    expiredPaths: nil, explain: nil, fleet: []))
-        }
-        // Under icon policy `payload` no number is delivered by the server's count.
-        guard settings.icon == .tree else { return none() }
-        func isStale(_ account: borrowing Account) -> Bool {
-            let total = account.tree.total
-            for device in account.devices.values where device.delivered != total { return true }
-            return false
-        }
-        var owed: [String] = []
-        for slot in table.resident where isStale(slot.account) { owed.append(slot.id) }
-        for id in table.compacted.ids {
-            guard let account = try? table.compacted.account(id, rules: rules) else { continue }
-            if isStale(account) { owed.append(id) }
-        }
-        if let source {
-            var stored: [(String, Account)] = []
-            do {
-                try source.forEachStoredAccount(rules: rules) { (id, account) throws(StateFile.Failure) in
-                    // What memory holds is newer than the store's copy.
-                    guard table.slot(of: id, hash: IDIndex.hash(id)) == nil, !table.compacted.contains(id) else { return }
-                    var account = account
-                    // Numbers an earlier reconcile sent that its row does not hold yet.
-                    if table.holdsDeliveries { _ = table.applyDeliveries(id, to: &account, coming: false) }
-                    guard isStale(account) else { return }
-                    stored.append((id, account))
-                }
-            } catch {
-                sourceFailure = error
-                return .rejected(.error(.invalidPath, "the state's accounts could not be read: \(error.description)", at: ""))
-            }
-            for (id, account) in stored {
-                table.keepForUndo(id, slot: nil, before: nil)
-                _ = table.insert(account, as: id, hash: IDIndex.hash(id), loaded: true)
-                owed.append(id)
-            }
-        }
-        for id in owed {
-            guard case .success(let (index, _)) = lookUp(id) else { continue }
-            let total = table.slots[index].account.tree.total
-            let updates = Self.badgeUpdates(&table.slots[index].account.devices, total: total, except: nil)
-            guard !updates.isEmpty else { continue }
-            entries.append(
-                ExpiredAccount(account: id, expired: [], outcome: .unchanged, icon: total, badgeUpdates: updates))
-            noteUse(index)
-        }
-        entries.sort { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
-        return .applied(
-            StreamResult.Effects(
-                outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: settings.maxDisplay, badgeUpdates: [],
-                expiredPaths: nil, explain: nil, fleet: entries))
-    }
-
-    /// A fleet-wide `reconcile` over a ``source`` (icon policy `tree`), written into `out`
-    /// without holding the fleet: neither its accounts nor the line as values.
-    ///
-    /// Accounts in memory (at most `--max-resident`) are checked where they are; each stored
-    /// account is read once, in byte order of id, and one owed an update leaves only its
-    /// id, devices and new numbers behind (``Deliveries``), which the next checkpoint writes
-    /// into its row in the transaction that records this line's seq. The line is then
-    /// written from both, merged in byte order of id, into a buffer grown once to its size:
-    /// byte-identical to the one built in memory (``apply(_:seq:)``). When the store cannot
-    /// be read, nothing changes and the line is an error.
-    private mutating func reconcileStoredFleet<Counter: ResultCounter>(
-        seq: Int, into out: inout JSONWriter, counting counter: inout Counter
-    ) {
-        guard let source else { return }
-        // The accounts in memory owed something, in byte order of id, with what they would
-        // be sent: worked out on copies of their devices, and applied once the walk succeeded.
-        var inMemory: [ExpiredAccount] = []
-        func owing(_ id: String, _ account: borrowing Account) {
-            let total = account.tree.total
-            var devices = account.devices
-            let updates = Self.badgeUpdates(&devices, total: total, except: nil)
-            if !updates.isEmpty {
-                inMemory.append(ExpiredAccount(account: id, expired: [], outcome: .unchanged, icon: total, badgeUpdates: updates))
-            }
-        }
-        for slot in table.resident { owing(slot.id, slot.account) }
-        for id in table.compacted.ids {
-            guard let account = try? table.compacted.account(id, rules: rules) else { continue }
-            owing(id, account)
-        }
-        inMemory.sort { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
-        // The store first, in full: the numbers owed (a few bytes an account), or an error
-        // line with nothing changed. The line is then written from them and cannot fail.
-        var owed = Deliveries()
-        do throws(StateFile.Failure) {
-            try source.forEachStoredAccount(rules: rules) { (id, account) throws(StateFile.Failure) in
-                // What memory holds is newer than the store's copy.
-                guard table.slot(of: id, hash: IDIndex.hash(id)) == nil, !table.compacted.contains(id) else { return }
-                var account = account
-                // Numbers an earlier reconcile sent that its row does not hold yet.
-                if table.holdsDeliveries { _ = table.applyDeliveries(id, to: &account, coming: false) }
-                let total = account.tree.total
-                let sent = Self.badgeUpdates(&account.devices, total: total, except: nil)
-                if !sent.isEmpty { owed.append(id, sent) }
-            }
-        } catch {
-            sourceFailure = error
-            let d = Diagnostic.error(.invalidPath, "the state's accounts could not be read: \(error.description)", at: "")
-            noteRejected(seq)
-            counter.countRejected(d)
-            ResultLine.error(d, seq: seq, into: &out)
-            return
-        }
-        // Both lists merged in byte order of id; the buffer grown once to the line's size.
-        var bytes: Int = owed.lineBytes + 64
-        for e in inMemory {
-            bytes += e.account.utf8.count + 64
-            for update in e.badgeUpdates { bytes += update.device.utf8.count + 48 }
-        }
-        out.reserve(more: bytes)
-        var entries = 0
-        var updates = 0
-        func write(_ id: String, icon: Int, _ badgeUpdates: [BadgeUpdate]) {
-            ResultLine.reconcileEntry(id, icon: icon, badgeUpdates: badgeUpdates, first: entries == 0, into: &out)
-            entries += 1
-            updates += badgeUpdates.count
-        }
-        ResultLine.reconcileHead(seq: seq, into: &out)
-        var next = 0
-        for i in 0..<owed.count {
-            let id = owed.ids[i]
-            while next < inMemory.count, inMemory[next].account.utf8.lexicographicallyPrecedes(id.utf8) {
-                write(inMemory[next].account, icon: inMemory[next].icon, inMemory[next].badgeUpdates)
-                next += 1
-            }
-            // Every device owed is sent the total: the account's icon.
-            let sent = owed.updates(i)
-            write(id, icon: sent.first?.badge ?? 0, sent)
-        }
-        while next < inMemory.count {
-            write(inMemory[next].account, icon: inMemory[next].icon, inMemory[next].badgeUpdates)
-            next += 1
-        }
-        ResultLine.reconcileTail(into: &out)
-        // The line is written: the accounts in memory take their numbers, the stored ones
-        // wait for the next checkpoint.
-        for e in inMemory {
-            guard case .success(let (index, _)) = lookUp(e.account) else { continue }
-            let total = table.slots[index].account.tree.total
-            _ = Self.badgeUpdates(&table.slots[index].account.devices, total: total, except: nil)
-            noteUse(index)
-        }
-        table.addDeliveries(owed)
-        counter.countApplied(
-            StreamResult.Effects(
-                outcome: .unchanged, icon: 0, sync: nil, tree: nil, maxDisplay: rules.tree.maxDisplay, badgeUpdates: [],
-                expiredPaths: nil, explain: nil, fleet: []))
-        counter.countBadgeUpdates(updates)
-    }
-
     /// The result of an event whose id its account already applied: the usual one with
     /// `"duplicate":true`, no changes and nothing to send (no payload, badge updates or sync).
     private static func duplicate(
@@ -704,12 +483,11 @@ public struct BadgeStream: Sendable {
     ) -> StreamResult.Applying {
         let icon =
             settings.icon == .payload ? (account.devices[event.device]?.payloadIcon ?? account.tree.total) : account.tree.total
-        let tree = event.op == .snapshot ? account.tree.snapshot() : nil
-        let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
+        let readout = event.readout(of: account.tree)
         return .applied(
             StreamResult.Effects(
-                outcome: .unchanged, icon: icon, sync: nil, tree: tree, maxDisplay: settings.maxDisplay, badgeUpdates: [],
-                expiredPaths: nil, explain: explain, duplicate: true))
+                outcome: .unchanged, icon: icon, sync: nil, tree: readout.tree, maxDisplay: settings.maxDisplay, badgeUpdates: [],
+                expiredPaths: nil, explain: readout.explain, duplicate: true))
     }
 
     /// A rejection when the event's account, device or page holds U+0000: a state keeps them
@@ -730,7 +508,7 @@ public struct BadgeStream: Sendable {
     }
 
     /// What applying an event needs from the stream besides the account.
-    private struct Settings {
+    struct Settings {
         let icon: RuleSet.IconPolicy
         let maxDisplay: Int
     }
@@ -755,7 +533,7 @@ public struct BadgeStream: Sendable {
         // An account-level event adds no device, nor does an unregister of a device not there.
         var index: Dictionary<String, Device>.Index? = account.devices.index(forKey: event.device)
         var joined = false
-        if index == nil && !event.isAccountLevel && event.op != .unregister {
+        if index == nil && !event.isAccountLevel && event.op.addsDevice {
             account.devices[event.device] = Device(rules: rules)
             index = account.devices.index(forKey: event.device)
             joined = true
@@ -805,43 +583,34 @@ public struct BadgeStream: Sendable {
             if let d = outcome.decrement {
                 account.devices.values[index].payloadIcon = max(0, account.devices.values[index].payloadIcon - d.by)
             }
-            if event.op == .push, let b = event.badge { account.devices.values[index].payloadIcon = b }
         }
-        let happening: SyncPolicy.Happening?
-        switch event.op {
-        case .login: happening = .login
-        case .logout: happening = .logout
-        case .foreground: happening = .foreground
-        case .background: happening = .background
-        case .appear: happening = .appear(event.page ?? "")
-        case .disappear: happening = .disappear(event.page ?? "")
-        case .push: happening = .push
-        case .tick: happening = .tick
-        case .set, .clear, .snapshot, .explain, .reconcile, .contribute: happening = .other
-        case .unregister, .expire: happening = nil
-        }
+        let happening = event.happening
         var reason: SyncPolicy.Reason? = nil
         if let happening, let index { reason = account.devices.values[index].sync.handle(happening, at: clock) }
         let total = account.tree.total
         // Not `account.icon(_:device:)`: passing the device would copy it (a retain and release
         // of each of its sync policy's sets).
-        let icon = settings.icon == .payload ? (index.map { account.devices.values[$0].payloadIcon } ?? total) : total
+        // The op's delivery decision (`Ops/`): the numbers owed, or the device's own icon.
+        let icon: Int
         var updates: [BadgeUpdate] = []
-        if settings.icon == .tree {
+        switch settings.icon {
+        case .tree:
+            icon = total
             updates = Self.deliver(event, index: index, total: total, to: &account.devices, own: own)
-        } else if let index, event.op == .logout && !own {
-            account.devices.remove(at: index)
-        } else if let index, event.op == .unregister {
-            account.devices.remove(at: index)
+        case .payload:
+            if let index {
+                icon = Self.deliverPayload(event, index: index, to: &account.devices, own: own)
+            } else {
+                icon = total
+            }
         }
-        let tree = event.op == .snapshot ? account.tree.snapshot() : nil
-        let explain = event.op == .explain ? account.tree.explain(event.path ?? "") : nil
+        let readout = event.readout(of: account.tree)
         expiring = account.tree.hasPendingExpiries
         return .applied(
             StreamResult.Effects(
-                outcome: outcome, icon: icon, sync: reason, tree: tree, maxDisplay: settings.maxDisplay,
+                outcome: outcome, icon: icon, sync: reason, tree: readout.tree, maxDisplay: settings.maxDisplay,
                 badgeUpdates: updates, expiredPaths: expiry.flatMap { $0.paths.isEmpty ? nil : $0.paths },
-                explain: explain, change: change))
+                explain: readout.explain, change: change))
     }
 
     /// The rejection the tree would give for `path`, checked without changing it.
@@ -861,59 +630,6 @@ public struct BadgeStream: Sendable {
             : .error(.invalidPath, message, at: "/path")
     }
 
-    /// Updates the delivered numbers after an applied event (icon policy `tree`, see
-    /// <doc:EventLines>) and returns the badge updates the server owes: every device whose
-    /// delivered number is not the account's `total`, in byte order of device id, which then
-    /// count as delivered; a device that logs out is sent 0 when it shows anything.
-    private static func deliver(
-        _ event: borrowing Event, index: Dictionary<String, Device>.Index?, total: Int,
-        to devices: inout [String: Device], own: Bool
-    ) -> [BadgeUpdate] {
-        var except = index
-        var leaving: BadgeUpdate? = nil
-        switch event.op {
-        case .push:
-            if event.kind?.setsIcon ?? true {
-                // The payload (stamped, or sent with aps.badge = icon) sets the icon.
-                if let index {
-                    devices.values[index].delivered = total
-                } else {
-                    for i in devices.indices { devices.values[i].delivered = total }
-                }
-            } else {
-                except = nil
-            }
-        case .reconcile:
-            except = nil
-            if let index, let shown = event.badge {
-                devices.values[index].delivered = shown
-            } else {
-                // Every device is sent the total, whatever it was last given.
-                for i in devices.indices { devices.values[i].delivered = -1 }
-            }
-        case .logout:
-            if let index {
-                if devices.values[index].delivered != 0 { leaving = BadgeUpdate(device: event.device, badge: 0) }
-                if own {
-                    devices.values[index].delivered = 0
-                } else {
-                    devices.remove(at: index)
-                }
-            }
-            except = nil
-            if own, let index {
-                // The device stays in its own account, showing 0: it is not owed the total.
-                return Self.badgeUpdates(&devices, total: total, except: index, adding: leaving)
-            }
-        case .unregister:
-            if let index { devices.remove(at: index) }
-            except = nil
-        default:
-            // The device's own app reported: it set its icon to the total.
-            if let index { devices.values[index].delivered = total }
-        }
-        return Self.badgeUpdates(&devices, total: total, except: except, adding: leaving)
-    }
     /// The expiry's outcome followed by the event's: changes in that order, one decrement
     /// for both (the drops added, the paths merged in byte order). `expired`: the expiry's
     /// marks, listed in the event's decrement too when only the event lowered the total (a
@@ -935,7 +651,7 @@ public struct BadgeStream: Sendable {
 
     /// The devices other than `except` whose delivered number is not `total`, with `adding`,
     /// in byte order of their ids; they then count as delivered.
-    private static func badgeUpdates(
+    static func badgeUpdates(
         _ devices: inout [String: Device], total: Int,
         except: Dictionary<String, Device>.Index?, adding extra: BadgeUpdate? = nil
     ) -> [BadgeUpdate] {

@@ -3,43 +3,6 @@
 /// Making an `Event` depends only on the line and the rules, never on device state, so
 /// lines can be analysed on any thread and applied in order on one.
 public struct Event: Sendable {
-    /// The envelope operations an event line may name in `op` (see <doc:EventLines>).
-    public enum Op: String, Sendable, CaseIterable {
-        /// A payload arrived (a bare payload line, or `{"op":"push","payload":…}`).
-        case push
-        /// Set a dot, or with `count` a number, on `path`.
-        case set
-        /// Clear `path`, or with `force` its whole subtree.
-        case clear
-        /// The user logged in.
-        case login
-        /// The user logged out.
-        case logout
-        /// The app came to the foreground.
-        case foreground
-        /// The app went to the background.
-        case background
-        /// A page became visible.
-        case appear
-        /// A page stopped being visible.
-        case disappear
-        /// Time passed: only the sync interval is checked.
-        case tick
-        /// Report every shown node of the device in `tree`.
-        case snapshot
-        /// Report the marks that make `path` show, in `explain`.
-        case explain
-        /// Re-send every device of the account its number, or (with `badge`) take a device's
-        /// report of what it shows.
-        case reconcile
-        /// Drop a device APNs no longer delivers to (it answered 410), sending it nothing.
-        case unregister
-        /// Time passed for the whole fleet: every account's marks due at `at` expire.
-        case expire
-        /// The account's own contribution setting for `path` (a user's mute), over the rules'.
-        case contribute
-    }
-
     /// What a `contribute` line asks for `path` (its `mode`).
     public enum ContributionSetting: Sendable, Equatable {
         /// The account's own setting: `"count"`, `"dot"` or `"none"`.

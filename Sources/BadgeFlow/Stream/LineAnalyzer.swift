@@ -56,10 +56,8 @@ public final class LineAnalyzer {
             return .rejected(.error(.missingField, "an event needs \"aps\" (a bare payload) or \"op\"", at: "/op"))
         }
         guard let op = Self.op(opValue) else {
-            // The list predates `explain` and stays as it was, so error lines keep their bytes;
-            // ops added since that events may name (`contribute`) come after it.
-            let later: [Event.Op] = [.explain, .reconcile, .unregister, .expire]
-            let ops = Event.Op.allCases.filter { !later.contains($0) }.map(\.rawValue).joined(separator: ", ")
+            // The ops each op's definition says the message names (`Ops/`), in declaration order.
+            let ops = Event.Op.namedWhenUnknown.map(\.rawValue).joined(separator: ", ")
             return .rejected(.error(.unknownOp, "unknown op \(PayloadChecker.describe(opValue)); expected one of \(ops)", at: "/op"))
         }
         var event = Event(op: op)
@@ -106,143 +104,8 @@ public final class LineAnalyzer {
                     .error(.invalidTime, "at must be UNIX seconds or RFC 3339 text, got \(PayloadChecker.describe(t))", at: "/at"))
             }
         }
-        switch op {
-        case .push:
-            guard let payload = root[HashedKey.payload] else {
-                return .rejected(.error(.missingField, "a push needs a \"payload\"", at: "/payload"))
-            }
-            var pushType: String? = nil
-            if let p = root[HashedKey.pushType] {
-                guard p.kind == .string else {
-                    return .rejected(.error(.wrongType, "push-type must be a string, got \(PayloadChecker.describe(p))", at: "/push-type"))
-                }
-                pushType = p.string
-            }
-            // The line's length bounds the payload's compact size: only a line over the
-            // smallest limit has the payload's own bytes found and measured (a byte scan).
-            let size = payload.kind == .object ? line.count : 0
-            let text = size > PayloadLimits.maxBytes ? JSONScanner.memberValue("payload", in: line) : nil
-            return push(
-                payload, aps: payload[HashedKey.aps], size: size, measured: false, text: text, base: "/payload",
-                pushType: pushType, line: line, event)
-        case .set:
-            guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
-            if let c = root[HashedKey.count], !c.isNull {
-                guard c.kind == .int, let n = c.int, n >= 0, n <= Int64(Int32.max) else {
-                    return .rejected(
-                        .error(.wrongType, "count must be an integer from 0 to 2147483647, got \(PayloadChecker.describe(c))", at: "/count")
-                    )
-                }
-                event.action = .set(.literal(Int(n)))
-            } else {
-                event.action = .dot
-            }
-            if let t = root[HashedKey.ttl], !t.isNull {
-                guard t.kind == .int || t.kind == .double, let v = t.number, v.isFinite, v >= 0, !t.intOverflowed else {
-                    return .rejected(
-                        .error(.wrongType, "ttl must be a number of seconds, 0 or more, got \(PayloadChecker.describe(t))", at: "/ttl"))
-                }
-                event.ttl = v
-            }
-            if let o = root[HashedKey.once], !o.isNull {
-                guard o.kind == .string, let token = o.string, !token.isEmpty else {
-                    return .rejected(.error(.wrongType, "once must be a non-empty string, got \(PayloadChecker.describe(o))", at: "/once"))
-                }
-                event.once = token
-            }
-            event.path = path
-        case .clear:
-            guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
-            var force = false
-            if let f = root[HashedKey.force], !f.isNull {
-                guard let b = f.bool else {
-                    return .rejected(.error(.wrongType, "force must be a boolean, got \(PayloadChecker.describe(f))", at: "/force"))
-                }
-                force = b
-            }
-            event.path = path
-            event.action = .clear(force: force)
-        case .explain:
-            guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
-            // Explaining changes nothing, so the tree never sees the path: check it here.
-            if let refused = Self.refusedTreePath(path, root: rules.tree.root) { return .rejected(refused) }
-            event.path = path
-        case .appear, .disappear:
-            guard let p = root[HashedKey.page], p.kind == .string, let page = p.string else {
-                return .rejected(
-                    .error(
-                        root[HashedKey.page] == nil ? .missingField : .wrongType,
-                        "\(op.rawValue) needs a \"page\" string", at: "/page"))
-            }
-            event.page = page
-        case .reconcile:
-            // Naming no account and no device: every account of the state.
-            let fleetWide = root[HashedKey.account] == nil && root[HashedKey.device] == nil
-            if fleetWide, root[HashedKey.badge] != nil {
-                return .rejected(
-                    .error(.invalidValue, "badge is what a device reports it shows: this reconcile names no device", at: "/badge"))
-            }
-            event.isFleetWide = fleetWide
-            if let b = root[HashedKey.badge] {
-                guard b.kind == .int, let n = b.int, !b.intOverflowed else {
-                    return .rejected(
-                        .error(.wrongType, "badge must be an integer, 0 or more, got \(PayloadChecker.describe(b))", at: "/badge"))
-                }
-                guard n >= 0, n <= Int64(Int32.max) else {
-                    return .rejected(.error(.invalidValue, "badge must be from 0 to 2147483647, got \(n)", at: "/badge"))
-                }
-                guard !event.isAccountLevel else {
-                    return .rejected(
-                        .error(.invalidValue, "badge is what a device reports it shows: this reconcile names no device", at: "/badge"))
-                }
-                event.badge = Int(n)
-            }
-        case .expire:
-            // Fleet-wide: it names no account or device, and its time is required.
-            for field in ["account", "device"] where root[field] != nil {
-                return .rejected(
-                    .error(.invalidValue, "expire acts on every account: it must not name \"\(field)\"", at: "/" + field))
-            }
-            guard event.at != nil, let t = root[HashedKey.at] else {
-                return .rejected(.error(.missingField, "expire needs \"at\", the time marks due by then expire", at: "/at"))
-            }
-            event.atText = t.serialized(pretty: false)
-        case .contribute:
-            guard let path = pathField(root, into: &event) else { return rejectedPath(root) }
-            guard let m = root["mode"] else {
-                return .rejected(
-                    .error(.missingField, "contribute needs a \"mode\": \"count\", \"dot\", \"none\" or \"rules\"", at: "/mode"))
-            }
-            let setting: Event.ContributionSetting
-            switch m.kind == .string ? m.string : nil {
-            case "count"?: setting = .mode(.count)
-            case "dot"?: setting = .mode(.dot)
-            case "none"?: setting = .mode(.none)
-            case "rules"?: setting = .rules
-            default:
-                return .rejected(
-                    .error(
-                        .invalidValue, "mode must be \"count\", \"dot\", \"none\" or \"rules\", got \(PayloadChecker.describe(m))",
-                        at: "/mode"))
-            }
-            guard event.account != nil else {
-                return .rejected(
-                    .error(
-                        .invalidValue,
-                        "contribute sets one account's setting: it needs \"account\" (a fleet-wide setting belongs in the rules' contribute)",
-                        at: "/account"))
-            }
-            if let refused = Self.refusedTreePath(path, root: rules.tree.root) { return .rejected(refused) }
-            event.path = path
-            event.setting = setting
-        case .unregister:
-            guard !event.isAccountLevel else {
-                return .rejected(.error(.missingField, "unregister needs the \"device\" APNs answered 410 for", at: "/device"))
-            }
-        case .login, .logout, .foreground, .background, .tick, .snapshot:
-            break
-        }
-        return .event(event)
+        // The op's own fields, read by its definition (`Ops/`).
+        return op.read(root, line: line, by: self, event)
     }
 
     /// Every op's name as bytes, for `op(_:)`.
@@ -261,7 +124,7 @@ public final class LineAnalyzer {
     }
 
     /// The `invalid-path` error at `/path` for a path that is not valid or not under `root`.
-    private static func refusedTreePath(_ path: String, root treeRoot: String) -> Diagnostic? {
+    static func refusedTreePath(_ path: String, root treeRoot: String) -> Diagnostic? {
         do { try BadgePath.validate(path) } catch {
             return .error(.invalidPath, error.description, at: "/path")
         }
@@ -271,12 +134,12 @@ public final class LineAnalyzer {
         return nil
     }
 
-    private func pathField(_ root: JSONRef, into event: inout Event) -> String? {
+    func pathField(_ root: JSONRef, into event: inout Event) -> String? {
         guard let p = root[HashedKey.path], p.kind == .string else { return nil }
         return p.string
     }
 
-    private func rejectedPath(_ root: JSONRef) -> LineResult {
+    func rejectedPath(_ root: JSONRef) -> LineResult {
         guard let p = root[HashedKey.path] else {
             return .rejected(.error(.missingField, "this op needs a \"path\" such as \"root.chat.alice\"", at: "/path"))
         }
@@ -287,7 +150,7 @@ public final class LineAnalyzer {
     /// moves it into the `LineResult`). `aps` is the payload's `aps` member, looked up once
     /// for the checker and the routing.
     @inline(__always)
-    private func push(
+    func push(
         _ payload: JSONRef, aps: JSONRef?, size: Int, measured: Bool, text: UnsafeRawBufferPointer?, base: String,
         pushType: String?, line: UnsafeRawBufferPointer, _ event: consuming Event
     ) -> LineResult {

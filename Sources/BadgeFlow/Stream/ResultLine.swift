@@ -133,7 +133,7 @@ enum ResultLine {
             + JSONWriter.quotedBound(e.path?.utf8.count ?? 0) + JSONWriter.quotedBound(e.page?.utf8.count ?? 0)
         w.writeRun(atMost: 7 + JSONWriter.maxDecimalBytes + 36 + 33 + 8 + 8 + 12 + strings) { o in
             o.fragment(#"{"seq":"#); o.decimal(seq)
-            o.fragment(opFragment(e.op))
+            o.fragment(e.op.resultFragment)
             o.quoted(borrowing: e.device)
             if let account = e.account {
                 o.fragment(#","account":"#); o.quoted(borrowing: account)
@@ -224,83 +224,6 @@ enum ResultLine {
         w.fragment("}\n")
     }
 
-    /// A fleet-wide `expire`: `{"seq":N,"op":"expire","at":T,"accounts":[…]}`, one entry per
-    /// account that had a due mark.
-    static func expire(_ fleet: [ExpiredAccount], at: String, seq: Int, into w: inout JSONWriter) {
-        w.fragment(#"{"seq":"#); w.bareInt(seq)
-        w.fragment(#","op":"expire","at":"#)
-        w.raw(Array(at.utf8))
-        w.fragment(#","accounts":["#)
-        for (i, e) in fleet.enumerated() {
-            w.fragment(i == 0 ? #"{"account":"# : #",{"account":"#)
-            w.bareString(e.account)
-            w.fragment(#","expired":["#)
-            for (j, p) in e.expired.enumerated() {
-                if j > 0 { w.fragment(",") }
-                w.bareString(p)
-            }
-            w.fragment(#"],"changes":["#)
-            states(e.outcome.changes, into: &w)
-            w.fragment("]")
-            if let d = e.outcome.decrement {
-                w.fragment(#","decrement":{"by":"#); w.bareInt(d.by)
-                w.fragment(#","paths":["#)
-                for (j, p) in d.paths.enumerated() {
-                    if j > 0 { w.fragment(",") }
-                    w.bareString(p)
-                }
-                w.fragment("]}")
-            }
-            w.fragment(#","icon":"#); w.bareInt(e.icon)
-            if !e.badgeUpdates.isEmpty {
-                w.fragment(#","badgeUpdates":["#)
-                for (j, u) in e.badgeUpdates.enumerated() {
-                    w.fragment(j == 0 ? #"{"device":"# : #",{"device":"#)
-                    w.bareString(u.device)
-                    w.fragment(#","badge":"#); w.bareInt(u.badge)
-                    w.fragment("}")
-                }
-                w.fragment("]")
-            }
-            w.fragment("}")
-        }
-        w.fragment("]}\n")
-    }
-
-    /// A fleet-wide `reconcile`: `{"seq":N,"op":"reconcile","accounts":[…]}`, one entry per
-    /// account with a device whose delivered number was not its total.
-    static func reconcile(_ fleet: [ExpiredAccount], seq: Int, into w: inout JSONWriter) {
-        reconcileHead(seq: seq, into: &w)
-        for (i, e) in fleet.enumerated() {
-            reconcileEntry(e.account, icon: e.icon, badgeUpdates: e.badgeUpdates, first: i == 0, into: &w)
-        }
-        reconcileTail(into: &w)
-    }
-
-    /// What a fleet-wide `reconcile` line starts with, before its accounts.
-    static func reconcileHead(seq: Int, into w: inout JSONWriter) {
-        w.fragment(#"{"seq":"#); w.bareInt(seq)
-        w.fragment(#","op":"reconcile","accounts":["#)
-    }
-
-    /// One account of a fleet-wide `reconcile` line (`first`: no comma before it).
-    static func reconcileEntry(_ account: String, icon: Int, badgeUpdates: [BadgeUpdate], first: Bool, into w: inout JSONWriter) {
-        w.fragment(first ? #"{"account":"# : #",{"account":"#)
-        w.bareString(account)
-        w.fragment(#","icon":"#); w.bareInt(icon)
-        w.fragment(#","badgeUpdates":["#)
-        for (j, u) in badgeUpdates.enumerated() {
-            w.fragment(j == 0 ? #"{"device":"# : #",{"device":"#)
-            w.bareString(u.device)
-            w.fragment(#","badge":"#); w.bareInt(u.badge)
-            w.fragment("}")
-        }
-        w.fragment("]}")
-    }
-
-    /// What ends a fleet-wide `reconcile` line, after its accounts.
-    static func reconcileTail(into w: inout JSONWriter) { w.fragment("]}\n") }
-
     /// One explained mark: `{"path","count","seq","rule","at","expires"}`; count 0 for a dot,
     /// `seq`, `rule` and `at` null when nothing recorded what set it, `expires` null for never.
     static func record(_ r: MarkRecord, into w: inout JSONWriter) {
@@ -325,28 +248,6 @@ enum ResultLine {
     /// A time in seconds: an integer when it is whole, else a decimal.
     private static func time(_ t: Double, into w: inout JSONWriter) {
         if t == t.rounded() && abs(t) < 1e15 { w.int(Int64(t)) } else { w.double(t) }
-    }
-
-    /// `,"op":"push","device":` and the like: the fixed text between seq and the device id.
-    private static func opFragment(_ op: Event.Op) -> StaticString {
-        switch op {
-        case .push: return #","op":"push","device":"#
-        case .set: return #","op":"set","device":"#
-        case .clear: return #","op":"clear","device":"#
-        case .login: return #","op":"login","device":"#
-        case .logout: return #","op":"logout","device":"#
-        case .foreground: return #","op":"foreground","device":"#
-        case .background: return #","op":"background","device":"#
-        case .appear: return #","op":"appear","device":"#
-        case .disappear: return #","op":"disappear","device":"#
-        case .tick: return #","op":"tick","device":"#
-        case .snapshot: return #","op":"snapshot","device":"#
-        case .explain: return #","op":"explain","device":"#
-        case .reconcile: return #","op":"reconcile","device":"#
-        case .unregister: return #","op":"unregister","device":"#
-        case .expire: return #","op":"expire","device":"#
-        case .contribute: return #","op":"contribute","device":"#
-        }
     }
 
     private static func kindFragment(_ kind: PayloadKind) -> StaticString {
