@@ -1,4 +1,4 @@
-/// What the database of a checkpointing format offers (``SQLiteStore`` and the like):
+/// What the database of a checkpointing format offers (each format's store in its folder):
 /// one protocol over both, so that the read-ahead (``StorePrefetcher``), the commits
 /// (``StoreCheckpointer``) and the forwarding half of ``StateStore``
 /// (``DatabaseStateStore``) are written once.
