@@ -1,7 +1,7 @@
 import ArgumentParser
 import BadgeFlow
 
-/// `badgeflow state`: inspect a state, or convert it between formats (``StateFormat/all``).
+/// `badgeflow state`: inspect a state, or convert it between formats (`StateFormat/all`).
 struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state",

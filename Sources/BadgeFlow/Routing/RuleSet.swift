@@ -57,7 +57,7 @@ public struct RuleSet: Sendable {
     /// for rules built in code.
     private(set) var rowCacheSeed: UInt64?
     /// The seeds of the stored values' checks for these rules, by format name (each
-    /// format's ``StateFormat/rulesSeed``, computed once here); empty for rules built in code.
+    /// format's `StateFormat/rulesSeed`, computed once here); empty for rules built in code.
     private(set) var storeSeeds: [String: UInt64] = [:]
 
     /// Loads and compiles a rules file.

@@ -1,5 +1,5 @@
 /// A long-lived reader of a state that a filter may be writing (a format that can be read
-/// live, ``StateFormat/isLiveReadable``: one with checkpoints): what
+/// live, `StateFormat/isLiveReadable`: one with checkpoints): what
 /// `badgeflow serve` answers its HTTP reads with, in microseconds instead of the
 /// milliseconds of ``StoredAccount/read(state:account:)``, which opens the state per read.
 ///
@@ -14,11 +14,13 @@
 /// A state saved whole at the end of a run is refused: it is never written while one goes on.
 ///
 /// Reads are serialised by a lock (one connection, used by one thread at a time); a read
-/// takes tens of microseconds.
+/// takes tens of microseconds. That lock is why this class is `Sendable`: its only stored
+/// values are the path and two `Locked` boxes, and the open store (not itself `Sendable`)
+/// is reached only inside the lock, by one thread at a time.
 public final class LiveState: Sendable {
     /// What the state's meta said when it was last opened (``refresh()``).
     public struct Figures: Sendable, Equatable {
-        /// The format (``StateFormat/name``).
+        /// The format (`StateFormat/name`).
         public var format: String
         /// The seq of the last committed checkpoint.
         public var seq: Int
@@ -133,7 +135,7 @@ public final class LiveState: Sendable {
     }
 
     /// What changes on disk when a checkpoint commits (the format's
-    /// ``StateFormat/liveStamp``): file sizes, times and inodes, and what else tells one
+    /// `StateFormat/liveStamp`): file sizes, times and inodes, and what else tells one
     /// commit from the next.
     static func stamp(_ path: String) -> [Int64] {
         StateFormat.of(path).liveStamp?(path) ?? []

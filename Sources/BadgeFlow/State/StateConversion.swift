@@ -1,6 +1,6 @@
 /// `badgeflow state convert`: every account of a state written into a new state of another
 /// format, with its rules, its resume point (committed seq and input) when both formats
-/// keep one (``StateFormat/checkpoints``; a JSON state has none), and, for a part of a
+/// keep one (`StateFormat/checkpoints`; a JSON state has none), and, for a part of a
 /// split state, its ``StatePartition`` record.
 ///
 /// A state whose format reads it in batches (``StateStore/streamedAccounts(rules:batch:into:)``:
@@ -65,6 +65,6 @@ package enum StateConversion {
     }
 
     /// Removes what a conversion that failed wrote: what the format of `path` keeps there
-    /// (``StateFormat/remove``).
+    /// (`StateFormat/remove`).
     private static func remove(_ path: String) { StateFormat.of(path).remove(path) }
 }

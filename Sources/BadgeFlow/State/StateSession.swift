@@ -50,7 +50,7 @@ package final class StateSession {
         /// (``StateSession/streamedDigest(name:)``); off when the caller names what it pipes
         /// (`--input-digest`).
         package var digestsStdin = true
-        /// The state's block cache, in bytes (`--block-cache`, ``StateFormat/hasBlockCache``;
+        /// The state's block cache, in bytes (`--block-cache`, `StateFormat/hasBlockCache`;
         /// nil: the default).
         package var blockCacheBytes: Int?
         /// The smallest `--block-cache`.

@@ -13,7 +13,7 @@ import Darwin
 /// order and its rows or keys written into the parts in bounded batches. `merge` takes the
 /// parts' accounts in byte order of id (a k-way merge), so a state that BadgeFlow wrote
 /// comes back byte for byte, or row for row. Each format's split and merge live in its
-/// folder and are its entry's ``StateFormat/split`` and ``StateFormat/merge``.
+/// folder and are its entry's `StateFormat/split` and `StateFormat/merge`.
 public enum StateSplit {
     /// Why a split or merge did not happen.
     public enum Failure: Error, Sendable, CustomStringConvertible {
@@ -34,7 +34,7 @@ public enum StateSplit {
         }
     }
 
-    /// The format of `path` (``StateFormat/of(_:)``, by the path's extension) with its split
+    /// The format of `path` (`StateFormat/of(_:)`, by the path's extension) with its split
     /// and merge.
     static func format(_ path: String) throws(Failure) -> (
         format: StateFormat, split: (String, [String]) throws(Failure) -> Void, merge: ([String], String) throws(Failure) -> Void

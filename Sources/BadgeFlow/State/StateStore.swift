@@ -1,6 +1,6 @@
 /// Where a state lives: the one seam between the filter (and `tree`, `state`) and the state
-/// formats. ``StateFormat/open(path:readOnly:)`` picks the format from the path, in one
-/// place (the registry of formats, ``StateFormat/all``); ``StateSession`` drives a store
+/// formats. `StateFormat/open(path:readOnly:)` picks the format from the path, in one
+/// place (the registry of formats, `StateFormat/all`); ``StateSession`` drives a store
 /// through a filter run.
 ///
 /// A format either commits checkpoints while a filter runs and keeps a resume point
@@ -90,7 +90,7 @@ package protocol StateStore: AnyObject {
     func close()
 
     /// Sets the memory the format caches the database's blocks in to `bytes`; false when
-    /// the format has no such cache (``StateFormat/hasBlockCache``: `filter --block-cache`).
+    /// the format has no such cache (`StateFormat/hasBlockCache`: `filter --block-cache`).
     func setBlockCache(bytes: Int) -> Bool
 }
 
@@ -168,7 +168,7 @@ package struct ResumePoint: Sendable, Equatable {
 
 /// What `state info` prints about a state.
 package struct StateInfo: Sendable, Equatable {
-    /// The format (``StateFormat/name``).
+    /// The format (`StateFormat/name`).
     package var format: String
     /// The version line (`2`, `2 (schema 2)`).
     package var version: String

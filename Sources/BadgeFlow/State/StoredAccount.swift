@@ -34,7 +34,7 @@ public struct StoredAccount: Sendable, Equatable {
             && a.contributions.map(\.mode) == b.contributions.map(\.mode)
     }
 
-    /// Reads `account` from the state at `path` (of any format, ``StateFormat/of(_:)``), with the rules the
+    /// Reads `account` from the state at `path` (of any format, `StateFormat/of(_:)`), with the rules the
     /// state recorded (the built-in ones when it recorded none).
     ///
     /// - Returns: the account, or nil when the state does not hold it (a missing JSON file

@@ -1,5 +1,5 @@
 /// Where a ``BadgeStream`` finds accounts it does not hold: a state store that loads them
-/// on first use (the stores of the formats that checkpoint, ``StateFormat/checkpoints``).
+/// on first use (the stores of the formats that checkpoint, `StateFormat/checkpoints`).
 ///
 /// Called on the thread that applies events, one call at a time.
 public protocol AccountSource: AnyObject, Sendable {

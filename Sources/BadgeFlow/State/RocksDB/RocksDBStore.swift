@@ -306,34 +306,46 @@ package final class RocksDBStore: AccountSource, @unchecked Sendable {
         guard st.st_size > 0 else { throw StateFormat.emptyFile(path, "empty file \(manifest)") }
         guard let dir = opendir(path) else { return }
         defer { closedir(dir) }
+        var empty: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasSuffix(".sst"), stat(path + "/" + name, &st) == 0, st.st_size == 0, !isOrphan(name, in: path) {
-                throw StateFormat.emptyFile(path, "empty file \(name)")
-            }
+            if name.hasSuffix(".sst"), stat(path + "/" + name, &st) == 0, st.st_size == 0 { empty.append(name) }
+        }
+        guard !empty.isEmpty else { return }
+        // Unless a read-only open names the database's live files, every empty one counts.
+        let live = liveFiles(path) ?? Set(empty)
+        if let named = empty.sorted().first(where: live.contains) {
+            throw StateFormat.emptyFile(path, "empty file \(named)")
         }
     }
 
-    /// Whether the table file `name` is not one of the database's live files (an orphan of a
-    /// flush cut short), asked of a read-only open, which changes nothing in the folder. When
-    /// that open fails, the file counts as live.
-    private static func isOrphan(_ name: String, in path: String) -> Bool {
+    /// The names of the database's live table files (`000011.sst`), asked of a read-only open
+    /// with the store's quiet logging (it changes nothing in the folder), tried again as
+    /// ``open()`` does when a compaction removes a file under it; nil when it cannot open.
+    private static func liveFiles(_ path: String) -> Set<String>? {
         let options = rocksdb_options_create()
         defer { rocksdb_options_destroy(options) }
-        var error: UnsafeMutablePointer<CChar>?
-        guard let db = rocksdb_open_for_read_only(options, path, 0, &error) else {
-            if let error { rocksdb_free(error) }
-            return false
+        rocksdb_options_set_info_log_level(options, 5)
+        rocksdb_options_set_keep_log_file_num(options, 2)
+        for attempt in 0..<5 {
+            var error: UnsafeMutablePointer<CChar>?
+            guard let db = rocksdb_open_for_read_only(options, path, 0, &error) else {
+                if let error { rocksdb_free(error) }
+                if attempt < 4 { usleep(20_000) }
+                continue
+            }
+            defer { rocksdb_close(db) }
+            guard let live = rocksdb_livefiles(db) else { return nil }
+            defer { rocksdb_livefiles_destroy(live) }
+            var names = Set<String>()
+            for i in 0..<rocksdb_livefiles_count(live) {
+                // Live file names are given as "/000011.sst".
+                guard let name = rocksdb_livefiles_name(live, i) else { continue }
+                if let last = String(cString: name).split(separator: "/").last { names.insert(String(last)) }
+            }
+            return names
         }
-        defer { rocksdb_close(db) }
-        guard let live = rocksdb_livefiles(db) else { return false }
-        defer { rocksdb_livefiles_destroy(live) }
-        for i in 0..<rocksdb_livefiles_count(live) {
-            // Live file names are given as "/000011.sst".
-            guard let liveName = rocksdb_livefiles_name(live, i) else { continue }
-            if String(cString: liveName).split(separator: "/").last.map(String.init) == name { return false }
-        }
-        return true
+        return nil
     }
 
     private func open() throws(StateFile.Failure) {

@@ -107,7 +107,7 @@ package final class SQLiteStore: AccountSource, @unchecked Sendable {
             if !FileIO.exists(path) {
                 // Made beside it and renamed into place once its tables are committed: a
                 // filter killed while it creates the database leaves no empty file, which
-                // would not be a state (``StateFormat/refuseEmptyFile(_:)``).
+                // would not be a state (`StateFormat/refuseEmptyFile(_:)`).
                 let temp = path + ".new-\(getpid())"
                 unlink(temp)
                 do throws(StateFile.Failure) { try open(temp, readOnly: false) } catch {
