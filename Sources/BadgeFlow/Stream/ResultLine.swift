@@ -160,6 +160,34 @@ enum ResultLine {
         }
     }
 
+    /// `,"decrement":{"by","paths"}` when there is one, `,"icon":N`, and `,"badgeUpdates":[…]`
+    /// when a device is owed a number: what an event's result and each account of a
+    /// fleet-wide `expire` write alike.
+    static func decrementIconAndUpdates(
+        _ decrement: Decrement?, icon: Int, _ updates: [BadgeUpdate], into w: inout JSONWriter
+    ) {
+        if let d = decrement {
+            w.fragment(#","decrement":{"by":"#); w.bareInt(d.by)
+            w.fragment(#","paths":["#)
+            for (i, p) in d.paths.enumerated() {
+                if i > 0 { w.fragment(",") }
+                w.bareString(p)
+            }
+            w.fragment("]}")
+        }
+        w.fragment(#","icon":"#); w.bareInt(icon)
+        if !updates.isEmpty {
+            w.fragment(#","badgeUpdates":["#)
+            for (i, u) in updates.enumerated() {
+                w.fragment(i == 0 ? #"{"device":"# : #",{"device":"#)
+                w.bareString(u.device)
+                w.fragment(#","badge":"#); w.bareInt(u.badge)
+                w.fragment("}")
+            }
+            w.fragment("]")
+        }
+    }
+
     /// `]`, decrement, icon, badgeUpdates, sync, payload, warnings, tree, explain and the end.
     private static func tail(_ e: borrowing Event, _ a: borrowing StreamResult.Effects, into w: inout JSONWriter) {
         // The usual tail (no decrement, updates, payload, warnings, tree or explain): icon,
@@ -176,26 +204,7 @@ enum ResultLine {
             return
         }
         w.fragment("]")
-        if let d = a.outcome.decrement {
-            w.fragment(#","decrement":{"by":"#); w.bareInt(d.by)
-            w.fragment(#","paths":["#)
-            for (i, p) in d.paths.enumerated() {
-                if i > 0 { w.fragment(",") }
-                w.bareString(p)
-            }
-            w.fragment("]}")
-        }
-        w.fragment(#","icon":"#); w.bareInt(a.icon)
-        if !a.badgeUpdates.isEmpty {
-            w.fragment(#","badgeUpdates":["#)
-            for (i, u) in a.badgeUpdates.enumerated() {
-                w.fragment(i == 0 ? #"{"device":"# : #",{"device":"#)
-                w.bareString(u.device)
-                w.fragment(#","badge":"#); w.bareInt(u.badge)
-                w.fragment("}")
-            }
-            w.fragment("]")
-        }
+        decrementIconAndUpdates(a.outcome.decrement, icon: a.icon, a.badgeUpdates, into: &w)
         if let sync = a.sync {
             w.fragment(syncFragment(sync))
         }

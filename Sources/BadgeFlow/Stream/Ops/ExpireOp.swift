@@ -119,26 +119,7 @@ extension ResultLine {
             w.fragment(#"],"changes":["#)
             states(e.outcome.changes, into: &w)
             w.fragment("]")
-            if let d = e.outcome.decrement {
-                w.fragment(#","decrement":{"by":"#); w.bareInt(d.by)
-                w.fragment(#","paths":["#)
-                for (j, p) in d.paths.enumerated() {
-                    if j > 0 { w.fragment(",") }
-                    w.bareString(p)
-                }
-                w.fragment("]}")
-            }
-            w.fragment(#","icon":"#); w.bareInt(e.icon)
-            if !e.badgeUpdates.isEmpty {
-                w.fragment(#","badgeUpdates":["#)
-                for (j, u) in e.badgeUpdates.enumerated() {
-                    w.fragment(j == 0 ? #"{"device":"# : #",{"device":"#)
-                    w.bareString(u.device)
-                    w.fragment(#","badge":"#); w.bareInt(u.badge)
-                    w.fragment("}")
-                }
-                w.fragment("]")
-            }
+            decrementIconAndUpdates(e.outcome.decrement, icon: e.icon, e.badgeUpdates, into: &w)
             w.fragment("}")
         }
         w.fragment("]}\n")
