@@ -4,8 +4,8 @@
 /// milliseconds of ``StoredAccount/read(state:account:)``, which opens the state per read.
 ///
 /// The state stays open read-only. ``refresh()``, called by its owner (at most every
-/// checkpoint interval), looks at the state's files (a few `stat` calls) and, when a
-/// checkpoint has been committed since, opens the state again and swaps the new handle in;
+/// checkpoint interval), looks at the state's files (a few `stat` calls) and the store's
+/// change counter (SQLite's `data_version`), and, when a checkpoint has been committed since, opens the state again and swaps the new handle in;
 /// reads go on from the old one meanwhile, so they never wait for an open. A read sees the
 /// last checkpoint committed when the state was opened, or a later one (a format whose reads
 /// are transactions of their own), never a torn account; the meta (``Figures``: seq, counts)
@@ -39,6 +39,8 @@ public final class LiveState: Sendable {
         let rules: RuleSet
         let figures: Figures
         let stamp: [Int64]
+        /// The store's change counter when it was opened (nil: its files tell).
+        let counter: Int64?
 
         init(path: String, stamp: [Int64], reopens: Int) throws(StateFile.Failure) {
             let store = try StateFormat.open(path: path, readOnly: true)
@@ -54,6 +56,7 @@ public final class LiveState: Sendable {
             }
             self.store = store
             self.stamp = stamp
+            counter = store.changeCounter()
         }
 
         deinit { store.close() }
@@ -108,7 +111,9 @@ public final class LiveState: Sendable {
         let result: Result<Bool, StateFile.Failure> = refreshing.withLock { _ in
             let stamp = Self.stamp(path)
             guard let old = lock.withLock({ $0 }) else { return .success(false) }
-            guard stamp != old.stamp else { return .success(false) }
+            // Read on the open connection, under the lock that serialises its use.
+            let counter = lock.withLock { $0?.store.changeCounter() }
+            guard stamp != old.stamp || counter != old.counter else { return .success(false) }
             do throws(StateFile.Failure) {
                 let next = try Generation(path: path, stamp: stamp, reopens: old.figures.reopens + 1)
                 // The old handle closes when the last reference goes, outside the lock.

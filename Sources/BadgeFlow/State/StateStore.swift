@@ -92,6 +92,11 @@ package protocol StateStore: AnyObject {
     /// Sets the memory the format caches the database's blocks in to `bytes`; false when
     /// the format has no such cache (`StateFormat/hasBlockCache`: `filter --block-cache`).
     func setBlockCache(bytes: Int) -> Bool
+
+    /// A number that moves whenever another connection commits to this state and only then,
+    /// read on this store's own connection (SQLite's `data_version`); nil for a format whose
+    /// files tell it (``LiveState`` stamps them).
+    func changeCounter() -> Int64?
 }
 
 extension StateStore {
@@ -182,4 +187,9 @@ package struct StateInfo: Sendable, Equatable {
     package var partition: StatePartition? = nil
     /// The inputs applied and whether the seq is a queue offset.
     package var records = StateRecords()
+}
+
+extension StateStore {
+    /// Nil: the state's files tell a live reader that a checkpoint was committed.
+    package func changeCounter() -> Int64? { nil }
 }

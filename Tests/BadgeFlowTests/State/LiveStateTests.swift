@@ -1,4 +1,5 @@
 import BadgeFlowTestSupport
+import Foundation
 import Testing
 
 @testable import BadgeFlow
@@ -57,6 +58,37 @@ import Testing
 
         live.close()
         #expect(throws: StateFile.Failure.self) { try live.account("A") }
+    }
+
+    /// SQLite holds a POSIX lock on `-shm` for as long as it maps the file; a process that
+    /// opens and closes the file itself drops that lock (POSIX locks belong to the process),
+    /// and another process may then shrink the file under the mapping: the next read is a
+    /// SIGBUS (seen once in `badgeflow-serve`'s tests while `state get` ran beside it). After
+    /// refreshes, the reader's process still holds its lock on `-shm`.
+    @Test func refreshingKeepsSQLitesLockOnTheWALIndex() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("s.sqlite")
+        var stream = BadgeStream(rules: .builtIn)
+        stream.tracksChanges = true
+        Self.push(&stream, 1, account: "A", device: "d1", thread: "c1")
+        let writer = try SQLiteStore(path: path)
+        try writer.recordRules(.builtIn)
+        try writer.checkpoint(&stream, seq: 1, input: "stdin")
+        writer.close()
+
+        let live = try LiveState(path: path)
+        defer { live.close() }
+        #expect(try live.account("A")?.total == 1)
+        for _ in 0..<3 { _ = try live.refresh() }
+        #expect(try live.account("A")?.total == 1)
+        let inode = try #require(try FileManager.default.attributesOfItem(atPath: path + "-shm")[.systemFileNumber] as? UInt64)
+        let pid = ProcessInfo.processInfo.processIdentifier
+        // /proc/locks: "1: POSIX  ADVISORY  READ 4242 fd:01:1234567 128 128".
+        let locks = try String(contentsOfFile: "/proc/locks", encoding: .utf8).split(separator: "\n").filter { line in
+            let f = line.split(separator: " ")
+            return f.count > 5 && f[1] == "POSIX" && f[4] == "\(pid)" && f[5].hasSuffix(":\(inode)")
+        }
+        #expect(!locks.isEmpty, "no POSIX lock of this process on s.sqlite-shm after refresh()")
     }
 
     @Test func aJSONStateIsRefusedWithTheReason() throws {

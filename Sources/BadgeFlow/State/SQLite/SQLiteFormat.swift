@@ -19,28 +19,19 @@ extension StateFormat {
 
 extension SQLiteStateStore {
     /// What changes on disk when a checkpoint commits: the sizes, times and inodes of the
-    /// database and its WAL, and the WAL index's header.
+    /// database and its WAL (`stat` only).
     ///
     /// A live reader (``LiveState``) of an SQLite state (WAL) makes each read its own read
     /// transaction on the open connection, so it sees the last committed checkpoint; the
-    /// meta and the recorded rules are read again when this stamp changes.
+    /// meta and the recorded rules are read again when this stamp or the connection's
+    /// `data_version` (``SQLiteStateStore/changeCounter()``) changes. The stamp never opens a
+    /// file of the database: closing a descriptor drops every POSIX lock the process holds on
+    /// that file, SQLite's own included, and a process that dropped its lock on `-shm` may
+    /// see another process shrink the file under its mapping (SIGBUS).
     static func liveStamp(_ path: String) -> [Int64] {
         var out: [Int64] = []
         StateFormat.addStamp(path, to: &out)
         StateFormat.addStamp(path + "-wal", to: &out)
-        // The WAL index's header (in `-shm`, which SQLite maps shared, so a read sees it
-        // as it stands): its change counter moves with every commit, also when the file
-        // times do not (they tick every few milliseconds) and the WAL restarts at the
-        // same size.
-        let fd = open(path + "-shm", O_RDONLY)
-        if fd >= 0 {
-            var header = [UInt8](repeating: 0, count: 48)
-            let n = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-            closeDescriptor(fd)
-            for i in stride(from: 0, to: max(n, 0) & ~7, by: 8) {
-                out.append(header.withUnsafeBytes { Int64(bitPattern: $0.loadUnaligned(fromByteOffset: i, as: UInt64.self)) })
-            }
-        }
         return out
     }
 
@@ -53,4 +44,3 @@ extension SQLiteStateStore {
 }
 
 /// `close(2)` (inside ``SQLiteStateStore`` the name is its method's).
-private func closeDescriptor(_ fd: Int32) { _ = close(fd) }

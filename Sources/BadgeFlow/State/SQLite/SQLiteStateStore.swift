@@ -30,6 +30,9 @@ package final class SQLiteStateStore: DatabaseStateStore {
         store = try SQLiteStore(path: path, readOnly: readOnly)
     }
 
+    /// SQLite's `data_version` on this store's connection (``SQLiteStore/dataVersion()``).
+    package func changeCounter() -> Int64? { store.dataVersion() }
+
     package func info() throws(StateFile.Failure) -> StateInfo {
         try StateInfo(
             format: Self.name, version: "\(store.meta["version"] ?? String(StateFile.version)) (schema \(store.meta["schema"] ?? "?"))",

@@ -198,6 +198,16 @@ package final class SQLiteStore: AccountSource, @unchecked Sendable {
     private func exec(_ sql: String) throws(StateFile.Failure) { try connection().exec(sql) }
 
     /// A statement kept until the store closes.
+    /// `PRAGMA data_version` on this connection: it moves whenever another connection
+    /// commits (a filter's checkpoint), and only then; nil when the database is closed or
+    /// the pragma fails. Values compare only with earlier ones of the same connection.
+    func dataVersion() -> Int64? {
+        guard let db, let rows = try? db.prepare("PRAGMA data_version") else { return nil }
+        defer { rows.close() }
+        guard (try? rows.step(or: "cannot read data_version")) == true else { return nil }
+        return rows.int64(0)
+    }
+
     private func prepare(_ sql: String) throws(StateFile.Failure) -> SQLiteStatement {
         try connection().prepare(sql, persistent: true, failing: "not a BadgeFlow state database (cannot prepare \(sql.prefix(40)))")
     }
