@@ -216,23 +216,24 @@ struct FilterCommand: TakesManyInputs {
                 sources.filter { $0 != "-" }.compactMap { path in InputDigest.of(path: path).map { (name: path, digest: $0) } }
                 + stdinFile + inputDigest.map(Self.digestAndName)
         }
-        let session: StateSession
+        // The one owner of the run's lock, state, connections and threads; closed in one
+        // order when run() returns, whichever way.
+        let pipeline: FilterPipeline
         do {
-            session = try StateSession(
+            pipeline = try FilterPipeline(
                 state: state, rules: try rules.load(), rulesGiven: rules.given, input: StateSession.identity(of: sources),
                 options: options, notice: Console.error)
         } catch let failure as StateSession.Failure {
             throw Self.exit(failure)
         }
-        // Held until run() returns, whichever way.
-        defer { session.releaseLock() }
+        defer { pipeline.close() }
         let out: OutputFile
         do { out = try resultsFile.map { path throws(OutputFile.Failure) in try OutputFile(path) } ?? OutputFile() } catch {
             Console.error("badgeflow: error: \(error.description)")
             throw Exit.io
         }
         let run = FilterRun(
-            session: session, output: FilterRun.write(to: out.fd), outputName: resultsFile ?? "stdout",
+            pipeline: pipeline, output: FilterRun.write(to: out.fd), outputName: resultsFile ?? "stdout",
             metrics: metrics.map { MetricsFile(path: $0, period: checkpoint, warning: Console.error) }, message: Console.error)
         // --metrics: written once now, so an unwritable FILE is found before any line.
         do { try run.writeInitialMetrics() } catch {
@@ -245,7 +246,7 @@ struct FilterCommand: TakesManyInputs {
         // Per-line flushing wants each line answered at once: one thread, batches of one.
         let flushEachLine = lineBuffered || outputIsTerminal
         do throws(StateSession.Failure) {
-            _ = try session.start(jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online), linesPerBatch: flushEachLine ? 1 : 2048)
+            try pipeline.start(jobs: flushEachLine ? 1 : (jobs ?? ProcessorCount.online), linesPerBatch: flushEachLine ? 1 : 2048)
         } catch {
             throw Self.exit(error)
         }
@@ -257,10 +258,10 @@ struct FilterCommand: TakesManyInputs {
             let results = out.results(name: resultsFile ?? "stdout", isFile: resultsFile != nil)
             outcome = try run.run(sources, progress: total > 0 ? Progress(totalBytes: total) : nil, results: results)
         } catch {
-            if error.kind == .state { printStats(session) }
+            if error.kind == .state { printStats(pipeline) }
             throw Self.exit(error)
         }
-        printStats(session)
+        printStats(pipeline)
         if let metricsError = outcome.metricsError { Console.error("badgeflow: error: \(metricsError)") }
         if let writeError = outcome.writeError {
             out.discard()
@@ -278,9 +279,9 @@ struct FilterCommand: TakesManyInputs {
         // The reader went away (`| head`): stop quietly, as a process killed by SIGPIPE would.
         if outcome.brokenPipe { throw ExitCode(Signals.status(System.brokenPipeSignal)) }
         if outcome.inputFailed || outcome.metricsError != nil { throw Exit.io }
-        let rejected = session.filter.stream.rejected
+        let rejected = pipeline.filter.stream.rejected
         if strict && rejected > 0 {
-            let first = session.filter.stream.firstRejectedSeq.map { "; the first at seq \($0)" } ?? ""
+            let first = pipeline.filter.stream.firstRejectedSeq.map { "; the first at seq \($0)" } ?? ""
             Console.error("badgeflow: --strict: \(rejected) line\(rejected == 1 ? "" : "s") rejected\(first)")
             throw Exit.rejected
         }
@@ -293,9 +294,9 @@ struct FilterCommand: TakesManyInputs {
     }
 
     /// `--checkpoint-stats`, for a state with checkpoints.
-    private func printStats(_ session: StateSession) {
-        guard checkpointStats, let store = session.store, type(of: store).checkpoints else { return }
-        Console.error("badgeflow: \(session.currentStats.summary)")
+    private func printStats(_ pipeline: FilterPipeline) {
+        guard checkpointStats, let store = pipeline.store, type(of: store).checkpoints else { return }
+        Console.error("badgeflow: \(pipeline.currentStats.summary)")
     }
 
     /// The exit of a session's failure, after its message.

@@ -11,24 +11,26 @@ package protocol FilterProgress: AnyObject {
 }
 
 /// One `badgeflow filter` run over its inputs: the loop that reads each INPUT, feeds the
-/// lines to the session's ``ParallelFilter``, writes the results, keeps a live stream going
-/// while no input comes, writes `--metrics`, and ends the ``StateSession``.
+/// lines to the pipeline's ``ParallelFilter``, writes the results, keeps a live stream going
+/// while no input comes, writes `--metrics`, and finishes the ``FilterPipeline``.
 ///
 /// What it does, in order:
 /// - each INPUT is opened (`-`: ``stdin``); one that cannot be, or that is compressed
 ///   (``CompressedInput``), is reported and passed over (``Outcome/inputFailed``);
-/// - `--resume` by count passes over the session's ``StateSession/skipLines`` first lines,
+/// - `--resume` by count passes over the pipeline's ``FilterPipeline/skipLines`` first lines,
 ///   and says so when the input ended before them;
 /// - each applied batch goes out in one call of `output`; a failed write closes the output:
 ///   reading stops, `EPIPE` (the reader went away) apart from any other error;
-/// - while no input is ready, the results held back go out, the session commits an idle
+/// - while no input is ready, the results held back go out, the pipeline commits an idle
 ///   checkpoint when one is due and waits for it, and the metrics are written when their
 ///   period has passed or a commit finished;
 /// - at the end (also after a signal: ``receivedSignal``), the last results go out, the
-///   session closes with the results file, and the metrics are written a last time.
+///   pipeline finishes with the results file (the last save, then its threads, connections
+///   and store closed: ``FilterPipeline/finish(_:writeError:outputClosed:)``), and the
+///   metrics are written a last time.
 ///
 /// The caller keeps what depends on the command line and the terminal: options, the
-/// session's making and ``StateSession/start(jobs:linesPerBatch:)``, the progress bar, the
+/// pipeline's making and ``FilterPipeline/start(jobs:linesPerBatch:)``, its ``FilterPipeline/close()``, the progress bar, the
 /// messages of a failure and the exit status.
 package final class FilterRun {
     /// How a run ended, for the exit status.
@@ -40,7 +42,7 @@ package final class FilterRun {
         package var writeError: String?
         /// The reader of the results went away (`EPIPE`): the run stopped quietly.
         package var brokenPipe = false
-        /// The session put the results file in place (else the caller commits it).
+        /// The pipeline put the results file in place (else the caller commits it).
         package var resultsInPlace = false
         /// Why the last metrics write failed (nil: it did, or there are no metrics).
         package var metricsError: String?
@@ -52,8 +54,8 @@ package final class FilterRun {
     /// Lines between two calls of ``FilterProgress/check(lines:)``.
     package static let progressLines = 1024
 
-    /// The session the run drives (started).
-    package let session: StateSession
+    /// The pipeline the run drives (started).
+    package let pipeline: FilterPipeline
     /// The descriptor `-` reads (stdin; tests pass a pipe).
     package let stdin: Int32
     private let output: (UnsafeRawBufferPointer) -> Int32
@@ -62,10 +64,10 @@ package final class FilterRun {
     private let clock: () -> Double
     private let message: (String) -> Void
 
-    /// Creates a run of `session`.
+    /// Creates a run of `pipeline`.
     ///
     /// - Parameters:
-    ///   - session: the session; ``run(_:progress:results:)`` wants it started.
+    ///   - pipeline: the pipeline; ``run(_:progress:results:)`` wants it started.
     ///   - output: writes all of a batch's result bytes; returns 0, or the `errno` of the
     ///     failure (``write(to:)`` writes to a descriptor).
     ///   - outputName: what messages call the output (`stdout`, the `-o` path).
@@ -74,10 +76,10 @@ package final class FilterRun {
     ///   - clock: monotonic seconds, for the metrics' period (tests pass their own).
     ///   - message: receives each line for stderr (an INPUT that cannot be read, a notice).
     package init(
-        session: StateSession, output: @escaping (UnsafeRawBufferPointer) -> Int32, outputName: String, metrics: MetricsFile? = nil,
+        pipeline: FilterPipeline, output: @escaping (UnsafeRawBufferPointer) -> Int32, outputName: String, metrics: MetricsFile? = nil,
         stdin: Int32 = 0, clock: @escaping () -> Double = StateSession.monotonic, message: @escaping (String) -> Void
     ) {
-        self.session = session
+        self.pipeline = pipeline
         self.output = output
         self.outputName = outputName
         self.metrics = metrics
@@ -102,37 +104,37 @@ package final class FilterRun {
     }
 
     /// Writes the metrics as they stand before any line: the state's committed seq and
-    /// accounts. Called before the session starts, so an unwritable FILE is found at once.
+    /// accounts. Called before the pipeline starts, so an unwritable FILE is found at once.
     ///
     /// - Throws: `FileIO.Failure` when the file cannot be written.
     package func writeInitialMetrics() throws(FileIO.Failure) {
         guard let metrics else { return }
         var initial = FilterMetrics()
-        let stats = session.currentStats
+        let stats = pipeline.currentStats
         (initial.accountsStored, initial.committedSeq) = (stats.storedAccounts ?? 0, stats.committedSeq)
         try metrics.write(initial, now: clock())
     }
 
     /// Reads `sources` in order (`-`: ``stdin``) to their end, the output's closing, a state
-    /// error or a signal, then ends the session with `results`; `progress` (nil: none) is
+    /// error or a signal, then finishes the pipeline with `results`; `progress` (nil: none) is
     /// told of each file and every ``progressLines`` lines.
     ///
-    /// - Throws: the session's ``StateSession/Failure`` when the state cannot be committed
+    /// - Throws: the pipeline's ``StateSession/Failure`` when the state cannot be committed
     ///   or saved, or `results` cannot be put in place.
     package func run(
         _ sources: [String], progress: (any FilterProgress)? = nil, results: StateSession.Results
     ) throws(StateSession.Failure) -> Outcome {
-        let session = session, filter = session.filter, metrics = metrics, clock = clock, message = message
+        let pipeline = self.pipeline, filter = pipeline.filter, metrics = metrics, clock = clock, message = message
         let output = output, outputName = outputName
         var outcome = Outcome()
-        var skip = session.skipLines
+        var skip = pipeline.skipLines
         // --metrics: the filter counts its results; lines read and the state's figures (the
         // session's stats; a JSON state's accounts as loaded, then as saved) are added.
         if metrics != nil { filter.metrics = FilterMetrics() }
-        var savedAccounts = session.store.map { type(of: $0).checkpoints ? 0 : session.currentStats.residentAccounts } ?? 0
+        var savedAccounts = pipeline.store.map { type(of: $0).checkpoints ? 0 : pipeline.currentStats.residentAccounts } ?? 0
         func gatherMetrics() -> FilterMetrics {
             var m = filter.metrics ?? FilterMetrics()
-            let stats = session.currentStats
+            let stats = pipeline.currentStats
             m.linesRead = filter.seq - skip
             m.checkpoints = stats.checkpoints
             m.longestCheckpointPause = stats.longestPause
@@ -169,27 +171,27 @@ package final class FilterRun {
                 } else {
                     outcome.writeError = "\(outputName): cannot write: \(System.errorMessage(failure))"
                 }
-                session.outputFailed()
+                pipeline.outputFailed()
                 reading = false
                 return
             }
-            session.batchWritten()
-            if session.failed { reading = false }
+            pipeline.batchWritten()
+            if pipeline.failed { reading = false }
         }
         // A live stream: once no input is ready, the results held back go out now, and a
         // state with checkpoints commits them when one is due, whether or not a line comes.
         let idle: () -> Int32 = {
             if outputClosed { return -1 }
-            let committed = metrics == nil ? 0 : session.currentStats.committedSeq
+            let committed = metrics == nil ? 0 : pipeline.currentStats.committedSeq
             flushingIdle = true
             filter.finish(output: write)
             flushingIdle = false
-            var next = session.idle()
-            if session.failed { reading = false }
+            var next = pipeline.idle()
+            if pipeline.failed { reading = false }
             // Metrics: written while idle too, and woken up for the next one; at once when a
             // commit finished (the idle wait for it: the figures are what `state info` shows).
             if let metrics {
-                metrics.writeIfDue(now: clock(), force: session.currentStats.committedSeq != committed, gatherMetrics)
+                metrics.writeIfDue(now: clock(), force: pipeline.currentStats.committedSeq != committed, gatherMetrics)
                 let due = metrics.millisecondsUntilDue(now: clock())
                 next = next < 0 ? due : min(next, due)
             }
@@ -197,11 +199,11 @@ package final class FilterRun {
         }
 
         // Numbered: the limit applies to the text after the N<TAB> prefix (ParallelFilter).
-        let options = session.options
+        let options = pipeline.options
         let reader = LineReader(fd: stdin, maxLineBytes: options.maxLineBytes + (options.numbered ? LineNumber.maxPrefixBytes : 0))
         reader.wakeFD = SignalWake.fds.read
         for source in sources {
-            if receivedSignal != 0 || outputClosed || session.failed { break }
+            if receivedSignal != 0 || outputClosed || pipeline.failed { break }
             let fd: Int32 = source == "-" ? stdin : System.openForReading(source)
             if fd < 0 {
                 // As grep does: say so, read the rest, exit 4 at the end.
@@ -221,7 +223,7 @@ package final class FilterRun {
             // stdin a pipe: digested as it is read, for the state's record of its inputs (a
             // file's, or stdin redirected from one, was digested before it was read).
             let digest =
-                source == "-" && !InputDigest.isRegularFileAtStart(fd) ? session.streamedDigest(name: "stdin") : nil
+                source == "-" && !InputDigest.isRegularFileAtStart(fd) ? pipeline.streamedDigest(name: "stdin") : nil
             reader.digest = digest
             progress?.begin(fd: fd, lines: filter.seq)
             var countdown = Self.progressLines
@@ -258,10 +260,10 @@ package final class FilterRun {
         if skip > 0 && !options.numbered {
             message("badgeflow: --resume: the input ended \(skip) line\(skip == 1 ? "" : "s") before the checkpointed seq \(filter.seq)")
         }
-        outcome.resultsInPlace = try session.close(results, writeError: outcome.writeError, outputClosed: outputClosed)
+        outcome.resultsInPlace = try pipeline.finish(results, writeError: outcome.writeError, outputClosed: outputClosed)
         // The last metrics, once the state is committed or saved.
         if let metrics {
-            if let store = session.store, !type(of: store).checkpoints { savedAccounts = filter.stream.accountCount }
+            if let store = pipeline.store, !type(of: store).checkpoints { savedAccounts = filter.stream.accountCount }
             metricsWritten = true
             do { try metrics.write(gatherMetrics(), now: clock()) } catch {
                 outcome.metricsError = "--metrics \(metrics.path): cannot write it (\(error.description))"

@@ -5,8 +5,11 @@
 /// events to the devices and writes the result lines, batch after batch, in input order.
 /// At most `2 × jobs + 2` batches (of at most `linesPerBatch` lines or 1 MiB) are in flight,
 /// and applied batches are reused, so memory stays flat however long the stream is, and a
-/// slow consumer holds the reader back (back-pressure). Workers start
-/// only once a second batch is needed, so a small input runs on one thread.
+/// slow consumer holds the reader back (back-pressure). The worker threads are a
+/// ``ScanPool``'s, started only once a second batch is needed, so a small input runs on one
+/// thread; a filter made by ``FilterPipeline`` uses the pipeline's pool, which the pipeline
+/// closes, and one made with ``init(stream:jobs:maxLineBytes:linesPerBatch:stamp:numbered:)``
+/// its own, closed when it goes.
 ///
 /// The output is byte-identical to `FilterSession` on the same lines, whatever `jobs` is.
 ///
@@ -27,14 +30,16 @@ public final class ParallelFilter {
     public let numbered: Bool
 
     private let linesPerBatch: Int
-    private let queue: BatchQueue
+    /// The analysing threads and their queue.
+    private let scans: ScanPool
+    /// Whether ``scans`` is this filter's own (closed in `deinit`) or its pipeline's.
+    private let ownsScans: Bool
     private var inFlight: [Batch] = []
     private var current: Batch
     private var workersStarted = false
-    /// The analysing threads, started with the second batch and joined in `deinit` (after
-    /// the queue lets them end). Empty after they started: the system gave none, and every
-    /// batch is analysed on this thread.
-    private var analysers: [OwnedThread] = []
+    /// Whether batches go to the pool's threads: set with the second batch, false when the
+    /// system gave none (every batch is then analysed on this thread).
+    private var threaded = false
     /// Applied batches, kept with their buffers for reuse (this thread only). At most as
     /// many as were ever in flight, so memory reaches its steady state within the first few
     /// batches and no batch-sized buffer goes back to the allocator from another thread.
@@ -88,23 +93,42 @@ public final class ParallelFilter {
     ///
     /// With `numbered`, give the `LineReader` a limit of `maxLineBytes + LineNumber.maxPrefixBytes`,
     /// so that a line is overlong exactly when its text after the prefix is.
-    public init(
+    public convenience init(
         stream: BadgeStream, jobs: Int, maxLineBytes: Int = 1 << 20, linesPerBatch: Int = 2048,
         stamp: Bool = false, numbered: Bool = false
     ) {
+        self.init(
+            stream: stream, scans: ScanPool(jobs: jobs), ownsScans: true, maxLineBytes: maxLineBytes, linesPerBatch: linesPerBatch,
+            stamp: stamp, numbered: numbered)
+    }
+
+    /// Creates a filter over `stream` whose batches are analysed by `scans` (the pipeline's,
+    /// which closes it after the last batch: ``ScanPool/close()``).
+    package convenience init(
+        stream: BadgeStream, scans: ScanPool, maxLineBytes: Int = 1 << 20, linesPerBatch: Int = 2048,
+        stamp: Bool = false, numbered: Bool = false
+    ) {
+        self.init(
+            stream: stream, scans: scans, ownsScans: false, maxLineBytes: maxLineBytes, linesPerBatch: linesPerBatch, stamp: stamp,
+            numbered: numbered)
+    }
+
+    private init(
+        stream: BadgeStream, scans: ScanPool, ownsScans: Bool, maxLineBytes: Int, linesPerBatch: Int, stamp: Bool, numbered: Bool
+    ) {
         self.stream = stream
-        self.jobs = max(1, jobs)
+        self.scans = scans
+        self.ownsScans = ownsScans
+        jobs = scans.jobs
         self.maxLineBytes = maxLineBytes
         self.numbered = numbered
         self.linesPerBatch = linesPerBatch
-        queue = BatchQueue()
         current = Batch(capacity: linesPerBatch)
         inline = LineAnalyzer(rules: stream.rules, stamp: stamp)
     }
 
     deinit {
-        queue.finish()
-        for thread in analysers { thread.join() }
+        if ownsScans { scans.close() }
     }
 
     /// With `numbered`: the largest N of a line applied so far (or skipped by
@@ -193,26 +217,19 @@ public final class ParallelFilter {
         current = spare.popLast() ?? Batch(capacity: linesPerBatch)
         if !workersStarted && jobs > 1 {
             workersStarted = true
-            let rules = stream.rules, q = queue, limit = maxLineBytes, stamp = inline.stamp
-            analysers = (0..<jobs).compactMap { n in
-                OwnedThread.start(name: "bf-scan\(n + 1)") {
-                    JSONThread.useCLocale()
-                    let analyzer = LineAnalyzer(rules: rules.independentCopy(), stamp: stamp)
-                    while let b = q.take() {
-                        b.analyze(with: analyzer, maxLineBytes: limit)
-                        q.markDone(b)
-                    }
-                }
-            }
+            threaded = scans.start(rules: stream.rules, maxLineBytes: maxLineBytes, stamp: inline.stamp)
         }
-        if analysers.isEmpty {
+        // A closed pool (the pipeline ended) takes no batch: it would wait for ever. Its
+        // threads analysed every batch queued before they ended; those go out first.
+        if !threaded || scans.isClosed {
+            while !inFlight.isEmpty { applyOldest(output: output) }
             batch.analyze(with: inline, maxLineBytes: maxLineBytes)
             apply(batch, output: output)
             return
         }
         batch.collectsAccountIDs = prefetcher != nil
         inFlight.append(batch)
-        queue.put(batch)
+        scans.queue.put(batch)
         while inFlight.count > 2 * jobs + 2 { applyOldest(output: output) }
         // Apply whatever is already done without waiting, to keep output flowing; with a
         // prefetcher, keep back the batches whose accounts are read while this one is applied
@@ -221,7 +238,7 @@ public final class ParallelFilter {
         // analysis not done and the readers idled while the applying thread waited for it
         // (fleet bench: 0.73-0.80 s of waits in a 13 s run; with one more, 4-11 ms).
         let lookahead = prefetcher.map { Self.requestsAhead($0) + 1 } ?? 0
-        while inFlight.count > lookahead, let first = inFlight.first, queue.isDone(first) {
+        while inFlight.count > lookahead, let first = inFlight.first, scans.queue.isDone(first) {
             inFlight.removeFirst()
             apply(first, output: output)
         }
@@ -229,7 +246,7 @@ public final class ParallelFilter {
 
     private func applyOldest(output: (inout JSONWriter) -> Void) {
         let batch = inFlight.removeFirst()
-        queue.waitDone(batch)
+        scans.queue.waitDone(batch)
         apply(batch, output: output)
     }
 
@@ -321,7 +338,7 @@ extension ParallelFilter {
             let next = inFlight[requested.count]
             // Waiting for the batch's analysis (a few ms of the workers) costs less than
             // loading its accounts here, one by one, when it is applied.
-            queue.waitDone(next)
+            scans.queue.waitDone(next)
             let ids = idsToRead(next)
             guard !ids.isEmpty else {
                 requested.append(ReadAhead(batch: next, asked: false, evictionMark: 0))
@@ -358,6 +375,72 @@ extension ParallelFilter {
         swap(&seen, &requestIndex)
         return ids
     }
+}
+
+/// The threads that parse and route batches of lines for a ``ParallelFilter`` (`bf-scanN`,
+/// as `top -H` shows them), and the queue that hands batches to them.
+///
+/// Made by the run's owner (``FilterPipeline``) and started by the filter when its second
+/// batch is cut (``start(rules:maxLineBytes:stamp:)``: a small input stays on one thread);
+/// ``close()`` lets the threads end once the queue is empty and joins them. Used by the
+/// applying thread alone.
+package final class ScanPool {
+    /// The threads the pool runs once started.
+    package let jobs: Int
+    let queue = BatchQueue()
+    private var threads: [OwnedThread] = []
+    /// The threads whose body has not returned (for ``threadsEnded``).
+    private let alive = Locked(0)
+    private var started = false
+    /// Set by ``close()``: no thread runs, and none starts.
+    package private(set) var isClosed = false
+
+    /// A pool of `jobs` threads (at least 1; 1: none is started, batches are analysed on the
+    /// applying thread).
+    package init(jobs: Int) { self.jobs = max(1, jobs) }
+
+    /// Starts the threads (once; not after ``close()``), each with its own copy of `rules`;
+    /// whether any runs (false: the system gave none, or `jobs` is 1).
+    func start(rules: RuleSet, maxLineBytes: Int, stamp: Bool) -> Bool {
+        if !started && !isClosed && jobs > 1 {
+            started = true
+            let q = queue, alive = alive
+            threads = (0..<jobs).compactMap { n in
+                alive.withLock { $0 += 1 }
+                let thread = OwnedThread.start(name: "bf-scan\(n + 1)") {
+                    defer { alive.withLock { $0 -= 1 } }
+                    JSONThread.useCLocale()
+                    let analyzer = LineAnalyzer(rules: rules.independentCopy(), stamp: stamp)
+                    while let b = q.take() {
+                        b.analyze(with: analyzer, maxLineBytes: maxLineBytes)
+                        q.markDone(b)
+                    }
+                }
+                if thread == nil { alive.withLock { $0 -= 1 } }
+                return thread
+            }
+        }
+        return !threads.isEmpty
+    }
+
+    /// Whether every thread the pool started has ended, read from a value that outlives the
+    /// pool: for tests that a closed pool leaves no thread.
+    package var threadsEnded: @Sendable () -> Bool {
+        let alive = alive
+        return { alive.withLock { $0 } == 0 }
+    }
+
+    /// Lets the threads end once the batches queued are analysed, and joins them. Later
+    /// calls do nothing.
+    package func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        queue.finish()
+        for thread in threads { thread.join() }
+        threads = []
+    }
+
+    deinit { close() }
 }
 
 /// A run of lines copied out of the reader's buffer, and, once analysed, their results.

@@ -63,24 +63,39 @@ private final class Release: @unchecked Sendable {
     func now() { accounts = [] }
 }
 
-/// Reads the accounts of the next batches from a state's database on threads of its own (two
-/// readers by default, each with part of a large request; up to ``requestsAhead`` requests
-/// queued, each reader taking its parts in order), while the filter applies the batches
-/// before (``AccountPrefetcher``). Decoding an account is the larger part of loading
+/// A connection a filter run commits to or reads ahead from (``StateStore/commitConnection()``,
+/// ``StateStore/readConnections()``): a passive handle, used on one thread at a time, which
+/// the run's ``FilterPipeline`` drives from a ``Worker`` it makes.
+package struct StoreConnection: Sendable {
+    /// The database, or this connection to it.
+    package let store: any AccountStore
+    /// Whether the connection is the run's own (closed once the thread that uses it ended),
+    /// or the state's shared handle (closed with the state).
+    package let owned: Bool
+
+    /// A connection; `owned`: closed by whoever ends its thread.
+    package init(_ store: any AccountStore, owned: Bool) {
+        self.store = store
+        self.owned = owned
+    }
+}
+
+/// Reads the accounts of the next batches from a state's database on threads it is given
+/// (two readers by default, each with part of a large request; up to ``requestsAhead``
+/// requests queued, each reader taking its parts in order), while the filter applies the
+/// batches before (``AccountPrefetcher``). Decoding an account is the larger part of loading
 /// it, and it happens on the readers' threads too.
 ///
-/// Each reader is a ``Worker`` with a store to read from: a format gives each its own
-/// read-only connection (SQLite: in WAL mode a reader sees the last commit and never blocks
-/// the writer), or the writer's handle when its reads are thread-safe. Each reader
-/// has its own copy of the rules, so decoding touches no reference count another thread uses.
+/// Each reader is a ``Worker`` (made by the ``FilterPipeline``, which owns every thread of a
+/// run) with a ``StoreConnection`` to read from: a format gives each its own read-only
+/// connection (SQLite: in WAL mode a reader sees the last commit and never blocks the
+/// writer), or the writer's handle when its reads are thread-safe. Each reader has its own
+/// copy of the rules, so decoding touches no reference count another thread uses.
 /// `request`/`collect` are called by the applying thread alone.
-package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetcher {
-    private let readers: [Store]
+package final class StorePrefetcher: PartedAccountPrefetcher {
+    private let readers: [StoreConnection]
     private let workers: [Worker<ReadAccounts>]
     private let rules: [RuleSet]
-    /// Whether ``close()`` closes the readers (connections of their own) or leaves them to
-    /// their owner (a shared handle).
-    private let ownsReaders: Bool
     private var closed = false
     /// Per request not collected yet, oldest first: how many readers have a part of it.
     private var partsPending: [Int] = []
@@ -93,13 +108,12 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
     /// more hand-overs than it saves.
     static var splitAbove: Int { 256 }
 
-    /// Reads with one thread per store of `readers` (at least one); `ownsReaders`: they are
-    /// closed with the prefetcher.
-    package init(readers: [Store], rules: RuleSet, ownsReaders: Bool) {
-        precondition(!readers.isEmpty, "StorePrefetcher: no reader")
+    /// Reads through each of `readers` (at least one) on the matching worker of `workers`
+    /// (one each); ``close()`` ends the workers, then closes the connections they own.
+    package init(readers: [StoreConnection], workers: [Worker<ReadAccounts>], rules: RuleSet) {
+        precondition(!readers.isEmpty && readers.count == workers.count, "StorePrefetcher: one worker a reader")
         self.readers = readers
-        self.ownsReaders = ownsReaders
-        workers = readers.indices.map { Worker(name: "bf-read\($0 + 1)") }
+        self.workers = workers
         self.rules = readers.map { _ in rules.independentCopy() }
     }
 
@@ -132,7 +146,7 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
                 while mine.count < share, let a = released.popLast() { mine.append(a) }
             }
             let freed = Release(&mine)
-            let store = readers[n], rules = rules[n]
+            let store = readers[n].store, rules = rules[n]
             workers[n].start(
                 {
                     freed.now()
@@ -162,8 +176,14 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
         return parts
     }
 
-    /// Waits for the requests under way (their accounts are dropped), ends the threads and
-    /// closes the readers it owns.
+    /// Whether the readers' threads have ended (for tests, as ``Worker/threadEnded``).
+    package var threadsEnded: @Sendable () -> Bool {
+        let ended = workers.map(\.threadEnded)
+        return { ended.allSatisfy { $0() } }
+    }
+
+    /// Waits for the requests under way (their accounts are dropped), ends the workers'
+    /// threads and closes the connections of their own.
     /// Close an SQLite state's readers before its writing connections: the last connection
     /// to close removes the WAL files, and a read-only one cannot.
     package func close() {
@@ -171,7 +191,7 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
         closed = true
         partsPending = []
         for worker in workers { worker.close() }
-        if ownsReaders { for store in readers { store.close() } }
+        for reader in readers where reader.owned { reader.store.close() }
     }
 
     deinit { close() }
@@ -193,21 +213,22 @@ package final class StorePrefetcher<Store: AccountStore>: PartedAccountPrefetche
 /// a commit only after writing the results up to `seq`. The stream's rules are recorded
 /// with a commit when they differ from the recorded ones (rules built in code have no JSON
 /// and are not recorded).
-package final class StoreCheckpointer<Store: AccountStore>: Checkpointer {
-    private let store: Store
-    private let worker = Worker<Result<(stored: [(String, (Int, Int))], accounts: Int), StateFile.Failure>>(
-        name: "bf-commit")
-    /// Whether ``close()`` closes the store (a connection of its own).
-    private let ownsStore: Bool
+package final class StoreCheckpointer: Checkpointer {
+    /// What a commit's job returns: each changed account's stored counts and the accounts
+    /// stored, or why it failed.
+    package typealias Output = Result<(stored: [(String, (Int, Int))], accounts: Int), StateFile.Failure>
+
+    private let connection: StoreConnection
+    private let worker: Worker<Output>
     private var closed = false
     /// The ids of the accounts of the commit under way.
     private var pendingIDs: [String] = []
 
-    /// Commits to `store`; `ownsStore`: it is closed with the checkpointer, else its owner
-    /// closes it after ``close()``.
-    package init(store: Store, ownsStore: Bool) {
-        self.store = store
-        self.ownsStore = ownsStore
+    /// Commits through `connection` on `worker` (the pipeline's); ``close()`` ends the
+    /// worker, then closes the connection when it is the checkpointer's own.
+    package init(connection: StoreConnection, worker: Worker<Output>) {
+        self.connection = connection
+        self.worker = worker
     }
 
     /// The accounts the state holds after the last commit that finished (nil: none yet).
@@ -226,7 +247,7 @@ package final class StoreCheckpointer<Store: AccountStore>: Checkpointer {
         // What fleet-wide reconcile lines up to `seq` sent to accounts only in the store.
         let owed = stream.table.beginDeliveries()
         pendingIDs = changed.map(\.id)
-        let rules = stream.rules, store = store
+        let rules = stream.rules, store = connection.store
         worker.start {
             do throws(StateFile.Failure) {
                 return .success(
@@ -258,13 +279,16 @@ package final class StoreCheckpointer<Store: AccountStore>: Checkpointer {
         }
     }
 
-    /// Waits for a pending commit (whose outcome is dropped), ends the thread and closes the
-    /// store if it owns it.
+    /// Whether the commit thread has ended (for tests, as ``Worker/threadEnded``).
+    package var threadEnded: @Sendable () -> Bool { worker.threadEnded }
+
+    /// Waits for a pending commit (whose outcome is dropped), ends the worker's thread and
+    /// closes the connection when it is its own.
     package func close() {
         guard !closed else { return }
         closed = true
         worker.close()
-        if ownsStore { store.close() }
+        if connection.owned { connection.store.close() }
     }
 
     deinit { close() }
@@ -272,29 +296,20 @@ package final class StoreCheckpointer<Store: AccountStore>: Checkpointer {
 
 /// A checkpointing state over an ``AccountStore``: the calls that only forward to the
 /// database are written here once; a format keeps what differs (opening, ``StateStore/attach(rules:)``,
-/// ``StateStore/info()``, closing).
+/// its connections, ``StateStore/info()``, closing). It starts no thread: a filter run's
+/// ``FilterPipeline`` runs the commits and reads through the connections it hands out.
 package protocol DatabaseStateStore: CheckpointingStateStore {
     associatedtype Store: AccountStore
     /// The database the applying thread (or `tree`, `state`) reads and loads from.
     var store: Store { get }
-    /// The commits of the attached filter (nil before ``StateStore/attach(rules:)``).
-    var committer: StoreCheckpointer<Store>? { get }
-    /// The read-ahead of the attached filter (nil before ``StateStore/readAhead()``).
-    var reader: StorePrefetcher<Store>? { get }
 }
 
 extension DatabaseStateStore {
-    package var checkpointer: (any Checkpointer)? { committer }
+    package var storedAccounts: Int? { store.accountCount }
 
-    package var storedAccounts: Int? { committer?.storedAccounts ?? store.accountCount }
-
-    /// Closes the read-ahead first (an SQLite state's read-only connections: the last
-    /// connection to close removes the WAL files, which a read-only one cannot), then the
-    /// commits, then the store; the threads are joined before the handle they use closes.
-    /// Later calls do nothing.
+    /// Closes the database; the pipeline closed the connections of its own before, and
+    /// ended the threads that used this one. Later calls do nothing.
     package func close() {
-        reader?.close()
-        committer?.close()
         store.close()
     }
 

@@ -1,5 +1,8 @@
-/// One filter run over a state: its lock, its ``StateStore``, the ``ParallelFilter`` on its
-/// accounts, and the policy of when to checkpoint, evict, compact, resume and save.
+/// The state policy of a filter run: when to checkpoint, evict, compact, resume and save.
+///
+/// It owns nothing that must be closed: the run's ``FilterPipeline`` owns the lock, the
+/// ``StateStore``, its connections, every thread and the ``ParallelFilter``, and hands the
+/// filter to each policy call (``batchWritten(_:)``, ``idle(_:)``, ``close(_:_:writeError:outputClosed:)``).
 ///
 /// The policy, for a format with checkpoints:
 /// - after each batch whose results were written (``batchWritten()``), a checkpoint is due
@@ -140,20 +143,14 @@ package final class StateSession {
 
     /// The rules the run applies (the recorded ones when none were given).
     package let rules: RuleSet
-    /// The state (nil: none).
+    /// The state (nil: none); the pipeline owns and closes it.
     package let store: (any StateStore)?
+    /// What commits the checkpoints (the pipeline's, on the store's connection; nil: none).
+    package var checkpointer: (any Checkpointer)?
     /// The inputs digested as they are read (``streamedDigest(name:)``).
     private var streamedDigests: [(name: String, digest: StreamedInputDigest)] = []
-    /// The filter over the state's accounts (``start(jobs:linesPerBatch:)``).
-    package var filter: ParallelFilter {
-        guard let running else { preconditionFailure("StateSession: start() first") }
-        return running
-    }
-    private var running: ParallelFilter?
-    /// The stream until the filter starts.
-    private var attached: BadgeStream?
     /// `--resume --numbered`: lines numbered at or below it are skipped.
-    private var skipThrough: Int?
+    package private(set) var skipThrough: Int?
     /// What the input is (``identity(of:)``).
     package let input: String
     /// Lines to pass over unread at the start (`--resume` by count).
@@ -162,7 +159,6 @@ package final class StateSession {
     /// How the session runs.
     package let options: Options
     private let now: () -> Double
-    private var lock: StateLock?
     private var stats = Stats()
     private var lastCheckpoint: Double
     /// The seq of the last checkpoint begun (``Stats/committedSeq`` once it is finished).
@@ -182,21 +178,21 @@ package final class StateSession {
     /// The seq this run's results begin after.
     private var startSeq = 0
 
-    /// Takes the lock of `state`, opens it, settles the rules and the resume point, and
-    /// makes the filter.
+    /// Settles the resume point of a state the pipeline opened (``open(_:rules:rulesGiven:refusingChange:notice:)``)
+    /// for a run over `input`.
     ///
     /// - Parameters:
-    ///   - state: the state's path (nil: none).
-    ///   - rules: the rules given, or the built-in ones.
-    ///   - rulesGiven: whether they were given (else a state's recorded rules are used).
+    ///   - store: the opened state (nil: none); the caller closes it.
+    ///   - rules: the rules the run applies.
+    ///   - records: the state's records (its stream's).
+    ///   - rulesGiven: whether rules were given (else the state's recorded ones apply).
     ///   - input: what the input is (``identity(of:)``).
     ///   - options: how to run.
     ///   - clock: seconds, monotonic (tests pass their own).
     ///   - notice: receives what goes to stderr as a notice (what `--resume` skips).
-    /// - Throws: ``Failure`` when the state is locked, cannot be opened, does not fit the
-    ///   rules, or its resume point does not fit the input.
+    /// - Throws: ``Failure`` when the state's resume point or records do not fit the input.
     package init(
-        state: String?, rules given: RuleSet, rulesGiven: Bool, input: String, options: Options,
+        store: (any StateStore)?, rules: RuleSet, records: StateRecords, rulesGiven: Bool, input: String, options: Options,
         clock: @escaping () -> Double = StateSession.monotonic, notice: (String) -> Void = { _ in }
     ) throws(Failure) {
         self.options = options
@@ -204,28 +200,11 @@ package final class StateSession {
         now = clock
         lastCheckpoint = clock()
         keepAfterEviction = options.maxResident.map { $0 - $0 / 16 }
-        var rules = given
-        let stream: BadgeStream
-        var store: (any StateStore)? = nil
-        if let state {
-            // Also finds an unwritable folder before any line is read.
-            do { lock = try StateLock(state: state) } catch {
-                throw Failure(message: "state file \(state): \(error.description)", kind: .state)
-            }
-            (store, rules, stream) = try Self.open(
-                state, rules: rules, rulesGiven: rulesGiven, refusingChange: options.refusesRulesChange, notice: notice)
-        } else {
-            stream = BadgeStream(rules: rules)
-        }
         self.rules = rules
         self.store = store
-        if let bytes = options.blockCacheBytes, store?.setBlockCache(bytes: bytes) != true {
-            store?.close()
-            throw Failure(message: Options.blockCacheNeeded, kind: .usage)
-        }
         checkpointsOnTheWay = store.map { type(of: $0).checkpoints } == true && !options.resultsAtEnd
         if let store {
-            records = stream.records
+            self.records = records
             try checkRecords(store, rulesGiven: rulesGiven)
         }
         if let store, let point = store.resumePoint {
@@ -256,7 +235,6 @@ package final class StateSession {
                 }
             }
         }
-        attached = consume stream
         lastCheckpoint = clock()
     }
 
@@ -272,7 +250,6 @@ package final class StateSession {
                     point == nil
                     ? "pass --no-resume to apply it again on purpose"
                     : "pass --resume to go on after the last checkpoint (seq \(point?.seq ?? 0)), or --no-resume to apply it again on purpose"
-                store.close()
                 throw Failure(
                     message:
                         "state file \(store.path): the input \(name) was already applied to it (same content: \(applied.applied)); \(onward)",
@@ -282,7 +259,6 @@ package final class StateSession {
         guard let point else { return }
         if records.numbered && !options.numbered {
             guard options.resume == .noResume else {
-                store.close()
                 throw Failure(
                     message:
                         "state file \(store.path): its committed seq \(point.seq) is a queue offset (written by --numbered runs); a run without --numbered would move it; pass --numbered (with --resume to go on after it), or --no-resume to apply this input and leave the offset at \(point.seq)",
@@ -307,8 +283,7 @@ package final class StateSession {
     /// The records of this run's inputs, added before the last save of a run that read them
     /// to their end: the files' digests taken before they were read, and those of the
     /// streams (stdin a pipe) read to their end.
-    private func recordInputs() {
-        let last = filter.resumeSeq
+    private func recordInputs(last: Int) {
         let first = options.numbered ? startSeq + 1 : skipLines + 1
         let at = AppliedInput.now()
         let streamed = streamedDigests.filter(\.digest.complete).map { (name: $0.name, digest: $0.digest.finish()) }
@@ -330,35 +305,12 @@ package final class StateSession {
         return digest
     }
 
-    /// Makes the filter over the state's accounts, with `jobs` worker threads (whose
-    /// batches' accounts are read ahead) and batches of `linesPerBatch` lines.
-    ///
-    /// - Throws: ``Failure`` when the read-ahead connections cannot be opened.
-    package func start(jobs: Int, linesPerBatch: Int) throws(Failure) -> ParallelFilter {
-        guard let stream = attached.take() else { return filter }
-        // The stream is moved in: a copy left here would share every account with the
-        // filter's, and each account's first change would copy its tree and devices while
-        // this one kept the old ones (a loaded JSON state took ~2 KB more an account).
-        let filter = ParallelFilter(
-            stream: consume stream, jobs: jobs, maxLineBytes: options.maxLineBytes, linesPerBatch: linesPerBatch, stamp: options.stamp,
-            numbered: options.numbered)
-        filter.skip(lines: skipLines)
-        if let skipThrough { filter.skip(numbersThrough: skipThrough) }
-        // A state saved at the end holds no line of a batch whose results were not written.
-        filter.keepsUndo = store.map { !type(of: $0).checkpoints } ?? false
-        if let store, filter.jobs > 1 {
-            do throws(StateFile.Failure) { filter.prefetcher = try store.readAhead() } catch {
-                throw Failure(message: "state file \(error.description)", kind: .state)
-            }
-        }
-        running = filter
-        lastCheckpoint = now()
-        return filter
-    }
-
     /// Opens the state at `path` for a filter under `rules`, or the recorded ones when
     /// none were given; other rules must fit every stored account.
-    private static func open(
+    ///
+    /// - Returns: the store (the caller closes it), the rules the run applies, and the
+    ///   stream the filter runs on.
+    package static func open(
         _ path: String, rules: RuleSet, rulesGiven: Bool, refusingChange: Bool = false, notice: (String) -> Void = { _ in }
     ) throws(Failure) -> (any StateStore, RuleSet, BadgeStream) {
         let store: any StateStore
@@ -398,11 +350,6 @@ package final class StateSession {
         }
     }
 
-    deinit {
-        store?.close()
-        lock?.release()
-    }
-
     /// What `--resume` checks the input against: `stdin`, or each file's real path with its
     /// device and inode (so a file replaced under the same name is told apart, and one file
     /// named two ways is the same), joined by `, `.
@@ -414,18 +361,21 @@ package final class StateSession {
         }.joined(separator: ", ")
     }
 
+    /// The filter starts now: the first checkpoint is due an interval from here.
+    package func restartClock() { lastCheckpoint = now() }
+
     /// Whether a state error stopped the run (no further line is read).
     package var failed: Bool { stateError != nil }
 
-    /// The figures so far.
-    package var currentStats: Stats {
+    /// The figures so far, with those of `filter` (nil: not started).
+    package func stats(of filter: ParallelFilter?) -> Stats {
         var s = stats
-        running?.withStream { stream in
+        filter?.withStream { stream in
             s.residentAccounts = stream.accountCount
             s.loadsAhead = stream.loads.ahead
             s.loadsInline = stream.loads.inline
         }
-        s.storedAccounts = store?.storedAccounts
+        s.storedAccounts = checkpointer?.storedAccounts ?? store?.storedAccounts
         return s
     }
 
@@ -444,10 +394,10 @@ package final class StateSession {
     }
 
     /// Waits for the commit under way, if any (it holds results already written).
-    private func settleCheckpoint() {
-        guard let store, store.isCommitPending else { return }
+    private func settleCheckpoint(_ filter: ParallelFilter) {
+        guard let checkpointer, checkpointer.isPending else { return }
         filter.withStream { stream in
-            do throws(StateFile.Failure) { try finishCommit(store, &stream) } catch {
+            do throws(StateFile.Failure) { try finishCommit(checkpointer, &stream) } catch {
                 if stateError == nil { stateError = Self.checkpointFailure(error) }
             }
         }
@@ -455,20 +405,20 @@ package final class StateSession {
 
     /// Waits for the commit under way (none: returns at once); once it succeeded, the stats
     /// show its seq (and the store its accounts).
-    private func finishCommit(_ store: any StateStore, _ stream: inout BadgeStream) throws(StateFile.Failure) {
-        guard store.isCommitPending else { return }
-        try store.finishCheckpoint(&stream)
+    private func finishCommit(_ checkpointer: any Checkpointer, _ stream: inout BadgeStream) throws(StateFile.Failure) {
+        guard checkpointer.isPending else { return }
+        try checkpointer.finish(&stream)
         stats.committedSeq = offset(begunSeq).seq
     }
 
     /// Commits what the results written so far reflect: called only after they were
     /// written. The pause is the wait for the previous commit, the eviction and taking the
     /// changed accounts; with `wait`, also this commit.
-    private func commitCheckpoint(wait: Bool = false) {
-        guard let store, stateError == nil else { return }
+    private func commitCheckpoint(_ filter: ParallelFilter, wait: Bool = false) {
+        guard let checkpointer, stateError == nil else { return }
         // An account that could not be loaded got an error line: commit nothing after it.
         if let failure = filter.withStream({ $0.sourceFailure }) {
-            settleCheckpoint()
+            settleCheckpoint(filter)
             stateError = failure.description
             return
         }
@@ -477,12 +427,12 @@ package final class StateSession {
         filter.withStream { stream in
             do throws(StateFile.Failure) {
                 // Only committed accounts may leave memory: finish, evict, then begin.
-                try finishCommit(store, &stream)
+                try finishCommit(checkpointer, &stream)
                 if let keepAfterEviction { stream.evict(keeping: keepAfterEviction) }
                 let at = offset(seq)
-                store.beginCheckpoint(&stream, seq: at.seq, input: at.input)
+                checkpointer.begin(&stream, seq: at.seq, input: at.input)
                 begunSeq = seq
-                if wait { try finishCommit(store, &stream) }
+                if wait { try finishCommit(checkpointer, &stream) }
             } catch {
                 stateError = Self.checkpointFailure(error)
             }
@@ -495,15 +445,15 @@ package final class StateSession {
     /// checkpoints stay large and few); false when a checkpoint is needed. Accounts of the
     /// commit under way stay until it ends: it is waited for only when too few others can
     /// leave.
-    private func evictCommitted() -> Bool {
-        guard let store, let keepAfterEviction, stateError == nil else { return false }
+    private func evictCommitted(_ filter: ParallelFilter) -> Bool {
+        guard let checkpointer, let keepAfterEviction, stateError == nil else { return false }
         let start = now()
         defer { _ = notePause(since: start) }
         return filter.withStream { stream in
             let excess = stream.residentCount - keepAfterEviction
             let free = stream.residentCount - stream.changedCount - stream.inFlightCount
-            if store.isCommitPending && free < excess {
-                do throws(StateFile.Failure) { try finishCommit(store, &stream) } catch {
+            if checkpointer.isPending && free < excess {
+                do throws(StateFile.Failure) { try finishCommit(checkpointer, &stream) } catch {
                     stateError = Self.checkpointFailure(error)
                     return true
                 }
@@ -517,7 +467,7 @@ package final class StateSession {
 
     /// After each batch whose results were all written: compaction (no checkpoints), or a
     /// checkpoint when one is due (see the type's policy).
-    package func batchWritten() {
+    package func batchWritten(_ filter: ParallelFilter) {
         // No state, or one saved at the end: every account stays in memory, so the idle ones
         // go compact (a stateless run over a fleet needs it as much as a JSON state).
         guard let store, type(of: store).checkpoints else {
@@ -534,14 +484,14 @@ package final class StateSession {
         // committed half still gives evictions room: a commit runs beside the batches that
         // follow instead of holding them up.
         let halfChanged = options.maxResident.map { n in filter.withStream { $0.changedCount > n / 2 } } ?? false
-        if now() - lastCheckpoint >= options.checkpointInterval || halfChanged || (crowded && !evictCommitted()) {
-            commitCheckpoint()
+        if now() - lastCheckpoint >= options.checkpointInterval || halfChanged || (crowded && !evictCommitted(filter)) {
+            commitCheckpoint(filter)
         }
     }
 
     /// The results of the batch just applied could not be written (the output is closed):
     /// no further batch is applied, and a state saved at the end holds none of its lines.
-    package func outputFailed() {
+    package func outputFailed(_ filter: ParallelFilter) {
         if let store, !type(of: store).checkpoints { filter.undoLastBatch() }
         filter.stop()
     }
@@ -551,38 +501,39 @@ package final class StateSession {
     /// waiting for it too, so that the stats (``currentStats``, `--metrics`) are then what
     /// `state info` shows. Returns how long to wait for input, in ms, before asking again
     /// (-1: until input comes).
-    package func idle() -> Int32 {
+    package func idle(_ filter: ParallelFilter) -> Int32 {
         guard checkpointsOnTheWay, stateError == nil else { return -1 }
         // Accounts that left memory and wait for the next read-ahead to free them: none comes
         // while idle.
         filter.withStream { _ = $0.table.takeReleased() }
         defer { filter.withStream { _ = $0.table.takeReleased() } }
         // A commit begun while lines came has had its time: waiting costs little now.
-        settleCheckpoint()
+        settleCheckpoint(filter)
         guard stateError == nil, filter.resumeSeq != begunSeq else { return -1 }
         let wait = options.checkpointInterval - (now() - lastCheckpoint)
         if wait <= 0 {
             // Its pause is that of a checkpoint under load; the wait for its commit is idle time.
-            commitCheckpoint()
-            settleCheckpoint()
+            commitCheckpoint(filter)
+            settleCheckpoint(filter)
             return -1
         }
         return Int32(min(wait * 1000 + 1, 60_000))
     }
 
-    /// Ends the run: the last save, in the order "prepare the state's save, put `results`
-    /// in place, commit the state", then closes the store. Returns whether `results` were
-    /// put in place (else the caller commits them, or discards them on `writeError`).
+    /// Ends the run of `filter`: the last save, in the order "prepare the state's save, put
+    /// `results` in place, commit the state" (the pipeline then closes the store). Returns
+    /// whether `results` were put in place (else the caller commits them, or discards them
+    /// on `writeError`).
     ///
     /// - Parameters:
+    ///   - filter: the run's filter.
     ///   - results: the results file.
     ///   - writeError: why results could not be written (nil: all were).
     ///   - outputClosed: results were not all written (a write failed, or the reader left).
     /// - Throws: ``Failure`` when the state cannot be saved or committed (`results` are then
     ///   discarded when they were not yet in place), or `results` cannot be put in place.
-    package func close(_ results: Results, writeError: String?, outputClosed: Bool) throws(Failure) -> Bool {
+    package func close(_ filter: ParallelFilter, _ results: Results, writeError: String?, outputClosed: Bool) throws(Failure) -> Bool {
         guard let store else { return false }
-        defer { store.close() }
         let seq = filter.resumeSeq
         if type(of: store).checkpoints {
             if let failure = filter.withStream({ $0.sourceFailure }) { stateError = failure.description }
@@ -590,19 +541,19 @@ package final class StateSession {
             // The last checkpoint: only when every result was written (else the state would
             // be ahead of what the reader got); with -o, once FILE is in place.
             if !outputClosed && stateError == nil {
-                settleCheckpoint()
+                settleCheckpoint(filter)
                 if results.isFile && stateError == nil {
                     committed = true
                     if let error = results.commit() { throw Failure(message: error, kind: .io) }
                 }
-                commitCheckpoint(wait: true)
+                commitCheckpoint(filter, wait: true)
                 // Inputs read to their end only (a signal stops the run: --resume goes on).
                 if stateError == nil && receivedSignal == 0 {
-                    recordInputs()
+                    recordInputs(last: filter.resumeSeq)
                     do throws(StateFile.Failure) { try store.record(records) } catch { stateError = error.description }
                 }
             }
-            settleCheckpoint()
+            settleCheckpoint(filter)
             if let stateError {
                 results.discard()
                 throw Failure(message: "state file \(stateError)", kind: .state)
@@ -618,12 +569,12 @@ package final class StateSession {
         }
         // Inputs read to their end only: a run cut short by a signal or a closed output is
         // not recorded as having applied them.
-        if writeError == nil && !outputClosed && receivedSignal == 0 { recordInputs() }
+        if writeError == nil && !outputClosed && receivedSignal == 0 { recordInputs(last: seq) }
         filter.withStream { $0.records = records }
         // The state is written and synced, then -o FILE put in place, then the state: a
         // state is never ahead of the results the reader has, and a full disk keeps both
         // files as they were.
-        if let error = finalStep({ stream throws(StateFile.Failure) in try store.prepareFinal(&stream, seq: seq, input: input) }) {
+        if let error = finalStep(filter, { stream throws(StateFile.Failure) in try store.prepareFinal(&stream, seq: seq, input: input) }) {
             results.discard()
             throw Failure(
                 message: "state file \(store.path): cannot save (it keeps its previous content): \(error.description)", kind: .state)
@@ -635,7 +586,7 @@ package final class StateSession {
                 throw Failure(message: "\(error) (the state file \(store.path) keeps its previous content)", kind: .io)
             }
         }
-        if let error = finalStep({ stream throws(StateFile.Failure) in try store.commitFinal(&stream, seq: seq, input: input) }) {
+        if let error = finalStep(filter, { stream throws(StateFile.Failure) in try store.commitFinal(&stream, seq: seq, input: input) }) {
             let kept = committed ? "; \(results.name) holds this run's results" : ""
             throw Failure(
                 message: "state file \(store.path): cannot save (it keeps its previous content\(kept)): \(error.description)", kind: .state)
@@ -644,16 +595,10 @@ package final class StateSession {
     }
 
     /// Runs `step` on the stream; its error, if any.
-    private func finalStep(_ step: (inout BadgeStream) throws(StateFile.Failure) -> Void) -> StateFile.Failure? {
+    private func finalStep(_ filter: ParallelFilter, _ step: (inout BadgeStream) throws(StateFile.Failure) -> Void) -> StateFile.Failure? {
         filter.withStream { stream in
             do throws(StateFile.Failure) { try step(&stream) } catch { return error }
             return nil
         }
-    }
-
-    /// Releases the state's lock (also done when the session goes).
-    package func releaseLock() {
-        lock?.release()
-        lock = nil
     }
 }

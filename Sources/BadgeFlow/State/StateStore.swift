@@ -9,7 +9,9 @@
 /// results file in place, then ``commitFinal(_:seq:input:)``; a state is so never ahead of
 /// the results its reader has.
 ///
-/// A store is used from one thread at a time (its own threads aside).
+/// A store is used from one thread at a time, and starts no thread: the connections it
+/// hands a filter run (``commitConnection()``, ``readConnections()``) are driven by the
+/// run's ``FilterPipeline``, which owns every thread and closes them in order.
 package protocol StateStore: AnyObject {
     /// Whether states of this format commit checkpoints while a filter runs and keep a
     /// resume point (`--resume`, `--max-resident`); otherwise they are saved at the end.
@@ -55,26 +57,21 @@ package protocol StateStore: AnyObject {
     func write(_ stream: BadgeStream) throws(StateFile.Failure)
 
     /// The stream a filter runs on, under `rules`: the whole state (JSON), or a stream that
-    /// loads accounts on first use and a connection that commits checkpoints.
-    /// Called once.
+    /// loads accounts on first use. Called once. Starts no thread.
     func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream
-    /// What reads the accounts of the next batch while a filter with worker threads applies
-    /// this one (nil: the format has none). Called once, after ``attach(rules:)``.
-    func readAhead() throws(StateFile.Failure) -> (any AccountPrefetcher)?
+    /// The connection checkpoints commit through (nil: the format is saved at the end);
+    /// called at most once, after ``attach(rules:)``. The ``FilterPipeline`` runs the
+    /// commits on a thread of its own.
+    func commitConnection() throws(StateFile.Failure) -> StoreConnection?
+    /// The connections the read-ahead reads the next batch's accounts through, one a
+    /// reader (empty: the format has none); called at most once, after ``attach(rules:)``,
+    /// by a filter with worker threads. The ``FilterPipeline`` runs the reads on threads of
+    /// its own.
+    func readConnections() throws(StateFile.Failure) -> [StoreConnection]
 
     /// The accounts the state holds as of its last commit (nil: the format learns it only
     /// when saved).
     var storedAccounts: Int? { get }
-    /// Whether a checkpoint was begun and not finished.
-    var isCommitPending: Bool { get }
-    /// Takes the changed accounts of `stream` and starts committing them with `seq`, read
-    /// from `input`; returns at once. Finish the previous one first.
-    func beginCheckpoint(_ stream: inout BadgeStream, seq: Int, input: String)
-    /// Waits for the checkpoint under way (none: returns) and records it in `stream`.
-    ///
-    /// - Throws: when it failed; the state keeps the checkpoint before, and the accounts
-    ///   count as changed again.
-    func finishCheckpoint(_ stream: inout BadgeStream) throws(StateFile.Failure)
 
     /// The part of the last save that may fail before the results are put in place: the
     /// checkpoint under way is finished, or the file written and synced.
@@ -86,7 +83,8 @@ package protocol StateStore: AnyObject {
     /// (JSON: ``BadgeStream/records``) does nothing.
     func record(_ records: StateRecords) throws(StateFile.Failure)
 
-    /// Closes the store (read-ahead connections before the writing ones).
+    /// Closes the store (its shared handle; the pipeline closed the run's own connections,
+    /// read-ahead ones before the writing one, and joined their threads).
     func close()
 
     /// Sets the memory the format caches the database's blocks in to `bytes`; false when
@@ -111,9 +109,9 @@ extension StateStore {
     package func setBlockCache(bytes: Int) -> Bool { false }
 }
 
-/// What commits a checkpointing format's checkpoints on a thread of its own
-/// (``StoreCheckpointer``): one commit under way at a time, begun and
-/// finished by the applying thread.
+/// What commits a checkpointing format's checkpoints on a thread the run owns
+/// (``StoreCheckpointer``): one commit under way at a time, begun and finished by the
+/// applying thread.
 package protocol Checkpointer: AnyObject {
     /// Whether a commit was begun and not yet finished.
     var isPending: Bool { get }
@@ -126,35 +124,19 @@ package protocol Checkpointer: AnyObject {
     func finish(_ stream: inout BadgeStream) throws(StateFile.Failure)
 }
 
-/// A format with checkpoints whose commits go through a ``Checkpointer`` (set once a filter
-/// attaches): the checkpoint half of ``StateStore`` follows from it, one way for every such
-/// format (the last save is the last checkpoint).
-package protocol CheckpointingStateStore: StateStore {
-    /// The checkpointer of the attached filter (nil before ``StateStore/attach(rules:)``).
-    var checkpointer: (any Checkpointer)? { get }
-}
+/// A format with checkpoints: its commits go through a ``Checkpointer`` the pipeline makes
+/// on the store's ``StateStore/commitConnection()``, and its last save is the run's last
+/// checkpoint, so the two steps of a save at the end have nothing to do.
+package protocol CheckpointingStateStore: StateStore {}
 
 extension CheckpointingStateStore {
     package static var checkpoints: Bool { true }
 
-    package var isCommitPending: Bool { checkpointer?.isPending ?? false }
+    /// Nothing: the last checkpoint was committed before.
+    package func prepareFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {}
 
-    package func beginCheckpoint(_ stream: inout BadgeStream, seq: Int, input: String) {
-        checkpointer?.begin(&stream, seq: seq, input: input)
-    }
-
-    package func finishCheckpoint(_ stream: inout BadgeStream) throws(StateFile.Failure) {
-        try checkpointer?.finish(&stream)
-    }
-
-    package func prepareFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
-        try finishCheckpoint(&stream)
-    }
-
-    package func commitFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
-        beginCheckpoint(&stream, seq: seq, input: input)
-        try finishCheckpoint(&stream)
-    }
+    /// Nothing: the last checkpoint was committed before.
+    package func commitFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {}
 }
 
 /// Where a run on a state with checkpoints goes on from.

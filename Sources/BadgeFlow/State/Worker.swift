@@ -13,7 +13,7 @@
 /// ``close()`` (and `deinit`) lets the jobs started finish, ends the thread and joins it: a
 /// worker never leaves a thread behind, and never hangs on an idle one. Should the system
 /// give no thread, jobs run on the owner's thread in ``start(_:)``.
-final class Worker<Output: Sendable> {
+package final class Worker<Output: Sendable> {
     private struct State {
         /// The jobs started and not yet taken by the thread, oldest first.
         var jobs: [@Sendable () -> Output] = []
@@ -36,10 +36,10 @@ final class Worker<Output: Sendable> {
     /// The number of jobs started whose outputs were not taken yet.
     private(set) var pendingCount = 0
     /// Whether a job was started and its output not yet taken.
-    var isPending: Bool { pendingCount > 0 }
+    package var isPending: Bool { pendingCount > 0 }
 
     /// Starts the worker's thread, named `name` (what `top -H` shows).
-    init(name: String) {
+    package init(name: String) {
         let shared = shared, jobIn = jobIn, outputIn = outputIn
         thread = OwnedThread.start(name: name) {
             while true {
@@ -59,7 +59,7 @@ final class Worker<Output: Sendable> {
     /// Starts `job` on the worker's thread, after the jobs started before it; at most `limit`
     /// jobs may be pending (started, their outputs not taken with ``wait()``), and the worker
     /// must not be closed.
-    func start(_ job: @escaping @Sendable () -> Output, limit: Int = 1) {
+    package func start(_ job: @escaping @Sendable () -> Output, limit: Int = 1) {
         precondition(pendingCount < limit, "Worker: wait() for an earlier job first")
         precondition(!closed, "Worker: start() after close()")
         pendingCount += 1
@@ -73,7 +73,7 @@ final class Worker<Output: Sendable> {
     }
 
     /// Waits for the oldest job pending and takes its output; nil when none is pending.
-    func wait() -> Output? {
+    package func wait() -> Output? {
         guard pendingCount > 0 else { return nil }
         pendingCount -= 1
         return shared.withLock(waitingOn: outputIn, until: { !$0.outputs.isEmpty }) { state in
@@ -83,7 +83,7 @@ final class Worker<Output: Sendable> {
 
     /// Lets the jobs started finish (their outputs are dropped), ends the thread and joins it.
     /// Later calls do nothing.
-    func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         pendingCount = 0
@@ -99,7 +99,7 @@ final class Worker<Output: Sendable> {
 
     /// Whether the worker's thread has ended (or never started), read from a value that
     /// outlives the worker: for tests that a closed or released worker leaves no thread.
-    var threadEnded: @Sendable () -> Bool {
+    package var threadEnded: @Sendable () -> Bool {
         let shared = shared, started = hasThread
         return { !started || shared.withLock { $0.exited } }
     }

@@ -81,11 +81,11 @@ import Darwin
     ) throws -> FilterRun {
         var options = StateSession.Options()
         change(&options)
-        let session = try StateSession(
+        let session = try FilterPipeline(
             state: state, rules: .builtIn, rulesGiven: false, input: StateSession.identity(of: sources), options: options,
             clock: { clock.now }, notice: { sink.messages.append($0) })
         let run = FilterRun(
-            session: session, output: sink.output, outputName: "stdout",
+            pipeline: session, output: sink.output, outputName: "stdout",
             metrics: metrics.map {
                 MetricsFile(path: $0, period: metricsPeriod ?? options.checkpointInterval, warning: { sink.messages.append($0) })
             },
@@ -97,7 +97,7 @@ import Darwin
 
     /// Runs `run` over `sources` to stdout and releases the state.
     static func finish(_ run: FilterRun, _ sources: [String], progress: Calls? = nil) throws -> FilterRun.Outcome {
-        defer { run.session.releaseLock() }
+        defer { run.pipeline.close() }
         let results = StateSession.Results(name: "stdout", isFile: false, replacesAtomically: false, commit: { nil }, discard: {})
         return try run.run(sources, progress: progress, results: results)
     }
@@ -194,7 +194,7 @@ import Darwin
         #expect(outcome.writeError == (failure == EPIPE ? nil : "stdout: cannot write: \(String(cString: strerror(EIO)))"))
         #expect(sink.writes == 3)
         // Lines past the one whose result could not be written are not even read.
-        #expect(run.session.filter.seq == 3)
+        #expect(run.pipeline.filter.seq == 3)
     }
 
     /// A live stream on a pipe that stays open: the results held back go out once no input is
@@ -219,7 +219,7 @@ import Darwin
             do {
                 let m = try Self.metrics(metrics)
                 let stored = try Self.committed(state)
-                let stats = run.session.currentStats
+                let stats = run.pipeline.currentStats
                 let (seq, accounts) = (Int(m["badgeflow_committed_seq"] ?? -1), Int(m["badgeflow_accounts_stored"] ?? -1))
                 seen.append(
                     "\(sink.lines.count) lines: state \(stored.seq)/\(stored.accounts), "
@@ -246,7 +246,7 @@ import Darwin
                 // The idle checkpoint after them, waited for: stats and metrics agree with the state.
                 "4 lines: state 3/3, stats 3/3, metrics 3/3",
             ])
-        #expect(run.session.currentStats.checkpoints == 2)
+        #expect(run.pipeline.currentStats.checkpoints == 2)
         let end = try Self.committed(state)
         #expect(end.seq == 4 && end.accounts == 4)
         let last = try Self.metrics(metrics)

@@ -125,13 +125,13 @@ import Darwin
     @Test func thePrefetcherAndTheCheckpointerShareTheWritersHandle() throws {
         let folder = try TemporaryFolder()
         let store = try RocksDBStore(path: folder.file("s.rocksdb"))
-        let checkpointer = RocksDBCheckpointer(store: store)
+        let checkpointer = StoreCheckpointer.over(StoreConnection(store, owned: false))
         var stream = StoreFixtures.stream(accounts: (0..<600).map { "u\($0)" })
         checkpointer.begin(&stream, seq: 2400, input: "stdin")
         #expect(checkpointer.isPending)
         try checkpointer.finish(&stream)
         #expect(store.seq == 2400 && store.accountCount == 600)
-        let prefetcher = RocksDBPrefetcher(store: store, rules: .builtIn)
+        let prefetcher = StorePrefetcher.over(Array(repeating: StoreConnection(store, owned: false), count: 2))
         #expect(prefetcher.collect().isEmpty)
         // More than splitAbove: both readers, each with half.
         let wanted = (0..<599).map { "u\($0)" } + ["nobody"]

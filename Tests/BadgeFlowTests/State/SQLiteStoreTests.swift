@@ -66,7 +66,7 @@ private func pushLine(_ account: String) -> String {
         var stream = StoreFixtures.stream(accounts: ["a", "b"])
         let store = try SQLiteStore(path: folder.file("s.sqlite"))
         try store.checkpoint(&stream, seq: 8, input: "stdin")
-        let prefetcher = try SQLitePrefetcher(path: store.path, rules: .builtIn)
+        let prefetcher = StorePrefetcher.over(try SQLiteStateStore.readConnections(path: store.path))
         #expect(prefetcher.collect().isEmpty)
         prefetcher.request(["a", "nobody", "b"])
         let got = prefetcher.collect()
@@ -83,7 +83,7 @@ private func pushLine(_ account: String) -> String {
         let folder = try TemporaryFolder()
         let path = folder.file("s.sqlite")
         let store = try SQLiteStore(path: path)
-        let checkpointer = try SQLiteCheckpointer(path: path)
+        let checkpointer = StoreCheckpointer.over(StoreConnection(try SQLiteStore(path: path), owned: true))
         var stream = StoreFixtures.stream(accounts: ["a", "b", "c"])
         checkpointer.begin(&stream, seq: 12, input: "stdin")
         #expect(stream.changedCount == 0)
@@ -217,7 +217,7 @@ private func pushLine(_ account: String) -> String {
         var stream = BadgeStream(rules: .builtIn)
         stream.source = store
         stream.table.recordsEvictions = true
-        let prefetcher = try SQLitePrefetcher(path: path, rules: .builtIn)
+        let prefetcher = StorePrefetcher.over(try SQLiteStateStore.readConnections(path: path))
         prefetcher.request(["x"])
         let ahead = prefetcher.collect()
         #expect(ahead["x"] != nil)
@@ -245,7 +245,7 @@ private func pushLine(_ account: String) -> String {
         var stream = BadgeStream(rules: .builtIn)
         stream.source = try SQLiteStore(path: path)
         _ = stream.apply(push("old"), seq: 1)
-        let checkpointer = try SQLiteCheckpointer(path: path)
+        let checkpointer = StoreCheckpointer.over(StoreConnection(try SQLiteStore(path: path), owned: true))
         checkpointer.begin(&stream, seq: 1, input: "stdin")
         try checkpointer.finish(&stream)
         // "old" is committed; "busy" is taken by a commit that has not been recorded.
@@ -302,7 +302,7 @@ private func pushLine(_ account: String) -> String {
         let store = try SQLiteStore(path: path)
         var stream = BadgeStream(rules: .builtIn)
         stream.source = store
-        let checkpointer = try SQLiteCheckpointer(path: path)
+        let checkpointer = StoreCheckpointer.over(StoreConnection(try SQLiteStore(path: path), owned: true))
         defer { checkpointer.close() }
         func commit(_ seq: Int) throws(StateFile.Failure) {
             if onItsOwnThread {

@@ -33,10 +33,10 @@ import Darwin
     static func session(
         _ state: String?, clock: Clock, input: String = "in.ndjson", rules: RuleSet = .builtIn, rulesGiven: Bool = false,
         notices: Notices? = nil, _ change: (inout StateSession.Options) -> Void = { _ in }
-    ) throws(StateSession.Failure) -> StateSession {
+    ) throws(StateSession.Failure) -> FilterPipeline {
         var options = StateSession.Options()
         change(&options)
-        let session = try StateSession(
+        let session = try FilterPipeline(
             state: state, rules: rules, rulesGiven: rulesGiven, input: input, options: options, clock: { clock.now },
             notice: { notices?.lines.append($0) })
         _ = try session.start(jobs: 1, linesPerBatch: 1)
@@ -45,7 +45,7 @@ import Darwin
 
     /// Feeds `line`; its result (when its batch is applied) is "written" and the session told.
     @discardableResult
-    static func feed(_ session: StateSession, _ line: String) -> String {
+    static func feed(_ session: FilterPipeline, _ line: String) -> String {
         var out: [UInt8] = []
         var line = line
         line.withUTF8 { bytes in
@@ -58,11 +58,11 @@ import Darwin
     }
 
     /// Ends the session as a run to stdout does.
-    static func close(_ session: StateSession) throws(StateSession.Failure) {
+    static func close(_ session: FilterPipeline) throws(StateSession.Failure) {
         session.filter.finish { _ in session.batchWritten() }
         let results = StateSession.Results(name: "stdout", isFile: false, replacesAtomically: false, commit: { nil }, discard: {})
-        _ = try session.close(results, writeError: nil, outputClosed: false)
-        session.releaseLock()
+        _ = try session.finish(results, writeError: nil, outputClosed: false)
+        session.close()
     }
 
     /// What the state at `path` recorded last: its seq and input.
@@ -80,7 +80,7 @@ import Darwin
         var options = StateSession.Options()
         options.maxResident = 1000
         let clock = Clock()
-        let session = try StateSession(
+        let session = try FilterPipeline(
             state: folder.file("s." + format), rules: .builtIn, rulesGiven: false, input: "in.ndjson", options: options,
             clock: { clock.now }, notice: { _ in })
         _ = try session.start(jobs: 2, linesPerBatch: 512)
@@ -192,7 +192,7 @@ import Darwin
                 order.append("results at seq \(((try? Self.committed(state)) ?? nil)?.seq ?? -1)")
                 return nil
             }, discard: { order.append("discarded") })
-        #expect(try session.close(results, writeError: nil, outputClosed: false))
+        #expect(try session.finish(results, writeError: nil, outputClosed: false))
         #expect(order == ["results at seq 0"])
         #expect(try Self.committed(state)?.seq == 2)
     }
@@ -341,7 +341,7 @@ import Darwin
         }
         #expect(more.fingerprint != original.fingerprint)
         let fits = try Self.session(state, clock: clock, input: "stdin", rules: more, rulesGiven: true)
-        #expect(fits.rules.fingerprint == more.fingerprint)
+        #expect(fits.session.rules.fingerprint == more.fingerprint)
         let vip = #"{"op":"push","account":"a","device":"d","at":1732269800,"payload":{"vip":1,"aps":{"alert":"v"}}}"#
         #expect(Self.feed(fits, vip).contains(#""rule":"vip""#))
         try Self.close(fits)
@@ -350,7 +350,7 @@ import Darwin
         #expect(try store.recordedRules()?.fingerprint == more.fingerprint)
         store.close()
         let recorded = try Self.session(state, clock: clock, input: "stdin")
-        #expect(recorded.rules.fingerprint == more.fingerprint)
+        #expect(recorded.session.rules.fingerprint == more.fingerprint)
         try Self.close(recorded)
 
         let top = try Self.rules {
@@ -404,7 +404,7 @@ import Darwin
         line.withUTF8 { bytes in session.filter.feed(.text(UnsafeRawBufferPointer(bytes))) { _ in session.outputFailed() } }
         clock.now = 10
         let results = StateSession.Results(name: "stdout", isFile: false, replacesAtomically: false, commit: { nil }, discard: {})
-        #expect(try session.close(results, writeError: nil, outputClosed: true) == false)
+        #expect(try session.finish(results, writeError: nil, outputClosed: true) == false)
         #expect(try Self.committed(state)?.seq == 2)
         #expect(session.currentStats.committedSeq == 2)
     }
@@ -418,7 +418,7 @@ import Darwin
         var line = Self.push("a")
         line.withUTF8 { bytes in session.filter.feed(.text(UnsafeRawBufferPointer(bytes))) { _ in session.outputFailed() } }
         let results = StateSession.Results(name: "stdout", isFile: false, replacesAtomically: false, commit: { nil }, discard: {})
-        #expect(try session.close(results, writeError: nil, outputClosed: true) == false)
+        #expect(try session.finish(results, writeError: nil, outputClosed: true) == false)
         let saved = try StateFormat.open(path: state, readOnly: true)
         #expect(try saved.account("a", rules: .builtIn)?.tree.total == 1)
     }
@@ -430,7 +430,7 @@ import Darwin
         let clock = Clock()
         var options = StateSession.Options()
         options.checkpointInterval = 1
-        let session = try StateSession(
+        let session = try FilterPipeline(
             state: folder.file("s.sqlite"), rules: .builtIn, rulesGiven: false, input: "stdin", options: options,
             clock: {
                 clock.now += 0.25

@@ -23,3 +23,18 @@ enum StoreFixtures {
         return stream
     }
 }
+
+extension StorePrefetcher {
+    /// A read-ahead through `connections`, each read on a worker of its own, as
+    /// `FilterPipeline` makes it.
+    static func over(_ connections: [StoreConnection], rules: RuleSet = .builtIn) -> StorePrefetcher {
+        StorePrefetcher(readers: connections, workers: connections.indices.map { Worker(name: "test-read\($0 + 1)") }, rules: rules)
+    }
+}
+
+extension StoreCheckpointer {
+    /// Commits through `connection` on a worker of its own, as `FilterPipeline` makes it.
+    static func over(_ connection: StoreConnection) -> StoreCheckpointer {
+        StoreCheckpointer(connection: connection, worker: Worker(name: "test-commit"))
+    }
+}

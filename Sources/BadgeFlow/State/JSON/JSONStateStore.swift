@@ -67,11 +67,11 @@ package final class JSONStateStore: StateStore {
         try StateFile.load(path, rules: rules, compact: true)
     }
 
-    package func readAhead() throws(StateFile.Failure) -> (any AccountPrefetcher)? { nil }
+    /// None: the state is saved at the end.
+    package func commitConnection() throws(StateFile.Failure) -> StoreConnection? { nil }
+    /// None: every account is in memory.
+    package func readConnections() throws(StateFile.Failure) -> [StoreConnection] { [] }
     package var storedAccounts: Int? { nil }
-    package var isCommitPending: Bool { false }
-    package func beginCheckpoint(_ stream: inout BadgeStream, seq: Int, input: String) {}
-    package func finishCheckpoint(_ stream: inout BadgeStream) throws(StateFile.Failure) {}
 
     /// Writes and syncs the whole state to a temporary file beside `path`.
     package func prepareFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {

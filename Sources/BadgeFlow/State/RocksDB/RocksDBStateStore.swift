@@ -1,17 +1,15 @@
 /// A state in a RocksDB database (`FILE.rocksdb`, a folder) behind the ``StateStore`` seam:
 /// one handle shared by the filter's threads (RocksDB lets a process open a database once),
-/// which loads accounts on first use, reads the next batch's accounts ahead with `MultiGet`
-/// on two ``Worker`` threads (``StorePrefetcher``) and commits each checkpoint as one
-/// `WriteBatch` on another (``StoreCheckpointer``).
+/// which loads accounts on first use, and which a run's ``FilterPipeline`` also hands to two
+/// ``Worker`` threads that read the next batch's accounts ahead with `MultiGet`
+/// (``StorePrefetcher``) and to another that commits each checkpoint as one `WriteBatch`
+/// (``StoreCheckpointer``). RocksDB's reads are thread-safe and see every committed batch,
+/// so an account read ahead is never older than its last checkpoint.
 package final class RocksDBStateStore: DatabaseStateStore {
     package static var name: String { "rocksdb" }
 
     package let path: String
     package let store: RocksDBStore
-    package private(set) var committer: RocksDBCheckpointer?
-    package private(set) var reader: RocksDBPrefetcher?
-    /// The rules the filter runs under (``attach(rules:)``).
-    private var rules = RuleSet.builtIn
 
     package init(path: String, readOnly: Bool) throws(StateFile.Failure) {
         self.path = path
@@ -27,15 +25,17 @@ package final class RocksDBStateStore: DatabaseStateStore {
     }
 
     package func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {
-        let stream = try attachedStream(rules: rules)
-        self.rules = rules
-        committer = RocksDBCheckpointer(store: store)
-        return stream
+        try attachedStream(rules: rules)
     }
 
-    package func readAhead() throws(StateFile.Failure) -> (any AccountPrefetcher)? {
-        reader = RocksDBPrefetcher(store: store, rules: rules)
-        return reader
+    /// The shared handle (closed with the store).
+    package func commitConnection() throws(StateFile.Failure) -> StoreConnection? {
+        StoreConnection(store, owned: false)
+    }
+
+    /// The shared handle, for two readers (closed with the store).
+    package func readConnections() throws(StateFile.Failure) -> [StoreConnection] {
+        [StoreConnection(store, owned: false), StoreConnection(store, owned: false)]
     }
 
     /// Sets the block cache of the writer's handle (`filter --block-cache`).
@@ -45,27 +45,6 @@ package final class RocksDBStateStore: DatabaseStateStore {
     }
 
     deinit { close() }
-}
-
-/// The read-ahead of a RocksDB state: threads that share the writer's handle (RocksDB's
-/// reads are thread-safe and see every committed batch, so an account read here is never
-/// older than its last checkpoint).
-package typealias RocksDBPrefetcher = StorePrefetcher<RocksDBStore>
-
-extension StorePrefetcher where Store == RocksDBStore {
-    /// Reads from `store` with `readers` threads (two by default); the store stays open at
-    /// ``close()``: its owner closes it.
-    package convenience init(store: RocksDBStore, rules: RuleSet, readers: Int = 2) {
-        self.init(readers: Array(repeating: store, count: max(readers, 1)), rules: rules, ownsReaders: false)
-    }
-}
-
-/// The commits of a RocksDB state: the writer's handle, on a thread of its own.
-package typealias RocksDBCheckpointer = StoreCheckpointer<RocksDBStore>
-
-extension StoreCheckpointer where Store == RocksDBStore {
-    /// Commits to `store`, which the caller closes after ``close()``.
-    package convenience init(store: RocksDBStore) { self.init(store: store, ownsStore: false) }
 }
 
 extension RocksDBStore: AccountStore {

@@ -4,24 +4,18 @@
 /// The SQLite path: four connections (`SQLiteConnection`, each with its statements), each
 /// used by one thread at a time. The applying thread holds a read-write one that loads an
 /// account on first use (what the read-ahead did not bring). Two read-only ones
-/// (``StorePrefetcher``) read and decode the next batch's accounts, half each, while the
-/// batch before is applied; one read-write one (``StoreCheckpointer``) encodes and commits
-/// each checkpoint's changed accounts in key order. Each of those three is used only on the
-/// thread of its own ``Worker``, one job at a time; the hand-off is the job: the applying
-/// thread starts it with what it needs (ids, or the boxes of the changed accounts, not
-/// changed in place until the commit has ended: ``AccountBox``) and later waits for its
-/// output under the worker's lock, which orders the two.
-/// ``close()`` closes the read-only connections first (the last connection to close
-/// removes the WAL files, which a read-only one cannot).
+/// (``readConnections()``, read by a ``StorePrefetcher``) read and decode the next batch's
+/// accounts, half each, while the batch before is applied; one read-write one
+/// (``commitConnection()``, a ``StoreCheckpointer``'s) encodes and commits each checkpoint's
+/// changed accounts in key order. The store opens those three and starts no thread: the
+/// run's ``FilterPipeline`` uses each on a ``Worker`` of its own, and closes the read-only
+/// ones first (the last connection to close removes the WAL files, which a read-only one
+/// cannot), then the committing one, then this store.
 package final class SQLiteStateStore: DatabaseStateStore {
     package static var name: String { "sqlite" }
 
     package let path: String
     package let store: SQLiteStore
-    package private(set) var committer: StoreCheckpointer<SQLiteStore>?
-    package private(set) var reader: StorePrefetcher<SQLiteStore>?
-    /// The rules the filter runs under (``attach(rules:)``).
-    private var rules = RuleSet.builtIn
 
     package init(path: String, readOnly: Bool) throws(StateFile.Failure) {
         // A reader never creates a database.
@@ -43,57 +37,41 @@ package final class SQLiteStateStore: DatabaseStateStore {
 
     package func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {
         let stream = try attachedStream(rules: rules)
-        self.rules = rules
         // Checkpoints commit on their own thread and connection, which gets the large page
         // cache; this one only loads an account now and then (what the read-ahead did not).
         store.setCacheSize(kib: 8 << 10)
-        committer = try SQLiteCheckpointer(path: path)
         return stream
     }
 
-    package func readAhead() throws(StateFile.Failure) -> (any AccountPrefetcher)? {
-        // Accounts of the next batch are read and decoded while this one is applied.
-        reader = try SQLitePrefetcher(path: path, rules: rules)
-        return reader
+    /// A read-write connection of the run's own.
+    package func commitConnection() throws(StateFile.Failure) -> StoreConnection? {
+        StoreConnection(try SQLiteStore(path: path), owned: true)
+    }
+
+    /// Two read-only connections of the run's own: decoding accounts is most of a load and
+    /// needs a core, and with two readers a batch's accounts are read in about half the time
+    /// when a core is free.
+    package func readConnections() throws(StateFile.Failure) -> [StoreConnection] {
+        try Self.readConnections(path: path)
+    }
+
+    /// `readers` read-only connections to the state at `path`, with 16 MiB of page cache in
+    /// all (as one reader had).
+    package static func readConnections(path: String, readers: Int = 2) throws(StateFile.Failure) -> [StoreConnection] {
+        var connections: [StoreConnection] = []
+        for _ in 0..<max(readers, 1) {
+            let store: SQLiteStore
+            do throws(StateFile.Failure) { store = try SQLiteStore(path: path, readOnly: true) } catch {
+                for opened in connections { opened.store.close() }
+                throw error
+            }
+            store.setCacheSize(kib: (16 << 10) / max(readers, 1))
+            connections.append(StoreConnection(store, owned: true))
+        }
+        return connections
     }
 
     deinit { close() }
-}
-
-/// The read-ahead of an SQLite state: read-only connections of its own.
-package typealias SQLitePrefetcher = StorePrefetcher<SQLiteStore>
-
-extension StorePrefetcher where Store == SQLiteStore {
-    /// Opens `readers` read-only connections (two by default) to the state at `path`, closed
-    /// with the prefetcher.
-    ///
-    /// Decoding accounts is most of a load and needs a core: with two readers a batch's
-    /// accounts are read in about half the time when a core is free.
-    ///
-    /// - Throws: `StateFile.Failure` when the database cannot be opened.
-    package convenience init(path: String, rules: RuleSet, readers: Int = 2) throws(StateFile.Failure) {
-        var stores: [SQLiteStore] = []
-        for _ in 0..<max(readers, 1) {
-            let store = try SQLiteStore(path: path, readOnly: true)
-            // 16 MiB of page cache in all, as one reader had.
-            store.setCacheSize(kib: (16 << 10) / max(readers, 1))
-            stores.append(store)
-        }
-        self.init(readers: stores, rules: rules, ownsReaders: true)
-    }
-}
-
-/// The commits of an SQLite state: a read-write connection of its own.
-package typealias SQLiteCheckpointer = StoreCheckpointer<SQLiteStore>
-
-extension StoreCheckpointer where Store == SQLiteStore {
-    /// Opens its own read-write connection to the state at `path`, closed with the
-    /// checkpointer.
-    ///
-    /// - Throws: `StateFile.Failure` when the database cannot be opened.
-    package convenience init(path: String) throws(StateFile.Failure) {
-        self.init(store: try SQLiteStore(path: path), ownsStore: true)
-    }
 }
 
 extension SQLiteStore: AccountStore {

@@ -1,0 +1,150 @@
+import BadgeFlowTestSupport
+import Testing
+
+@testable import BadgeFlow
+
+/// The owner of a filter run's resources (``FilterPipeline``), in process on real states:
+/// its phases, one close in one order on every way out (finished, dropped, refused at
+/// open), no thread left behind, the lock released last.
+@Suite struct FilterPipelineTests {
+    /// A push to `account`.
+    static func push(_ account: String) -> String {
+        #"{"op":"push","account":"\#(account)","device":"d","at":1732269700,"payload":{"aps":{"alert":"hi","thread-id":"t"}}}"#
+    }
+
+    static var stdout: StateSession.Results {
+        StateSession.Results(name: "stdout", isFile: false, replacesAtomically: false, commit: { nil }, discard: {})
+    }
+
+    static func pipeline(_ state: String?, input: String = "in.ndjson", _ change: (inout StateSession.Options) -> Void = { _ in })
+        throws(StateSession.Failure) -> FilterPipeline
+    {
+        var options = StateSession.Options()
+        change(&options)
+        return try FilterPipeline(state: state, rules: .builtIn, rulesGiven: false, input: input, options: options)
+    }
+
+    /// Feeds `count` pushes to distinct accounts, each batch "written" and the pipeline told.
+    static func feed(_ pipeline: FilterPipeline, count: Int, from first: Int = 0) {
+        for i in first..<(first + count) {
+            var line = push("a\(i)")
+            line.withUTF8 { bytes in pipeline.filter.feed(.text(UnsafeRawBufferPointer(bytes))) { _ in pipeline.batchWritten() } }
+        }
+        pipeline.filter.finish { _ in pipeline.batchWritten() }
+    }
+
+    /// Whether another writer can take the state's lock now (it opens and closes at once).
+    static func lockIsFree(_ state: String) -> Bool {
+        guard let other = try? pipeline(state, input: "other") else { return false }
+        other.close()
+        return true
+    }
+
+    @Test(arguments: Formats.all)
+    func aRunGoesThroughItsPhasesAndClosesEverythingInOrder(_ format: String) throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s." + format)
+        let pipeline = try Self.pipeline(state)
+        #expect(pipeline.phase == .opened)
+        try pipeline.start(jobs: 2, linesPerBatch: 64)
+        #expect(pipeline.phase == .running)
+        Self.feed(pipeline, count: 1000)
+        let ended = pipeline.threadsEnded
+        // Two jobs and more than one batch: the scanners ran (and, with a database, the
+        // readers and the committer).
+        #expect(!ended())
+        #expect(try pipeline.finish(Self.stdout, writeError: nil, outputClosed: false) == false)
+        // The last save is in, every thread has ended and the store is closed; the lock is
+        // still held, for the owner to put its results in place.
+        #expect(ended())
+        #expect(!Self.lockIsFree(state))
+        if format == "sqlite" {
+            // The last connection closed removed the WAL: the read-only readers closed first.
+            #expect(!FileIO.exists(state + "-wal"))
+        }
+        pipeline.close()
+        #expect(pipeline.phase == .closed)
+        #expect(Self.lockIsFree(state))
+        // Once only.
+        pipeline.close()
+        #expect(pipeline.phase == .closed)
+        let reopened = try StateFormat.open(path: state, readOnly: true)
+        defer { reopened.close() }
+        #expect(try reopened.info().accounts == 1000)
+        #expect(reopened.resumePoint.map(\.seq) ?? 1000 == 1000)
+    }
+
+    /// A run that goes away without its last save (an error path of the command) leaves no
+    /// thread and no lock behind, and commits nothing more than its checkpoints did.
+    @Test(arguments: Formats.checkpointing)
+    func aDroppedPipelineEndsItsThreadsAndReleasesTheLock(_ format: String) throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s." + format)
+        var pipeline: FilterPipeline? = try Self.pipeline(state) { $0.checkpointInterval = 3600 }
+        try pipeline?.start(jobs: 2, linesPerBatch: 64)
+        if let pipeline { Self.feed(pipeline, count: 500) }
+        let ended = pipeline?.threadsEnded ?? { false }
+        #expect(!ended())
+        pipeline = nil
+        #expect(ended())
+        #expect(Self.lockIsFree(state))
+        let reopened = try StateFormat.open(path: state, readOnly: true)
+        defer { reopened.close() }
+        // No checkpoint was due: the state holds none of the run's lines.
+        #expect(reopened.resumePoint?.seq == 0)
+    }
+
+    /// Refused at open (the input its last checkpoint read): nothing is left open, so the
+    /// next run takes the lock.
+    @Test(arguments: Formats.checkpointing)
+    func aPipelineRefusedAtOpenLeavesNothingOpen(_ format: String) throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s." + format)
+        let first = try Self.pipeline(state, input: "day1")
+        try first.start(jobs: 1, linesPerBatch: 1)
+        Self.feed(first, count: 3)
+        _ = try first.finish(Self.stdout, writeError: nil, outputClosed: false)
+        first.close()
+        let refused = #expect(throws: StateSession.Failure.self) { try Self.pipeline(state, input: "day1") }
+        #expect(refused?.kind == .usage)
+        #expect(Self.lockIsFree(state))
+        let resumed = try Self.pipeline(state, input: "day1") { $0.resume = .resume }
+        #expect(resumed.skipLines == 3)
+        resumed.close()
+        #expect(resumed.phase == .closed)
+    }
+
+    /// A last save that fails ends the run as failed, with everything closed all the same.
+    @Test func aFailedLastSaveEndsTheRunAsFailed() throws {
+        let folder = try TemporaryFolder()
+        let state = folder.file("s.sqlite")
+        let pipeline = try Self.pipeline(state)
+        try pipeline.start(jobs: 1, linesPerBatch: 1)
+        Self.feed(pipeline, count: 2)
+        let failing = StateSession.Results(
+            name: "out.ndjson", isFile: true, replacesAtomically: true, commit: { "out.ndjson: cannot rename: test" }, discard: {})
+        let failure = #expect(throws: StateSession.Failure.self) {
+            try pipeline.finish(failing, writeError: nil, outputClosed: false)
+        }
+        #expect(failure?.kind == .io)
+        #expect(pipeline.threadsEnded())
+        pipeline.close()
+        #expect(pipeline.phase == .failed)
+        #expect(Self.lockIsFree(state))
+    }
+
+    /// The state's store opens connections and starts no thread: before `start` the
+    /// pipeline has none, and one job starts none but the committer's.
+    @Test(arguments: Formats.checkpointing)
+    func oneJobRunsNoScannerAndNoReader(_ format: String) throws {
+        let folder = try TemporaryFolder()
+        let pipeline = try Self.pipeline(folder.file("s." + format))
+        #expect(pipeline.threadsEnded())
+        try pipeline.start(jobs: 1, linesPerBatch: 8)
+        Self.feed(pipeline, count: 100)
+        #expect(pipeline.filter.prefetcher == nil)
+        #expect(try pipeline.finish(Self.stdout, writeError: nil, outputClosed: false) == false)
+        #expect(pipeline.threadsEnded())
+        pipeline.close()
+    }
+}
