@@ -4,11 +4,13 @@
 /// ``ParallelFilter`` on the state's accounts. The state policy (``StateSession``) owns
 /// none of them: the pipeline hands it the filter on each call.
 ///
-/// Its life is a ``Phase``: ``Phase/opened`` (the lock taken, the state opened and its
-/// resume point settled), ``Phase/running`` once ``start(jobs:linesPerBatch:)`` made the
-/// filter and the threads' owners, ``Phase/draining`` while ``finish(_:writeError:outputClosed:)``
-/// writes the last save, then ``Phase/closed`` (or ``Phase/failed`` when the last save
-/// failed) once ``close()`` released everything. Every way out goes through
+/// Its life is a ``Phase``: ``Phase/opened`` (the lock taken, the state and its commit
+/// connection opened, the resume point settled), ``Phase/running`` once
+/// ``start(jobs:linesPerBatch:)`` made the filter and the threads' owners,
+/// ``Phase/draining`` while ``finish(_:writeError:outputClosed:)`` writes the last save,
+/// ``Phase/finished`` once it is written and all but the lock closed, then
+/// ``Phase/closed`` once ``close()`` released the lock; ``Phase/failed`` when the start or
+/// the last save failed (everything is closed all the same). Every way out goes through
 /// ``close()``, once, in one order:
 /// 1. the read-ahead: its threads end, then its connections close (an SQLite state's
 ///    read-only ones before any writing one: the last connection to close removes the WAL
@@ -29,9 +31,12 @@ package final class FilterPipeline {
         case running
         /// The last save is under way (``finish(_:writeError:outputClosed:)``).
         case draining
+        /// The last save is written; threads, connections and the state are closed, the
+        /// lock is held until ``close()``.
+        case finished
         /// Everything is closed and the lock released.
         case closed
-        /// The last save failed; everything is closed and the lock released.
+        /// The start or the last save failed; everything is closed once ``close()`` ran.
         case failed
     }
 
@@ -45,10 +50,14 @@ package final class FilterPipeline {
     /// The stream until the filter starts.
     private var attached: BadgeStream?
     private var running: ParallelFilter?
+    /// The store's commit connection, opened with the state (a format that cannot give one
+    /// fails before any output), until the checkpointer takes it.
+    private var commitConnection: StoreConnection?
     private var scans: ScanPool?
     private var checkpointer: StoreCheckpointer?
     private var prefetcher: StorePrefetcher?
-    private var lastSaveFailed = false
+    /// Set by ``close()``.
+    private var released = false
 
     /// Takes the lock of `state`, opens it, settles the rules and the resume point.
     ///
@@ -97,6 +106,11 @@ package final class FilterPipeline {
             lock?.release()
             throw error
         }
+        do throws(StateFile.Failure) { commitConnection = try store?.commitConnection() } catch {
+            store?.close()
+            lock?.release()
+            throw StateSession.Failure(message: "state file \(error.description)", kind: .state)
+        }
         self.store = store
         self.lock = lock
         attached = consume stream
@@ -113,12 +127,17 @@ package final class FilterPipeline {
     /// Makes the filter over the state's accounts, with `jobs` scanning threads (started
     /// with its second batch) and batches of `linesPerBatch` lines, the committer on the
     /// store's commit connection, and, with more than one job, the read-ahead on its read
-    /// connections. Later calls return the same filter.
+    /// connections. Later calls, while it runs, return the same filter.
     ///
-    /// - Throws: ``StateSession/Failure`` when the store's connections cannot be opened.
+    /// - Throws: ``StateSession/Failure`` when the store's read connections cannot be
+    ///   opened (the pipeline is then ``Phase/failed``, its threads and connections
+    ///   closed), or the pipeline is past running.
     @discardableResult
     package func start(jobs: Int, linesPerBatch: Int) throws(StateSession.Failure) -> ParallelFilter {
-        guard phase == .opened, let stream = attached.take() else { return filter }
+        if phase == .running, let running { return running }
+        guard phase == .opened, let stream = attached.take() else {
+            throw StateSession.Failure(message: "the filter run was already started and ended", kind: .state)
+        }
         let options = session.options
         let rules = stream.rules
         let scans = ScanPool(jobs: jobs)
@@ -136,11 +155,11 @@ package final class FilterPipeline {
         guard let store else { return filter }
         // A state saved at the end holds no line of a batch whose results were not written.
         filter.keepsUndo = !type(of: store).checkpoints
+        if let connection = commitConnection.take() {
+            checkpointer = StoreCheckpointer(connection: connection, worker: Worker(name: "bf-commit"))
+            session.checkpointer = checkpointer
+        }
         do throws(StateFile.Failure) {
-            if let connection = try store.commitConnection() {
-                checkpointer = StoreCheckpointer(connection: connection, worker: Worker(name: "bf-commit"))
-                session.checkpointer = checkpointer
-            }
             if filter.jobs > 1 {
                 let readers = try store.readConnections()
                 if !readers.isEmpty {
@@ -151,6 +170,8 @@ package final class FilterPipeline {
                 }
             }
         } catch {
+            phase = .failed
+            closeResources()
             throw StateSession.Failure(message: "state file \(error.description)", kind: .state)
         }
         session.restartClock()
@@ -201,9 +222,11 @@ package final class FilterPipeline {
         phase = .draining
         defer { closeResources() }
         do throws(StateSession.Failure) {
-            return try session.close(filter, results, writeError: writeError, outputClosed: outputClosed)
+            let placed = try session.close(filter, results, writeError: writeError, outputClosed: outputClosed)
+            phase = .finished
+            return placed
         } catch {
-            lastSaveFailed = true
+            phase = .failed
             throw error
         }
     }
@@ -211,17 +234,20 @@ package final class FilterPipeline {
     /// Ends every thread, closes every connection and the store, in the order the type
     /// describes, and releases the lock. Later calls do nothing.
     package func close() {
-        guard phase != .closed && phase != .failed else { return }
+        guard !released else { return }
+        released = true
         closeResources()
         lock?.release()
         lock = nil
-        phase = lastSaveFailed ? .failed : .closed
+        if phase != .failed { phase = .closed }
     }
 
     /// Steps 1-4 of ``close()``; each owner's close is idempotent.
     private func closeResources() {
         prefetcher?.close()
         checkpointer?.close()
+        // Not taken by a checkpointer (the run never started): the run's own is closed here.
+        if let connection = commitConnection.take(), connection.owned { connection.store.close() }
         scans?.close()
         store?.close()
     }

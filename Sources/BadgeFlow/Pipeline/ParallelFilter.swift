@@ -5,11 +5,11 @@
 /// events to the devices and writes the result lines, batch after batch, in input order.
 /// At most `2 × jobs + 2` batches (of at most `linesPerBatch` lines or 1 MiB) are in flight,
 /// and applied batches are reused, so memory stays flat however long the stream is, and a
-/// slow consumer holds the reader back (back-pressure). The worker threads are a
-/// ``ScanPool``'s, started only once a second batch is needed, so a small input runs on one
-/// thread; a filter made by ``FilterPipeline`` uses the pipeline's pool, which the pipeline
-/// closes, and one made with ``init(stream:jobs:maxLineBytes:linesPerBatch:stamp:numbered:)``
-/// its own, closed when it goes.
+/// slow consumer holds the reader back (back-pressure). Worker threads start only once a
+/// second batch is needed, so a small input runs on one thread. A filter made with
+/// ``init(stream:jobs:maxLineBytes:linesPerBatch:stamp:numbered:)`` owns its threads and
+/// joins them when it goes; `badgeflow filter`'s run owns them instead, and joins them
+/// with everything else it closes.
 ///
 /// The output is byte-identical to `FilterSession` on the same lines, whatever `jobs` is.
 ///

@@ -64,8 +64,9 @@ private final class Release: @unchecked Sendable {
 }
 
 /// A connection a filter run commits to or reads ahead from (``StateStore/commitConnection()``,
-/// ``StateStore/readConnections()``): a passive handle, used on one thread at a time, which
-/// the run's ``FilterPipeline`` drives from a ``Worker`` it makes.
+/// ``StateStore/readConnections()``): a passive handle, which the run's ``FilterPipeline``
+/// drives from a ``Worker`` it makes. A connection of the run's own (SQLite's) is used on
+/// that one thread; a shared handle (RocksDB's, thread-safe) by every thread of the run.
 package struct StoreConnection: Sendable {
     /// The database, or this connection to it.
     package let store: any AccountStore
@@ -197,8 +198,9 @@ package final class StorePrefetcher: PartedAccountPrefetcher {
     deinit { close() }
 }
 
-/// Commits checkpoints of a state's database on a thread of its own (a ``Worker``), so that
-/// encoding the changed accounts, writing them and waiting for the disk overlap the filter.
+/// Commits checkpoints of a state's database through a ``StoreConnection`` on the ``Worker``
+/// the run's ``FilterPipeline`` gives it (a thread of the commits' own), so that encoding
+/// the changed accounts, writing them and waiting for the disk overlap the filter.
 ///
 /// ``begin(_:seq:input:)`` takes the changed accounts from the stream (their boxes, which the
 /// stream copies an account out of before changing it until the commit has ended) and

@@ -2,25 +2,26 @@
 ///
 /// It owns nothing that must be closed: the run's ``FilterPipeline`` owns the lock, the
 /// ``StateStore``, its connections, every thread and the ``ParallelFilter``, and hands the
-/// filter to each policy call (``batchWritten(_:)``, ``idle(_:)``, ``close(_:_:writeError:outputClosed:)``).
+/// filter to each policy call (``batchWritten(_:)``, ``idle(_:)``,
+/// ``close(_:_:writeError:outputClosed:)``).
 ///
 /// The policy, for a format with checkpoints:
-/// - after each batch whose results were written (``batchWritten()``), a checkpoint is due
+/// - after each batch whose results were written (``batchWritten(_:)``), a checkpoint is due
 ///   every ``Options/checkpointInterval`` seconds of the clock, when more than half of
 ///   ``Options/maxResident`` accounts changed, or when memory holds more than
 ///   `maxResident` and dropping committed accounts is not enough;
 /// - evictions keep 15/16 of `maxResident`, so the next ones wait a while; only committed
 ///   accounts leave memory (finish the commit under way, evict, then begin the next);
-/// - while no input comes (``idle()``), the commit under way is waited for, and a
+/// - while no input comes (``idle(_:)``), the commit under way is waited for, and a
 ///   checkpoint is committed (and waited for) once it is due and results went out since
-///   the last one: an idle filter's ``currentStats`` show what a reader of the state sees;
+///   the last one: an idle filter's ``stats(of:)`` show what a reader of the state sees;
 /// - `--resume` goes on after the last checkpoint's seq (by count for a file, which must be
 ///   the same one; by N with ``Options/numbered``, from any input), and without
 ///   `--resume`/`--no-resume` the input the last checkpoint read is refused.
 ///
 /// Without a state, or with one saved at the end (JSON): accounts past a quarter over
 /// ``Options/expandedAccounts`` are held compactly, a batch whose results could not be
-/// written is taken back, and the state is saved at the end. Both finish in one order (``close(_:)``): prepare the last save,
+/// written is taken back, and the state is saved at the end. Both finish in one order (``close(_:_:writeError:outputClosed:)``): prepare the last save,
 /// put the results file in place, commit the state.
 package final class StateSession {
     /// How a session runs.
@@ -146,7 +147,7 @@ package final class StateSession {
     /// The state (nil: none); the pipeline owns and closes it.
     package let store: (any StateStore)?
     /// What commits the checkpoints (the pipeline's, on the store's connection; nil: none).
-    package var checkpointer: (any Checkpointer)?
+    package internal(set) var checkpointer: (any Checkpointer)?
     /// The inputs digested as they are read (``streamedDigest(name:)``).
     private var streamedDigests: [(name: String, digest: StreamedInputDigest)] = []
     /// `--resume --numbered`: lines numbered at or below it are skipped.
@@ -315,10 +316,11 @@ package final class StateSession {
     ) throws(Failure) -> (any StateStore, RuleSet, BadgeStream) {
         let store: any StateStore
         let recorded: RuleSet?
-        do throws(StateFile.Failure) {
-            store = try StateFormat.open(path: path, readOnly: false)
-            recorded = try store.recordedRules()
-        } catch {
+        do throws(StateFile.Failure) { store = try StateFormat.open(path: path, readOnly: false) } catch {
+            throw Failure(message: "state file \(error.description)", kind: .state)
+        }
+        do throws(StateFile.Failure) { recorded = try store.recordedRules() } catch {
+            store.close()
             throw Failure(message: "state file \(error.description)", kind: .state)
         }
         var rules = rules
@@ -328,6 +330,7 @@ package final class StateSession {
             } else if recorded.fingerprint != rules.fingerprint {
                 // Other rules fit when every mark does (rules change over time).
                 do throws(StateFile.Failure) { try store.checkFits(rules) } catch {
+                    store.close()
                     throw Failure(
                         message:
                             "state file \(error.description) (under the rules given, which differ from the recorded ones: \(rules.difference(from: recorded)))",
@@ -346,6 +349,7 @@ package final class StateSession {
         do throws(StateFile.Failure) {
             return (store, rules, try store.attach(rules: rules))
         } catch {
+            store.close()
             throw Failure(message: "state file \(error.description)", kind: .state)
         }
     }
@@ -498,7 +502,7 @@ package final class StateSession {
 
     /// No input is ready, and the results held back went out: waits for the commit under
     /// way, and commits a checkpoint when one is due and results went out since the last,
-    /// waiting for it too, so that the stats (``currentStats``, `--metrics`) are then what
+    /// waiting for it too, so that the stats (``stats(of:)``, `--metrics`) are then what
     /// `state info` shows. Returns how long to wait for input, in ms, before asking again
     /// (-1: until input comes).
     package func idle(_ filter: ParallelFilter) -> Int32 {

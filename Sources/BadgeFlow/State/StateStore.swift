@@ -9,7 +9,8 @@
 /// results file in place, then ``commitFinal(_:seq:input:)``; a state is so never ahead of
 /// the results its reader has.
 ///
-/// A store is used from one thread at a time, and starts no thread: the connections it
+/// A store is used from one thread at a time (a format whose handle is thread-safe, RocksDB,
+/// may hand it to the run's threads as well), and starts no thread: the connections it
 /// hands a filter run (``commitConnection()``, ``readConnections()``) are driven by the
 /// run's ``FilterPipeline``, which owns every thread and closes them in order.
 package protocol StateStore: AnyObject {

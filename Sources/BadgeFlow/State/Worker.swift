@@ -1,5 +1,7 @@
-/// Jobs run in order on a thread the worker owns: what the state stores' read-ahead
-/// (``StorePrefetcher``) and commits (``StoreCheckpointer``) run on.
+/// Jobs run in order on a thread the worker owns: what a filter run's read-ahead
+/// (``StorePrefetcher``) and commits (``StoreCheckpointer``) run on. The run's
+/// ``FilterPipeline`` makes each worker and closes it (through its user) before the
+/// connection it drives.
 ///
 /// The owner (one thread: the filter's applying thread) starts jobs with ``start(_:)`` and
 /// takes their outputs, oldest first, with ``wait()``. A checkpointer keeps one job at a time;

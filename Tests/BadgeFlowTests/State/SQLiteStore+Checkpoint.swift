@@ -3,7 +3,7 @@
 extension SQLiteStore {
     /// One checkpoint on the calling thread and this connection: the accounts of `stream`
     /// changed since its last checkpoint and `seq`, read from `input`, in one transaction
-    /// (what ``SQLiteCheckpointer`` does on a thread of its own). On failure the accounts
+    /// (what a `StoreCheckpointer` does on a thread of its own). On failure the accounts
     /// count as changed again.
     func checkpoint(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
         let changed = stream.takeChanged()

@@ -33,7 +33,7 @@ import Darwin
 ///
 /// One process writes (RocksDB's `LOCK` file, beside the project's `StateLock`); its
 /// threads share the one handle (RocksDB's reads and writes are thread-safe), so
-/// `RocksDBPrefetcher` and `RocksDBCheckpointer` take the store, not a path. Other
+/// the read-ahead and the committer of a filter run take the store, not a path. Other
 /// processes read through a read-only open, which sees the last checkpoint committed when
 /// it opened and never blocks the writer.
 ///

@@ -36,7 +36,7 @@ import Darwin
 /// <doc:StateFileFormat>), used only while it matches `data`.
 ///
 /// Use from one thread at a time: that is why it is an unchecked Sendable (a connection
-/// moves to a `Worker`'s thread once, in `SQLitePrefetcher` or `SQLiteCheckpointer`, and is
+/// moves to a `Worker`'s thread once, in a `StorePrefetcher` or `StoreCheckpointer`, and is
 /// used there alone, each job handed over and its output back under the worker's lock; its
 /// connection is opened without SQLite's own mutex).
 package final class SQLiteStore: AccountSource, @unchecked Sendable {
@@ -341,7 +341,7 @@ package final class SQLiteStore: AccountSource, @unchecked Sendable {
 
     /// The number of input lines whose results were written when the last checkpoint committed.
     public var seq: Int { Int(meta["seq"] ?? "") ?? 0 }
-    /// What those lines were read from (`SQLiteCheckpointer.begin(_:seq:input:)`); empty when unknown.
+    /// What those lines were read from (`StoreCheckpointer.begin(_:seq:input:)`); empty when unknown.
     public var input: String { meta["input"] ?? "" }
     /// The number of accounts stored.
     public var accountCount: Int { Int(meta["accounts"] ?? "") ?? 0 }
@@ -628,7 +628,7 @@ package final class SQLiteStore: AccountSource, @unchecked Sendable {
     }
 
     /// Writes `changed` and `seq` read from `input` in one transaction (a checkpoint, as
-    /// `SQLiteCheckpointer` runs it); returns each account's stored device and mark counts.
+    /// a `StoreCheckpointer` runs it); returns each account's stored device and mark counts.
     /// Each row gets a cache (``RowCache``) checked with `cacheSeed`, the
     /// ``RuleSet/rowCacheSeed`` of the accounts' rules (nil: no cache). With `rules` (their
     /// JSON text), the rules are recorded in the same transaction when they differ.
