@@ -29,10 +29,9 @@ package enum CompressedInput {
     /// does not move); nil when it is not compressed or cannot be read that way (a pipe: its
     /// bytes could not be read twice).
     package static func format(ofFileAt fd: Int32) -> Format? {
-        var prefix = [UInt8](repeating: 0, count: 6)
-        let n = prefix.withUnsafeMutableBytes { System.pread(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { return nil }
-        return format(ofPrefix: prefix[0..<n])
+        let prefix = readPrefix(fd, count: 6)
+        guard !prefix.isEmpty else { return nil }
+        return format(ofPrefix: prefix)
     }
 
     /// What `filter` prints for `name` (an INPUT, or `<stdin>`) in `format`.

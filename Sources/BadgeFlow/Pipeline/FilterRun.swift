@@ -58,7 +58,7 @@ package final class FilterRun {
     package let pipeline: FilterPipeline
     /// The descriptor `-` reads (stdin; tests pass a pipe).
     package let stdin: Int32
-    private let output: (UnsafeRawBufferPointer) -> Int32
+    private let output: Output
     private let outputName: String
     private let metrics: MetricsFile?
     private let clock: () -> Double
@@ -76,7 +76,7 @@ package final class FilterRun {
     ///   - clock: monotonic seconds, for the metrics' period (tests pass their own).
     ///   - message: receives each line for stderr (an INPUT that cannot be read, a notice).
     package init(
-        pipeline: FilterPipeline, output: @escaping (UnsafeRawBufferPointer) -> Int32, outputName: String, metrics: MetricsFile? = nil,
+        pipeline: FilterPipeline, output: @escaping Output, outputName: String, metrics: MetricsFile? = nil,
         stdin: Int32 = 0, clock: @escaping () -> Double = StateSession.monotonic, message: @escaping (String) -> Void
     ) {
         self.pipeline = pipeline
@@ -86,21 +86,6 @@ package final class FilterRun {
         self.stdin = stdin
         self.clock = clock
         self.message = message
-    }
-
-    /// An `output` that writes all the bytes to `fd` with write(2), again after `EINTR`.
-    package static func write(to fd: Int32) -> (UnsafeRawBufferPointer) -> Int32 {
-        { bytes in
-            guard var p = bytes.baseAddress else { return 0 }
-            var left = bytes.count
-            while left > 0 {
-                let n = retryingOnEINTR { System.write(fd, p, left) }
-                if n < 0 { return System.errorNumber }
-                p += n
-                left -= n
-            }
-            return 0
-        }
     }
 
     /// Writes the metrics as they stand before any line: the state's committed seq and
@@ -163,7 +148,7 @@ package final class FilterRun {
             if outputClosed || w.count == 0 { return }
             // Metrics: after this batch's checkpoint, when a period has passed.
             defer { if !flushingIdle { metrics?.writeIfDue(now: clock(), gatherMetrics) } }
-            let failure = w.withUnsafeBytes { output($0) }
+            let failure = Self.send(w, to: output)
             if failure != 0 {
                 outputClosed = true
                 if failure == System.brokenPipeError {

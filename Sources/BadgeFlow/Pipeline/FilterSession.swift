@@ -12,14 +12,14 @@ public struct FilterSession {
     /// The accounts, their devices and their state.
     public var stream: BadgeStream
     /// The line number of the last line fed (blank lines counted).
-    public private(set) var seq = 0
+    public internal(set) var seq = 0
     /// Whether lines carry their number (`N<TAB>JSON`, see `LineNumber`): a result's `seq` is
     /// then that number; a non-blank line without it gets `invalid-line-number` with the
     /// physical line number, as does an overlong line (its prefix was not kept).
     public let numbered: Bool
     /// Result lines not yet taken.
     public var output = JSONWriter()
-    private let analyzer: LineAnalyzer
+    let analyzer: LineAnalyzer
 
     /// Starts a session over an existing stream (e.g. loaded from a state file). With `stamp`,
     /// push results carry the stamped payload (`--stamp`); with `numbered`, lines carry their
@@ -37,36 +37,6 @@ public struct FilterSession {
 
     /// Lines rejected so far.
     public var rejected: Int { stream.rejected }
-
-    /// Feeds one line (without its newline).
-    public mutating func feed(_ line: UnsafeRawBufferPointer) {
-        seq += 1
-        guard numbered else { return stream.apply(analyzer.analyze(line), seq: seq, into: &output) }
-        if let (n, rest) = LineNumber.split(line) {
-            stream.apply(analyzer.analyze(rest), seq: n, into: &output)
-        } else if !LineNumber.isBlank(line) {
-            stream.apply(.rejected(LineNumber.invalid), seq: seq, into: &output)
-        }
-    }
-
-    /// Feeds one line (without its newline) and returns its result as a value instead of
-    /// writing it to ``output`` (nil for a blank line).
-    public mutating func result(of line: UnsafeRawBufferPointer) -> StreamResult? {
-        seq += 1
-        return stream.apply(analyzer.analyze(line), seq: seq)
-    }
-
-    /// Feeds one line given as text and returns its result as a value (nil for a blank line).
-    public mutating func result(of line: String) -> StreamResult? {
-        var line = line
-        return line.withUTF8 { result(of: UnsafeRawBufferPointer($0)) }
-    }
-
-    /// Feeds one line given as text.
-    public mutating func feed(_ line: String) {
-        var line = line
-        line.withUTF8 { feed(UnsafeRawBufferPointer($0)) }
-    }
 
     /// Feeds what a `LineReader` produced.
     public mutating func feed(_ line: LineReader.Line, maxLineBytes: Int) {

@@ -5,6 +5,10 @@
 /// `maxLineBytes` is never held whole: it is skipped to its end and reported as overlong,
 /// so memory stays bounded whatever the input. An input that starts with the magic bytes of
 /// gzip, zstd, bzip2 or xz is refused before its first line (`CompressedInput`).
+///
+/// The reader is the input's pointer boundary: it owns one raw buffer, reads into it with
+/// read(2), and hands out each line as a borrowed slice of it (``Line/text(_:)``), valid
+/// only while the callback runs; nothing downstream keeps such a pointer.
 public final class LineReader {
     /// One line, or the length of a line that was too long to keep.
     public enum Line {
@@ -13,6 +17,9 @@ public final class LineReader {
         case text(UnsafeRawBufferPointer)
         /// A line longer than ``LineReader/maxLineBytes``, skipped; the value is its length in bytes.
         case overlong(Int)
+
+        /// An empty line (no bytes): what a line skipped in place of its text counts as.
+        public static var empty: Line { .text(UnsafeRawBufferPointer(start: nil, count: 0)) }
     }
 
     /// The longest line kept, in bytes.

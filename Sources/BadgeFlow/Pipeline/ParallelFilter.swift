@@ -181,7 +181,7 @@ public final class ParallelFilter {
             if let (n, rest) = LineNumber.split(bytes) {
                 if n <= skipThrough {
                     // Answered before the checkpoint: as a blank line, it counts and writes nothing.
-                    current.append(.text(UnsafeRawBufferPointer(start: nil, count: 0)), number: 0)
+                    current.append(.empty, number: 0)
                 } else if rest.count > maxLineBytes {
                     current.append(.overlong(rest.count), number: n)
                 } else {
@@ -190,15 +190,14 @@ public final class ParallelFilter {
             } else {
                 // Blank: nothing is written. Otherwise the error takes the physical number.
                 current.append(
-                    .text(UnsafeRawBufferPointer(start: nil, count: 0)),
+                    .empty,
                     number: LineNumber.isBlank(bytes) ? 0 : Batch.invalidNumber)
             }
         case .overlong(let count):
-            let prefix = overlongHead.withUnsafeBytes { LineNumber.split($0) }
+            let prefix = LineNumber.split(head: overlongHead)
             if let (n, _) = prefix, n <= skipThrough {
-                current.append(.text(UnsafeRawBufferPointer(start: nil, count: 0)), number: 0)
-            } else if let (n, rest) = prefix {
-                let prefixBytes = overlongHead.count - rest.count
+                current.append(.empty, number: 0)
+            } else if let (n, prefixBytes) = prefix {
                 current.append(.overlong(count - prefixBytes), number: n)
             } else {
                 current.append(.overlong(count), number: 0)
@@ -453,18 +452,18 @@ package final class ScanPool {
 /// Unchecked Sendable: the hand-over of a batch between threads goes through `BatchQueue`'s
 /// lock (put/take, markDone/waitDone), and only the thread that holds it touches it.
 final class Batch: @unchecked Sendable {
-    @exclusivity(unchecked) private var data: [UInt8] = []
-    @exclusivity(unchecked) private var ends: [Int] = []
+    @exclusivity(unchecked) var data: [UInt8] = []
+    @exclusivity(unchecked) var ends: [Int] = []
     /// Per line: -1 for a kept line, else the byte length of an overlong one.
-    @exclusivity(unchecked) private var overlong: [Int] = []
+    @exclusivity(unchecked) var overlong: [Int] = []
     /// Numbered input only (else empty), per line: its given number; 0 when it has none
     /// (the physical number is used); `invalidNumber` for a line whose prefix is invalid.
-    @exclusivity(unchecked) private var numbers: [Int] = []
-    @exclusivity(unchecked) private(set) var results: [LineResult] = []
+    @exclusivity(unchecked) var numbers: [Int] = []
+    @exclusivity(unchecked) var results: [LineResult] = []
     /// With ``collectsAccountIDs``: the account id of each event line, for reading ahead.
-    @exclusivity(unchecked) private(set) var accountIDs: [String] = []
+    @exclusivity(unchecked) var accountIDs: [String] = []
     /// The hash of each of ``accountIDs`` (``IDIndex/hash(_:)``), computed by the analysing thread.
-    @exclusivity(unchecked) private(set) var accountHashes: [Int] = []
+    @exclusivity(unchecked) var accountHashes: [Int] = []
     var collectsAccountIDs = false
     var done = false
     private let capacity: Int
@@ -487,29 +486,6 @@ final class Batch: @unchecked Sendable {
 
     /// Bytes of line text held.
     var byteCount: Int { data.count }
-
-    /// Calls `body` with each result in order, moved out of the batch (a `.blank` is left in
-    /// its place), the line's given number (0 when it has none) and, with
-    /// ``collectsAccountIDs``, the hash of an event's account id (else nil): applying a
-    /// result then copies none of its strings and arrays, nor hashes the id again.
-    func takeEachResult(_ body: (consuming LineResult, Int, Int?) -> Void) {
-        let numbered = !numbers.isEmpty
-        let hashed = !accountHashes.isEmpty
-        var k = 0
-        results.withUnsafeMutableBufferPointer { results in
-            guard let base = results.baseAddress else { return }
-            for i in results.indices {
-                let result = (base + i).move()
-                (base + i).initialize(to: .blank)
-                var hash: Int? = nil
-                if hashed, case .event = result, k < accountHashes.count {
-                    hash = accountHashes[k]
-                    k += 1
-                }
-                body(result, numbered ? max(numbers[i], 0) : 0, hash)
-            }
-        }
-    }
 
     /// Empties the batch for reuse, keeping its buffers unless a very long line grew them.
     func recycle() {
@@ -544,34 +520,6 @@ final class Batch: @unchecked Sendable {
         if numbers.isEmpty { numbers.reserveCapacity(capacity) }
         append(line)
         numbers.append(number)
-    }
-
-    func analyze(with analyzer: LineAnalyzer, maxLineBytes: Int) {
-        results.reserveCapacity(ends.count)
-        data.withUnsafeBytes { all in
-            var start = 0
-            for i in 0..<ends.count {
-                let end = ends[i]
-                if !numbers.isEmpty, numbers[i] == Self.invalidNumber {
-                    results.append(.rejected(LineNumber.invalid))
-                } else if overlong[i] >= 0 {
-                    results.append(
-                        .rejected(
-                            .error(
-                                .lineTooLong, "line is \(overlong[i]) bytes, more than the \(maxLineBytes) bytes a line may have", at: "")))
-                } else {
-                    let result = analyzer.analyze(UnsafeRawBufferPointer(rebasing: all[start..<end]))
-                    if collectsAccountIDs, case .event(let e) = result {
-                        accountIDs.append(e.accountID)
-                        accountHashes.append(IDIndex.hash(e.accountID))
-                    }
-                    results.append(result)
-                }
-                start = end
-            }
-        }
-        // The line bytes are no longer needed; the buffer stays for the batch's next use.
-        data.removeAll(keepingCapacity: true)
     }
 }
 

@@ -68,17 +68,6 @@ package enum SignalWake {
         case interrupted
     }
 
-    /// One poll(2) of `fd` and `wake` (-1: none) for up to `timeout` ms (negative: no limit).
-    package static func wait(for fd: Int32, wake: Int32, timeout: Int32) -> Wait {
-        var fds = (pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0))
-        let r = withUnsafeMutablePointer(to: &fds) {
-            $0.withMemoryRebound(to: pollfd.self, capacity: 2) { poll($0, 2, timeout) }
-        }
-        if r > 0 { return fds.1.revents == 0 ? .ready : .woken }
-        if r == 0 { return .timedOut }
-        return errno == EINTR ? .interrupted : .ready
-    }
-
     /// Waits until `fd` has input (or is at its end, or has an error a read reports); false
     /// when a signal came first, before the wait or during it.
     package static func waitForInput(_ fd: Int32) -> Bool {
