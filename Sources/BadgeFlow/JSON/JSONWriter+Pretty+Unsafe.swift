@@ -1,3 +1,6 @@
+// JSONWriter's pretty layout of compact text read from a borrowed buffer. Relies on the
+// buffer staying valid for the call; every index stays below its count.
+
 extension JSONWriter {
     /// Appends to `out` `compact`, JSON text as this writer writes it (no whitespace outside strings),
     /// laid out as json-c's pretty, spaced form lays out a value nested `level` deep: each
