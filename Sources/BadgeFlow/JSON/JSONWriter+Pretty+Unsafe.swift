@@ -57,4 +57,9 @@ extension JSONWriter {
             i += 1
         }
     }
+
+    /// ``appendPretty(_:level:to:)`` of what `compact` has written.
+    static func appendPretty(_ compact: JSONWriter, level: Int, to out: inout [UInt8]) {
+        compact.withUnsafeBytes { appendPretty($0, level: level, to: &out) }
+    }
 }
