@@ -1,5 +1,6 @@
-// The JSON state's split and merge work on raw bytes throughout: each part mapped into memory
-// (MappedFile), walked member by member (JSONMemberCursor) and copied out by byte range.
+// The JSON state's split and merge work on raw bytes throughout: the file read (the state, or
+// each part of a merge) mapped into memory (MappedFile), walked member by member
+// (JSONMemberCursor) and copied out by byte range.
 // Relies on the mapping outliving every cursor and range taken from it, and on every range
 // coming from the scanner, which keeps its indexes inside the bytes.
 
