@@ -120,10 +120,12 @@ docs: deps
 	done
 
 # swift-format (shipped with the toolchain) in lint mode with the checked-in .swift-format; no
-# two paths that differ only by case; README.md within 300 lines and every relative link in it
-# (and in Benchmarks/ and Integrations/spark/ READMEs) resolving.
+# two paths that differ only by case; pointer code only in files named for it (+Unsafe, System,
+# the C bindings); README.md within 300 lines and every relative link in it (and in Benchmarks/
+# and Integrations/spark/ READMEs) resolving.
 lint:
 	Scripts/check-case-collisions.sh
+	Scripts/check-unsafe-boundaries.sh
 	Scripts/check-readme-links.sh
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift Integrations/serve/Sources Integrations/serve/Tests Integrations/serve/Package.swift
 

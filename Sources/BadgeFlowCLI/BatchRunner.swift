@@ -103,7 +103,7 @@ struct BatchRunner {
             }
             // A UTF-8 BOM is skipped, as in NDJSON.
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
-            bytes.withUnsafeBytes { session.feed($0) }
+            feed(bytes: bytes, into: &session)
         }
     }
 

@@ -12,25 +12,6 @@ enum Console {
         return isTerminal(fd)
     }
 
-    /// Writes all of `bytes` to `fd`; returns false on a write error (e.g. a closed pipe).
-    @discardableResult
-    static func write(_ bytes: [UInt8], to fd: Int32 = 1) -> Bool {
-        bytes.withUnsafeBytes { write($0, to: fd) }
-    }
-
-    /// Writes all of `buf` to `fd`; returns false on a write error (e.g. a closed pipe).
-    @discardableResult
-    static func write(_ buf: UnsafeRawBufferPointer, to fd: Int32 = 1) -> Bool {
-        var done = 0
-        while done < buf.count {
-            guard let base = buf.baseAddress else { return true }
-            let n = retryingOnEINTR { System.write(fd, base + done, buf.count - done) }
-            if n < 0 { return false }
-            done += n
-        }
-        return true
-    }
-
     /// Writes text to stdout.
     static func out(_ text: String) { write(Array(text.utf8), to: 1) }
 

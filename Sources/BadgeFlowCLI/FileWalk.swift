@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BadgeFlow
 
 /// Finds batch inputs below the command-line PATHs, in a stable order.
 ///
@@ -69,7 +70,7 @@ enum FileWalk {
         guard let dir = opendir(cString(folder)) else { return }
         var names: [[UInt8]] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) }
+            let name: [UInt8] = System.entryName(entry)
             // Hidden entries (and `.`, `..`) are never inputs.
             if name.first != UInt8(ascii: ".") && !name.isEmpty { names.append(name) }
         }

@@ -77,7 +77,7 @@ extension TakesManyInputs {
             var bytes: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
             while true {
-                let n = chunk.withUnsafeMutableBytes { b in retryingOnEINTR { System.read(0, b.baseAddress, b.count) } }
+                let n = System.readStandardInput(into: &chunk)
                 if n < 0 {
                     Console.error("badgeflow: <stdin>: cannot read the --files-from list: \(OutputFile.reason())")
                     throw Exit.io

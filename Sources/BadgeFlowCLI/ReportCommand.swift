@@ -105,10 +105,7 @@ struct ReportCommand: TakesManyInputs {
     /// Copies stdin to a temporary file (the report reads its input twice).
     private static func spoolStdin() throws -> String {
         var template = Array("/tmp/badgeflow-report-XXXXXX".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { buf -> Int32 in
-            guard let base = buf.baseAddress else { return -1 }
-            return System.makeTemporaryFile(base)
-        }
+        let fd = System.makeTemporaryFile(&template)
         guard fd >= 0 else {
             Console.error("badgeflow: error: cannot make a temporary file for stdin: \(OutputFile.reason())")
             throw Exit.io
@@ -122,14 +119,14 @@ struct ReportCommand: TakesManyInputs {
                 System.removeFile(path)
                 throw ExitCode(Signals.status(receivedSignal))
             }
-            let n = chunk.withUnsafeMutableBytes { b in retryingOnEINTR { System.read(0, b.baseAddress, b.count) } }
+            let n = System.readStandardInput(into: &chunk)
             if n < 0 {
                 Console.error("badgeflow: <stdin>: cannot read: \(OutputFile.reason())")
                 System.removeFile(path)
                 throw Exit.io
             }
             if n == 0 { break }
-            let ok = chunk.withUnsafeBytes { Console.write(UnsafeRawBufferPointer(rebasing: $0[0..<n]), to: fd) }
+            let ok = Console.write(chunk, prefix: n, to: fd)
             if !ok {
                 Console.error("badgeflow: error: cannot write the copy of stdin to \(path): \(OutputFile.reason())")
                 System.removeFile(path)
@@ -178,7 +175,7 @@ struct ReportCommand: TakesManyInputs {
         } else {
             page = report.page(title: title)
         }
-        let written = page.withUTF8 { Console.write(UnsafeRawBufferPointer($0), to: out.fd) }
+        let written = Console.write(utf8: &page, to: out.fd)
         if !written {
             let reason = OutputFile.reason()
             out.discard()

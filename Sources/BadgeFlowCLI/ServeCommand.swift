@@ -39,11 +39,7 @@ struct ServeCommand: ParsableCommand {
         }
         // Replaces this process: signals, exit code and stdio are the server's own.
         let argv = [path] + arguments
-        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
-        cArgs.append(nil)
-        execv(path, cArgs)
-        let reason = String(cString: strerror(errno))
-        for p in cArgs { free(p) }
+        let reason = System.execute(path, argv)
         Console.error("badgeflow: serve: cannot run \(path): \(reason)")
         throw Exit.io
     }

@@ -19,6 +19,32 @@ extension System {
     /// terminated), which it rewrites to the file's name; negative on failure.
     static func makeTemporaryFile(_ template: UnsafeMutablePointer<CChar>) -> Int32 { mkstemp(template) }
 
+    /// mkstemp(3) on `template` (a NUL-terminated C string), rewritten in place to the
+    /// file's name; the open descriptor, negative on failure.
+    static func makeTemporaryFile(_ template: inout [CChar]) -> Int32 {
+        template.withUnsafeMutableBufferPointer { buf -> Int32 in
+            guard let base = buf.baseAddress else { return -1 }
+            return makeTemporaryFile(base)
+        }
+    }
+
+    /// read(2) of stdin into all of `chunk`, retried on `EINTR`: the bytes read, 0 at its
+    /// end, negative on failure.
+    static func readStandardInput(into chunk: inout [UInt8]) -> Int {
+        chunk.withUnsafeMutableBytes { b in retryingOnEINTR { read(0, b.baseAddress, b.count) } }
+    }
+
+    /// execv(3): replaces this process with `path` run with `argv`. Returns only when that
+    /// fails, with the reason (strerror(3)).
+    static func execute(_ path: String, _ argv: [String]) -> String {
+        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
+        cArgs.append(nil)
+        execv(path, cArgs)
+        let reason = String(cString: strerror(errno))
+        for p in cArgs { free(p) }
+        return reason
+    }
+
     /// True when `fd` is a terminal (isatty(3)).
     static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) != 0 }
 

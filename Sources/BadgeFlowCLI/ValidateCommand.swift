@@ -189,7 +189,7 @@ struct ValidateCommand: TakesManyInputs {
                 do {
                     var bytes = try FileIO.readBytes(source)
                     if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
-                    let r = bytes.withUnsafeBytes { validator.validateLine($0, pushType: pushType) }
+                    let r = validator.validateLine(bytes, pushType: pushType)
                     if r.firstError?.code == .invalidJSON, bytes.contains(0x0A),
                         let (line, column, message) = Self.syntaxError(bytes)
                     {
@@ -374,7 +374,7 @@ struct ValidateCommand: TakesManyInputs {
 }
 
 enum PayloadValidatorSupport {
-    static func isBlank(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    static func isBlank(_ bytes: some Sequence<UInt8>) -> Bool {
         bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
     }
 }

@@ -37,27 +37,8 @@ public enum FileIO {
         }
     }
 
-    fileprivate static func failure(_ path: String, _ what: String) -> Failure {
+    static func failure(_ path: String, _ what: String) -> Failure {
         Failure(path: path, message: "\(what): \(String(cString: strerror(errno)))")
-    }
-
-    /// Reads a whole file as bytes.
-    public static func readBytes(_ path: String) throws(Failure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 { throw failure(path, "cannot open") }
-        defer { close(fd) }
-        var out: [UInt8] = []
-        // Sized once for a regular file: growing by doubling would hold up to twice its size.
-        var st = stat()
-        if fstat(fd, &st) == 0, st.st_size > 0 { out.reserveCapacity(Int(st.st_size) + 1) }
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { b in retryingOnEINTR { read(fd, b.baseAddress, b.count) } }
-            if n < 0 { throw failure(path, "cannot read") }
-            if n == 0 { break }
-            out.append(contentsOf: chunk[0..<n])
-        }
-        return out
     }
 
     /// Reads a whole file as UTF-8 text.
@@ -112,9 +93,7 @@ public enum FileIO {
         var removed: [String] = []
         let prefix = base + ".tmp."
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let name: String = System.entryName(entry)
             guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid > 0 else { continue }
             if pid == getpid() || kill(pid, 0) == 0 || errno == EPERM { continue }
             if unlink((folder.isEmpty ? "" : folder) + "/" + name) == 0 { removed.append(name) }
@@ -158,16 +137,16 @@ public enum FileIO {
     /// is not a regular file (a device, a FIFO) is written in place: no temporary file, no
     /// rename, no fsync.
     public final class AtomicWriter {
-        private let path: String
+        let path: String
         /// The temporary file renamed over `path`; `nil` when writing in place.
-        private let temp: String?
-        private var fd: Int32
-        private var buffer: [UInt8] = []
+        let temp: String?
+        var fd: Int32
+        var buffer: [UInt8] = []
         private var prepared = false
         /// Whether ``prepare()`` fsyncs the file and ``commit()`` its folder.
         private let synced: Bool
         /// The first write or fsync that failed; the file is then never committed.
-        private var failed: Failure?
+        var failed: Failure?
 
         /// Starts replacing `given` (through a symbolic link, keeping mode and owner); with
         /// `synced` false, nothing is fsynced (see ``FileIO/writeAtomically(_:to:synced:)``).
@@ -216,25 +195,6 @@ public enum FileIO {
             if buffer.count >= 1 << 20 { try flush() }
         }
 
-        private func flush() throws(Failure) {
-            // A write that failed part-way leaves the temporary file unknown: never commit it.
-            if let failed { throw failed }
-            var written = 0
-            while written < buffer.count {
-                let n = buffer.withUnsafeBytes { buf -> Int in
-                    guard let base = buf.baseAddress else { return 0 }
-                    return retryingOnEINTR { systemWrite(fd, base + written, buf.count - written) }
-                }
-                if n < 0 {
-                    let f = FileIO.failure(temp ?? path, "cannot write")
-                    failed = f
-                    throw f
-                }
-                written += n
-            }
-            buffer.removeAll(keepingCapacity: true)
-        }
-
         /// Writes what is buffered and fsyncs: the steps that fail on a full disk. Only the
         /// rename of ``commit()`` is left, so another file can be put in place in between
         /// (the filter's `-o FILE` before its state).
@@ -271,6 +231,3 @@ public enum FileIO {
     }
 
 }
-
-/// write(2), named apart from `AtomicWriter.write(_:)`.
-private func systemWrite(_ fd: Int32, _ buf: UnsafeRawPointer, _ n: Int) -> Int { write(fd, buf, n) }

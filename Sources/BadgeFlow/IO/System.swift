@@ -87,6 +87,16 @@ extension System {
         return "dev \(st.st_dev), inode \(st.st_ino)"
     }
 
+    /// The name of the folder entry `entry` (readdir(3)): the bytes of `d_name` before its NUL.
+    package static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> [UInt8] {
+        withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) }
+    }
+
+    /// The same name as text (UTF-8 decoded, as the folder's other names are).
+    package static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+        withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
+    }
+
     /// realpath(3) of `path`, nil when it cannot be resolved.
     static func realPath(_ path: String) -> String? {
         guard let real = realpath(path, nil) else { return nil }

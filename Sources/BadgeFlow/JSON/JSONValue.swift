@@ -52,18 +52,6 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
-    /// Parses JSON text with json-c into an owned value.
-    ///
-    /// - Throws: `JSONParseError` with the byte offset of the fault.
-    public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
-        var text = text
-        let parser = JSONParser()
-        let result: Result<JSONValue, JSONParseError> = text.withUTF8 { buf in
-            parser.withDocument(UnsafeRawBufferPointer(buf)) { doc in doc.map { $0.toValue() } }
-        }
-        return try result.get()
-    }
-
     /// Writes this value as JSON text with json-c.
     ///
     /// - Parameter pretty: two-space indented output when true, one line when false.

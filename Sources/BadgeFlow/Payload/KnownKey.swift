@@ -1,6 +1,6 @@
 /// Where a known name sits in `KnownKeys`' byte array. Not nested in the generic type: a
 /// nested type would be generic too, and its metadata made at run time.
-private struct KnownName: Sendable {
+struct KnownName: Sendable {
     let start: Int
     let count: Int
     let first: UInt8
@@ -12,11 +12,11 @@ private struct KnownName: Sendable {
 /// names as long as the key, compares their first byte, and on a match the rest a word at a
 /// time, inline (no `memcmp` call).
 struct KnownKeys<Key: Sendable>: Sendable {
-    private let bytes: [UInt8]
-    private let names: [KnownName]
-    private let keys: [Key]
+    let bytes: [UInt8]
+    let names: [KnownName]
+    let keys: [Key]
     /// `names[byLength[n]..<byLength[n + 1]]` are the names of `n` bytes.
-    private let byLength: [Int]
+    let byLength: [Int]
 
     init(_ pairs: [(String, Key)]) {
         // Stable by length, so names of one length keep their order.
@@ -40,61 +40,6 @@ struct KnownKeys<Key: Sendable>: Sendable {
         self.names = names
         self.byLength = byLength
         keys = sorted.map(\.1)
-    }
-
-    /// The key whose name is exactly `name`, if any.
-    ///
-    /// - Complexity: O(number of known names of `name`'s length), comparing bytes only on a
-    ///   first-byte match.
-    @inline(__always)
-    func identify(_ name: UnsafeBufferPointer<UInt8>) -> Key? {
-        guard let first = name.first, let nameBase = name.baseAddress else { return nil }
-        let n = name.count
-        let found: Int? = byLength.withUnsafeBufferPointer { byLength -> Int? in
-            guard n + 1 < byLength.count else { return nil }
-            let range = byLength[n]..<byLength[n + 1]
-            if range.isEmpty { return nil }
-            return bytes.withUnsafeBufferPointer { bytes -> Int? in
-                guard let bytesBase = bytes.baseAddress else { return nil }
-                return names.withUnsafeBufferPointer { names -> Int? in
-                    for i in range where names[i].first == first {
-                        if Self.same(UnsafeRawPointer(bytesBase + names[i].start), UnsafeRawPointer(nameBase), n) {
-                            return i
-                        }
-                    }
-                    return nil
-                }
-            }
-        }
-        return found.map { keys[$0] }
-    }
-
-    /// Whether the `n` bytes at `a` and `b` are equal; reads no byte outside them.
-    @inline(__always)
-    private static func same(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
-        if n >= 8 {
-            var i = 0
-            while i + 8 <= n {
-                if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
-                    return false
-                }
-                i += 8
-            }
-            // The last few bytes as one word ending at the last byte (it overlaps bytes
-            // already compared, which are equal).
-            return i == n
-                || a.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
-                    == b.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
-        }
-        if n >= 4 {
-            return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
-                && a.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
-                    == b.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
-        }
-        for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) {
-            return false
-        }
-        return true
     }
 }
 

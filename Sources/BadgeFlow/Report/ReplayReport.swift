@@ -225,19 +225,19 @@ public struct ReplayReport {
     /// Syncs by reason.
     public private(set) var syncs: [String: Tally] = [:]
     /// Pushes no rule matched, by payload shape (the keys present).
-    public private(set) var shapes: [String: Tally] = [:]
+    public internal(set) var shapes: [String: Tally] = [:]
     /// Unmatched pushes whose shape was not listed (past the first 50 shapes).
-    public private(set) var otherShapes = 0
+    public internal(set) var otherShapes = 0
     /// The marks standing longest at the end, oldest first.
     public private(set) var oldestMarks: [MarkAge] = []
     /// The shown accounts, named ones first (then by time above zero, longest first).
     public private(set) var shown: [AccountDetail] = []
     private var shownIndex: [String: Int] = [:]
     /// The physical line number in the pass under way (blank lines counted).
-    private var passSeq = 0
+    var passSeq = 0
     /// Lines read in pass 2 (the index into ``lineOwners``).
     private var passLine = 0
-    private let analyzer: LineAnalyzer
+    let analyzer: LineAnalyzer
     private var detailing = false
 
     /// Starts a report.
@@ -269,12 +269,6 @@ public struct ReplayReport {
     }
 
     // MARK: Pass 1
-
-    /// Pass 1: replays one line (as text, without its newline).
-    public mutating func summarize(_ line: String) {
-        var line = line
-        line.withUTF8 { summarize(.text(UnsafeRawBufferPointer($0)), maxLineBytes: Int.max) }
-    }
 
     /// Pass 1: replays what a `LineReader` produced (`overlongHead`: the reader's
     /// ``LineReader/overlongHead`` for an overlong line, whose `N<TAB>` it holds).
@@ -380,27 +374,11 @@ public struct ReplayReport {
         if startTime.map({ time < $0 }) ?? true { startTime = time }
     }
 
-    private static func count(_ key: String, seq: Int, in table: inout [String: Tally]) {
+    static func count(_ key: String, seq: Int, in table: inout [String: Tally]) {
         if let i = table.index(forKey: key) {
             table.values[i].count += 1
         } else {
             table[key] = Tally(count: 1, firstSeq: seq)
-        }
-    }
-
-    /// Records the shape (keys present) of an unmatched push's payload.
-    private mutating func noteShape(_ bytes: UnsafeRawBufferPointer, seq: Int) {
-        var text = String(decoding: bytes, as: UTF8.self)
-        if numbered, let tab = text.utf8.firstIndex(of: UInt8(ascii: "\t")) {
-            text = String(text[text.utf8.index(after: tab)...])
-        }
-        guard let value = try? JSONValue.parse(text) else { return }
-        let payload = value["aps"] == nil ? (value["payload"] ?? value) : value
-        let shape = Self.shape(of: payload)
-        if shapes[shape] != nil || shapes.count < Self.shapesKept {
-            Self.count(shape, seq: seq, in: &shapes)
-        } else {
-            otherShapes += 1
         }
     }
 
@@ -509,12 +487,6 @@ public struct ReplayReport {
 
     // MARK: Pass 2
 
-    /// Pass 2: replays one line (as text, without its newline).
-    public mutating func detail(_ line: String) {
-        var line = line
-        line.withUTF8 { detail(.text(UnsafeRawBufferPointer($0)), maxLineBytes: Int.max) }
-    }
-
     /// Pass 2: replays what a `LineReader` produced again, keeping the shown accounts' results
     /// (`overlongHead` as for ``summarize(_:maxLineBytes:overlongHead:)``).
     public mutating func detail(_ line: LineReader.Line, maxLineBytes: Int, overlongHead: [UInt8] = []) {
@@ -552,28 +524,6 @@ public struct ReplayReport {
         }
         if session.stream.residentCount > Self.expanded + Self.expanded / 4 {
             session.stream.compact(keeping: Self.expanded)
-        }
-    }
-
-    /// The line analysed, with its seq, as `filter` reads it (`--numbered` prefixes and
-    /// overlong lines included); nil for a blank line.
-    private func analyze(_ line: LineReader.Line, maxLineBytes: Int, overlongHead: [UInt8]) -> (LineResult, Int)? {
-        func tooLong(_ n: Int) -> LineResult {
-            .rejected(.error(.lineTooLong, "line is \(n) bytes, more than the \(maxLineBytes) bytes a line may have", at: ""))
-        }
-        switch line {
-        case .text(let bytes):
-            guard numbered else { return (analyzer.analyze(bytes), passSeq) }
-            guard let (n, rest) = LineNumber.split(bytes) else {
-                return LineNumber.isBlank(bytes) ? nil : (.rejected(LineNumber.invalid), passSeq)
-            }
-            let seq = n > 0 ? n : passSeq
-            return rest.count > maxLineBytes ? (tooLong(rest.count), seq) : (analyzer.analyze(rest), seq)
-        case .overlong(let count):
-            guard numbered, let (n, rest) = overlongHead.withUnsafeBytes({ LineNumber.split($0) }) else {
-                return (tooLong(count), passSeq)
-            }
-            return (tooLong(count - (overlongHead.count - rest.count)), n > 0 ? n : passSeq)
         }
     }
 
@@ -673,28 +623,6 @@ public struct ReplayReport {
             shown[i].rows.removeFirst(drop)
             shown[i].omitted += drop
         }
-    }
-
-    /// The `account` (else `device`, else `""`) a rejected line names, when it parses, and
-    /// the line's own `at` when it reads as a time.
-    private func owner(of bytes: UnsafeRawBufferPointer) -> (id: String, at: Double?)? {
-        var text = String(decoding: bytes, as: UTF8.self)
-        if numbered, let tab = text.utf8.firstIndex(of: UInt8(ascii: "\t")) {
-            text = String(text[text.utf8.index(after: tab)...])
-        }
-        guard let value = try? JSONValue.parse(text), case .object = value else { return nil }
-        var at: Double? = nil
-        switch value["at"] {
-        case .int(let n)?: at = Double(n)
-        case .double(let n)?: at = n
-        case .string(let t)?: at = EventTime.parseRFC3339(t)
-        default: break
-        }
-        if case .string(let a)? = value["account"] { return (a, at) }
-        if case .string(let d)? = value["device"] { return (d, at) }
-        // A fleet-wide `expire` acts on no one account: a rejected one that names none is nobody's.
-        if case .string("expire")? = value["op"], value["aps"] == nil { return nil }
-        return value["account"] == nil && value["device"] == nil ? ("", at) : nil
     }
 
     /// Ends pass 2: each shown account's devices and marks at the end.

@@ -14,55 +14,6 @@ public final class RoutingRule: Sendable {
         case prefix(String)
     }
 
-    /// One test of a rule on the value at one pointer.
-    ///
-    /// A class, read through `Unmanaged` when routing: a struct read from an array is copied,
-    /// which retains and releases the literal its test holds (twice a line, typically).
-    ///
-    /// Unchecked Sendable: a string literal's bytes (``fast``) are written in `init` and only
-    /// read after it; `deinit` frees them.
-    final class Matcher: @unchecked Sendable {
-        /// Index of the pointer in the rule set's pointer table.
-        let slot: Int
-        let test: Test
-        /// The test in a form read without retaining anything: a string literal's bytes are
-        /// owned by the matcher (immutable, freed with it).
-        let fast: FastTest
-        private let literalBytes: UnsafeMutableRawBufferPointer?
-
-        init(slot: Int, test: Test) {
-            self.slot = slot
-            self.test = test
-            switch test {
-            case .exists(let want):
-                literalBytes = nil
-                fast = .exists(want)
-            case .equals(.int(let n)):
-                literalBytes = nil
-                fast = .int(n)
-            case .equals(.string(let s)):
-                let utf8 = Array(s.utf8)
-                let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(utf8.count, 1), alignment: 1)
-                bytes.copyBytes(from: utf8)
-                literalBytes = bytes
-                fast = .string(UnsafeRawBufferPointer(rebasing: bytes[0..<utf8.count]))
-            default:
-                literalBytes = nil
-                fast = .general
-            }
-        }
-
-        deinit { literalBytes?.deallocate() }
-    }
-
-    /// The common tests, with nothing to retain when read; `general` reads ``Matcher/test``.
-    enum FastTest {
-        case exists(Bool)
-        case string(UnsafeRawBufferPointer)
-        case int(Int64)
-        case general
-    }
-
     /// A number given literally or selected from the payload.
     public enum Amount: Sendable, Equatable {
         /// A number written in the rules file, such as `{"increment": 2}`.
@@ -89,7 +40,7 @@ public final class RoutingRule: Sendable {
     public let name: String
     let matchers: [Matcher]
     /// `matchers` without ownership (`matchers` keeps them alive), for ``matches(_:)``.
-    private let borrowedMatchers: [Unmanaged<Matcher>]
+    let borrowedMatchers: [BorrowedMatcher]
     /// The compiled path template.
     public let template: PathTemplate
     /// The action.
@@ -105,26 +56,15 @@ public final class RoutingRule: Sendable {
     ) {
         self.name = name
         self.matchers = matchers
-        self.borrowedMatchers = matchers.map(Unmanaged.passUnretained)
+        self.borrowedMatchers = Self.borrowed(matchers)
         self.template = template
         self.action = action
         self.ttl = ttl
         self.once = once
     }
 
-    /// Whether every matcher holds for `payload`.
-    func matches(_ payload: Selected) -> Bool {
-        // Each matcher borrowed, never retained: its test is read in place.
-        borrowedMatchers.withUnsafeBufferPointer { matchers in
-            for i in matchers.indices where !matchers[i]._withUnsafeGuaranteedRef({ Self.holds($0, payload) }) {
-                return false
-            }
-            return true
-        }
-    }
-
     /// Whether one matcher holds for `payload`.
-    private static func holds(_ m: Matcher, _ payload: Selected) -> Bool {
+    static func holds(_ m: Matcher, _ payload: Selected) -> Bool {
         let value = payload.value(m.slot)
         switch m.fast {
         case .exists(let want): return (value != nil) == want

@@ -29,10 +29,10 @@ public struct RuleSet: Sendable {
     public let icon: IconPolicy
     /// The rules, tried in order.
     public let rules: [RoutingRule]
-    /// `rules` without ownership, for routing: a rule borrowed through `Unmanaged` is used
+    /// `rules` without ownership, for routing: a rule borrowed unretained is used
     /// without the retain and release that loading a class reference from an array costs
     /// (several atomic operations a line). `rules` keeps every one of them alive.
-    private let borrowedRules: [Unmanaged<RoutingRule>]
+    let borrowedRules: [BorrowedRule]
     /// The unread-sync policy's settings.
     public let sync: Sync
 
@@ -41,7 +41,7 @@ public struct RuleSet: Sendable {
         self.icon = icon
         self.rules = rules
         self.sync = sync
-        borrowedRules = rules.map(Unmanaged.passUnretained)
+        borrowedRules = Self.borrowed(rules)
     }
     /// The JSON text the rules were compiled from (empty when built in code).
     var source = ""
@@ -50,7 +50,7 @@ public struct RuleSet: Sendable {
         didSet { plan = PointerPlan(pointers) }
     }
     /// How routing reads `pointers` (and their prefixes) from a payload.
-    private var plan = PointerPlan([])
+    private(set) var plan = PointerPlan([])
     /// The name the text came from, for errors.
     var sourceName = "<string>"
     /// The seed of the SQLite row cache's check for these rules (``RowCache/seed(_:)``); nil
@@ -136,92 +136,5 @@ public struct RuleSet: Sendable {
         case matched(rule: Int, path: String, action: RoutingRule.Action, once: String?)
         /// A rule matched but its path or amount could not be made.
         case failed(Diagnostic)
-    }
-
-    /// Tries the rules in order on `payload`; the first that matches and renders wins.
-    ///
-    /// - Parameters:
-    ///   - aps: the payload's `aps` member as the caller looked it up (nil when it has none):
-    ///     pointers under `/aps` start from it instead of looking it up again.
-    ///   - base: the payload's pointer in the line (`""` or `/payload`), for errors.
-    func route(_ payload: JSONRef, aps: JSONRef?, base: String) -> Routing {
-        // The plan is borrowed, not retained: `self` keeps it alive for the whole call.
-        Unmanaged.passUnretained(plan)._withUnsafeGuaranteedRef { plan in
-            let steps = plan.steps
-            return withUnsafeTemporaryAllocation(of: UInt.self, capacity: max(steps.count, 1)) { cache in
-                cache.initialize(repeating: Selected.unresolved)
-                if plan.apsSlot >= 0 { cache[plan.apsSlot] = Selected.entry(aps) }
-                let selected = Selected(root: payload, steps: steps, cache: cache)
-                return borrowedRules.withUnsafeBufferPointer { rules in
-                    for i in rules.indices {
-                        let routing = rules[i]._withUnsafeGuaranteedRef { rule -> Routing? in
-                            guard rule.matches(selected) else { return nil }
-                            switch rule.template.render(selected, base: base) {
-                            case .missing: return nil
-                            case .invalid(let d): return .failed(d)
-                            case .path(let path):
-                                guard let template = rule.once else {
-                                    return .matched(rule: i, path: path, action: rule.action, once: nil)
-                                }
-                                switch template.renderToken(selected, base: base) {
-                                case .missing: return nil
-                                case .invalid(let d): return .failed(d)
-                                case .path(let token): return .matched(rule: i, path: path, action: rule.action, once: token)
-                                }
-                            }
-                        }
-                        if let routing { return routing }
-                    }
-                    return .none
-                }
-            }
-        }
-    }
-}
-
-/// The values a payload holds at the rules' pointers, each resolved on first use.
-///
-/// Several rules test the same pointer (`/type`, `/aps/thread-id`), and a template reads the
-/// value its rule just tested: resolving each pointer once per payload saves the repeats,
-/// and a pointer's value is one step from its parent pointer's, itself resolved once.
-struct Selected {
-    let root: JSONRef
-    let steps: UnsafeBufferPointer<PointerPlan.Step>
-    /// Per slot: `unresolved`, `absent`, `null` (present, JSON null), or the json-c object's
-    /// address (``JSONRef/bits``).
-    let cache: UnsafeMutableBufferPointer<UInt>
-
-    static let unresolved: UInt = 0
-    static let absent: UInt = 1
-    static let null: UInt = 2
-
-    /// The cache entry for a looked-up value.
-    @inline(__always)
-    static func entry(_ value: JSONRef?) -> UInt {
-        guard let value else { return absent }
-        return value.isNull ? null : value.bits
-    }
-
-    /// The value at pointer `slot`, or nil when the payload has none there.
-    func value(_ slot: Int) -> JSONRef? {
-        switch cache[slot] {
-        case Self.absent: return nil
-        case Self.null: return JSONRef(bits: 0)
-        case Self.unresolved:
-            let step = steps[slot]
-            let from: JSONRef?
-            if step.parent < 0 { from = root } else { from = value(step.parent) }
-            var found: JSONRef? = nil
-            if let from {
-                if let key = step.key {
-                    found = from.step(key: key, hash: step.hash, index: step.index)
-                } else {
-                    found = from  // the whole-document pointer
-                }
-            }
-            cache[slot] = Self.entry(found)
-            return found
-        case let bits: return JSONRef(bits: bits)
-        }
     }
 }

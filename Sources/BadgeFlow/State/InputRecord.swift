@@ -6,14 +6,14 @@ import Darwin
 
 /// SHA-256 (FIPS 180-4), for ``InputDigest``: a few MiB a run, never per line.
 package struct SHA256 {
-    private var h: [UInt32] = [
+    var h: [UInt32] = [
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
     ]
-    private var pending: [UInt8] = []
-    private var length: UInt64 = 0
-    private var w = [UInt32](repeating: 0, count: 64)
+    var pending: [UInt8] = []
+    var length: UInt64 = 0
+    var w = [UInt32](repeating: 0, count: 64)
 
-    private static let k: [UInt32] = [
+    static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
         0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
         0xe49b_69c1, 0xefbe_4786, 0x0fc1_9dc6, 0x240c_a1cc, 0x2de9_2c6f, 0x4a74_84aa, 0x5cb0_a9dc, 0x76f9_88da,
@@ -26,84 +26,6 @@ package struct SHA256 {
 
     /// A new hash.
     package init() {}
-
-    /// Adds `bytes`.
-    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        length &+= UInt64(bytes.count)
-        var i = 0
-        if !pending.isEmpty {
-            let take = min(64 - pending.count, bytes.count)
-            pending.append(contentsOf: bytes[0..<take])
-            i = take
-            if pending.count == 64 {
-                let block = pending
-                block.withUnsafeBytes { compress($0) }
-                pending.removeAll(keepingCapacity: true)
-            }
-        }
-        while bytes.count - i >= 64 {
-            compress(UnsafeRawBufferPointer(rebasing: bytes[i..<i + 64]))
-            i += 64
-        }
-        if i < bytes.count { pending.append(contentsOf: bytes[i...]) }
-    }
-
-    /// Adds `bytes`.
-    package mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
-
-    /// The digest, in lowercase hex.
-    package mutating func finish() -> String {
-        let bits = length &* 8
-        var tail: [UInt8] = [0x80]
-        while (pending.count + tail.count) % 64 != 56 { tail.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
-        let saved = length
-        tail.withUnsafeBytes { update($0) }
-        length = saved
-        var bytes: [UInt8] = []
-        for word in h {
-            for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
-        }
-        return Self.hexString(bytes)
-    }
-
-    private mutating func compress(_ block: UnsafeRawBufferPointer) {
-        @inline(__always) func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
-        for t in 0..<16 {
-            w[t] =
-                UInt32(block[t * 4]) << 24 | UInt32(block[t * 4 + 1]) << 16 | UInt32(block[t * 4 + 2]) << 8 | UInt32(block[t * 4 + 3])
-        }
-        for t in 16..<64 {
-            let s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
-            let s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
-            w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
-        }
-        var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7]
-        for t in 0..<64 {
-            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = hh &+ s1 &+ ch &+ Self.k[t] &+ w[t]
-            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-            let maj = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ maj
-            hh = g
-            g = f
-            f = e
-            e = d &+ t1
-            d = c
-            c = b
-            b = a
-            a = t1 &+ t2
-        }
-        h[0] &+= a
-        h[1] &+= b
-        h[2] &+= c
-        h[3] &+= d
-        h[4] &+= e
-        h[5] &+= f
-        h[6] &+= g
-        h[7] &+= hh
-    }
 }
 
 /// What identifies an input's content whatever its name or path: `SIZE:FIRST:LAST`, its
@@ -146,14 +68,6 @@ package enum InputDigest {
         return digest(size: size, head: head, tail: tail)
     }
 
-    /// The digest of a `size`-byte input whose first and last MiB are `head` and `tail`
-    /// (nil: the same bytes as `head`).
-    package static func digest(size: Int, head: [UInt8], tail: [UInt8]?) -> String {
-        let firstHex = head.withUnsafeBytes { SHA256.hex(of: $0) }
-        guard let tail else { return "\(size):\(firstHex):\(firstHex)" }
-        return "\(size):\(firstHex):\(tail.withUnsafeBytes { SHA256.hex(of: $0) })"
-    }
-
     /// Whether `text` has the form of a digest (`SIZE:HEX64:HEX64`).
     package static func isValid(_ text: String) -> Bool {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
@@ -161,19 +75,6 @@ package enum InputDigest {
         return parts[1...].allSatisfy {
             $0.utf8.count == 64 && $0.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
         }
-    }
-
-    private static func read(_ fd: Int32, at offset: Int, count: Int) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = bytes.withUnsafeMutableBytes { b in
-                retryingOnEINTR { pread(fd, b.baseAddress.unsafelyUnwrapped + done, count - done, off_t(offset + done)) }
-            }
-            guard n > 0 else { return nil }
-            done += n
-        }
-        return bytes
     }
 }
 
@@ -183,36 +84,18 @@ package enum InputDigest {
 /// gives for a file. Costs one copy of each byte read (`memcpy`, a few hundredths of an
 /// instruction a byte) and, at the end, the two hashes: nothing per line.
 package final class StreamedInputDigest {
-    private var head: [UInt8] = []
-    private var ring: [UInt8]
+    var head: [UInt8] = []
+    var ring: [UInt8]
     /// Where the next byte goes in ``ring``: once it is full, the oldest byte's index.
-    private var ringEnd = 0
+    var ringEnd = 0
     /// The bytes seen so far.
-    package private(set) var size = 0
+    package internal(set) var size = 0
     /// Set by the reader when the input was read to its end (only then is it recorded).
     package var complete = false
 
     /// A digest of no bytes yet.
     package init() {
         ring = [UInt8](repeating: 0, count: InputDigest.endBytes)
-    }
-
-    /// Adds the next `bytes` read.
-    package func add(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        let end = InputDigest.endBytes
-        if head.count < end { head.append(contentsOf: UnsafeRawBufferPointer(start: base, count: min(end - head.count, bytes.count))) }
-        size += bytes.count
-        // Only the last `end` bytes of this piece can be in the last MiB.
-        let keep = min(bytes.count, end)
-        let from = base + (bytes.count - keep)
-        ring.withUnsafeMutableBytes { r in
-            guard let ringBase = r.baseAddress else { return }
-            let first = min(keep, end - ringEnd)
-            memcpy(ringBase + ringEnd, from, first)
-            if keep > first { memcpy(ringBase, from + first, keep - first) }
-        }
-        ringEnd = (ringEnd + keep) % end
     }
 
     /// The digest of the bytes added (``InputDigest``'s text).

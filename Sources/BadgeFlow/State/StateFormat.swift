@@ -246,7 +246,7 @@ extension StateFormat {
         guard st.st_mode & S_IFMT == S_IFDIR else { return removeFile(path) }
         if let dir = opendir(path) {
             while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                let name: String = System.entryName(entry)
                 if name != "." && name != ".." { unlink(path + "/" + name) }
             }
             closedir(dir)

@@ -42,7 +42,7 @@ package final class StateLock {
             if fd < 0 { throw .io("\(path): cannot create the lock file: \(String(cString: strerror(errno)))") }
             if flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 var buf = [UInt8](repeating: 0, count: 32)
-                let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+                let n = pread(fd, &buf, buf.count, 0)
                 close(fd)
                 let text = n > 0 ? String(decoding: buf[0..<n], as: UTF8.self) : ""
                 throw .inUse(pid: Int32(text.split(separator: "\n").first ?? ""))
@@ -56,7 +56,7 @@ package final class StateLock {
                 // as "another process".
                 let text = Array("\(getpid())\n".utf8)
                 _ = ftruncate(fd, 0)
-                _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+                _ = pwrite(fd, text, text.count, 0)
                 self.fd = fd
                 return
             }

@@ -147,9 +147,7 @@ public enum StateSplit {
         }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name: String = System.entryName(entry)
             if name != "." && name != ".." {
                 throw .usage("\(folder) is not empty (\(name)); split writes its parts into a new or empty folder")
             }

@@ -9,10 +9,6 @@ package struct ChangedAccount: Sendable {
     /// the account out of it before it next changes it (``AccountBox``), so what a commit
     /// reads here on its own thread stays as it was taken.
     package let box: AccountBox
-    /// The account as it was when taken (borrowed from ``box``, not copied).
-    package var account: Account {
-        unsafeAddress { UnsafePointer(box.address) }
-    }
     /// Its devices and marks as last stored in the state it was loaded from or committed
     /// to; nil when not known (the store then reads them, if it holds the account).
     package var storedCounts: (devices: Int, marks: Int)?
@@ -32,45 +28,6 @@ package struct ChangedAccount: Sendable {
         self.box = box
         self.storedCounts = storedCounts
         self.dueStale = dueStale
-    }
-}
-
-/// An account in memory, held by reference so that a commit can take it without copying
-/// it, and changed in place only while nothing else holds it (copy on write, as Swift's
-/// arrays do): ``AccountTable/Slot/account`` copies the account into a new box before
-/// changing one that a commit under way still holds.
-///
-/// Copying an account retains each of its parts (a dozen references, some, like the rules'
-/// display table, shared by every account and so contended between threads); on the fleet
-/// bench copying the changed accounts for each checkpoint, and releasing the copies on the
-/// commit's thread, took about a tenth of the run's CPU. Taking a box is one retain.
-///
-/// Unchecked Sendable: after a box is handed to a commit, its account is only read; the
-/// stream writes in place only to a box that no commit under way was given
-/// (``AccountTable/Slot/boxInCommit``, cleared when the commit has ended, after the wait for
-/// it) and that nothing else holds (`isKnownUniquelyReferenced`).
-package final class AccountBox: @unchecked Sendable {
-    /// Where the account is: memory of the box's own, so that readers reach it through an
-    /// address (``value``), never through a `_read` coroutine: yielding a class's stored
-    /// property from one, a debug build let the caller read the account from the
-    /// coroutine's frame after the frame was freed (valgrind, `make leaks`).
-    package let address: UnsafeMutablePointer<Account>
-
-    /// The account.
-    package var value: Account {
-        unsafeAddress { UnsafePointer(address) }
-        unsafeMutableAddress { address }
-    }
-
-    /// A box holding `value`.
-    package init(_ value: consuming Account) {
-        address = .allocate(capacity: 1)
-        address.initialize(to: value)
-    }
-
-    deinit {
-        address.deinitialize(count: 1)
-        address.deallocate()
     }
 }
 
@@ -107,18 +64,6 @@ package struct AccountTable: Sendable {
         /// the account is then ordered before any write here by that wait, not by a reference
         /// count alone (which ThreadSanitizer does not see).
         var boxInCommit = false
-        /// The account, read in place; changing it first copies it into a box of the slot's
-        /// own when a commit under way holds the box, or anything else does.
-        var account: Account {
-            unsafeAddress { UnsafePointer(box.address) }
-            _modify {
-                if boxInCommit || !isKnownUniquelyReferenced(&box) {
-                    box = AccountBox(box.value)
-                    boxInCommit = false
-                }
-                yield &box.address.pointee
-            }
-        }
         /// Whether the slot holds an account (false: it is on the free list).
         var live = true
         /// When the account was last used (the table's use counter), for eviction and

@@ -14,7 +14,7 @@
 /// finds its id and 2.5 when it does not. O(1) on average for each operation.
 struct IDIndex: Sendable {
     /// Per bucket: the tag in the high 32 bits, the position plus one in the low 32 bits.
-    private var buckets: [UInt64] = []
+    var buckets: [UInt64] = []
     /// The number of entries.
     private(set) var count = 0
 
@@ -83,7 +83,7 @@ struct IDIndex: Sendable {
     /// Removes every entry, keeping the buckets.
     mutating func removeAll() {
         guard count > 0 else { return }
-        buckets.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+        zeroBuckets()
         count = 0
     }
 

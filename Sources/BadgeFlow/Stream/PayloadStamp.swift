@@ -29,45 +29,9 @@ public struct PayloadStamp: Sendable, Equatable {
         write(badge, into: &w)
         return String(decoding: w.bytes, as: UTF8.self)
     }
-
-    /// Appends the payload with `aps.badge` set to `badge`.
-    func write(_ badge: Int, into w: inout JSONWriter) {
-        bytes.withUnsafeBufferPointer { b in
-            w.verbatim(UnsafeBufferPointer(rebasing: b[..<split]))
-            w.bareInt(badge)
-            w.verbatim(UnsafeBufferPointer(rebasing: b[split...]))
-        }
-    }
 }
 
 extension PayloadStamp {
-    /// The stamp of the payload in `line`, a text json-c accepted: the line itself for a bare
-    /// push, the value of its top-level `"payload"` member for an envelope. Nil when the
-    /// text cannot be cut (see the type's notes).
-    static func cut(_ line: UnsafeRawBufferPointer, envelope: Bool) -> PayloadStamp? {
-        let scan = JSONScanner(line)
-        var start = scan.skipSpace(0)
-        var end = line.count
-        if envelope {
-            guard let member = uniqueMember(scan, of: start, named: Keys.payload) else { return nil }
-            start = member.value
-            end = member.end
-        } else {
-            while end > start, JSONScanner.isSpace(line[end - 1]) { end -= 1 }
-        }
-        guard start < end, line[start] == UInt8(ascii: "{"),
-            let aps = uniqueMember(scan, of: start, named: Keys.aps), line[aps.value] == UInt8(ascii: "{"),
-            let badge = badgeSlot(scan, ofObjectAt: aps.value)
-        else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(end - start + badge.insert.count)
-        bytes.append(contentsOf: line[start..<badge.from])
-        bytes.append(contentsOf: badge.insert)
-        let split = bytes.count
-        bytes.append(contentsOf: line[badge.to..<end])
-        return PayloadStamp(bytes: bytes, split: split)
-    }
-
     /// The stamp of a parsed payload, written from its value (the fallback of `cut`).
     static func rewritten(_ payload: JSONRef) -> PayloadStamp {
         var w = JSONWriter(capacity: 512)
@@ -108,7 +72,7 @@ extension PayloadStamp {
         return PayloadStamp(bytes: w.bytes, split: split)
     }
 
-    private enum Keys {
+    enum Keys {
         static let payload = Array("payload".utf8)
         static let aps = Array("aps".utf8)
         static let badge = Array("badge".utf8)
@@ -117,7 +81,7 @@ extension PayloadStamp {
     /// The one member named `name` of the object at `open` in text json-c accepted: where
     /// its value starts and ends; nil when it is missing, repeated, or a key has escapes (it
     /// might spell `name`).
-    private static func uniqueMember(_ scan: JSONScanner, of open: Int, named name: [UInt8]) -> (value: Int, end: Int)? {
+    static func uniqueMember(_ scan: JSONScanner, of open: Int, named name: [UInt8]) -> (value: Int, end: Int)? {
         var found: (value: Int, end: Int)? = nil
         var ok = true
         _ = scan.forEachMember(of: open) { m in
@@ -134,7 +98,7 @@ extension PayloadStamp {
 
     /// Where the badge number goes in the `aps` object at `open`: the range its value takes
     /// (empty when added) and the text to put before the number; nil as for `uniqueMember`.
-    private static func badgeSlot(_ scan: JSONScanner, ofObjectAt open: Int) -> (from: Int, to: Int, insert: [UInt8])? {
+    static func badgeSlot(_ scan: JSONScanner, ofObjectAt open: Int) -> (from: Int, to: Int, insert: [UInt8])? {
         var found: (value: Int, end: Int)? = nil
         var last: Int? = nil
         var ok = true

@@ -17,19 +17,6 @@ enum ResultLine {
         w.endObject()
     }
 
-    /// The states as array elements, each borrowed in place (no copy of its path or display),
-    /// all in one reserved run: one capacity check for the whole list, not one per state.
-    static func states(_ list: [BadgeState], into w: inout JSONWriter) {
-        list.withUnsafeBufferPointer { list in
-            guard !list.isEmpty else { return }
-            var bound = 0
-            for i in list.indices { bound += stateBound(list[i]) }
-            w.writeRun(atMost: bound) { o in
-                for i in list.indices { state(list[i], first: i == 0, into: &o) }
-            }
-        }
-    }
-
     /// The states of `change`'s nodes, read from `tree` where they are (no ``BadgeState``
     /// is made), as array elements after `first` (whether none was written before).
     /// `tree` is `inout` only so that it is read in place: a borrowed tree read out of the
@@ -46,7 +33,7 @@ enum ResultLine {
 
     /// The most bytes `state(_:first:into:)` writes for `s`:
     /// ,{"path": · path · ,"count": · digits · ,"show":false,"display": · display · }
-    private static func stateBound(_ s: BadgeState) -> Int {
+    static func stateBound(_ s: BadgeState) -> Int {
         stateBound(pathBytes: s.path.utf8.count, display: s.display)
     }
 
@@ -64,7 +51,7 @@ enum ResultLine {
     /// One node's state as `{"path":…,"count":…,"show":…,"display":…}` (an array element),
     /// written through the cursor of the run `states(_:into:)` reserved.
     @inline(__always)
-    private static func state(_ s: BadgeState, first: Bool, into o: inout JSONWriter.Cursor) {
+    static func state(_ s: BadgeState, first: Bool, into o: inout JSONWriter.Cursor) {
         state(path: s.path, count: s.count, show: s.show, display: s.display, first: first, into: &o)
     }
 

@@ -180,18 +180,6 @@ public struct StreamResult: Sendable {
         case .applied(let a): ResultLine.event(a, seq: seq, into: &out)
         }
     }
-
-    /// The NDJSON result line, without its newline.
-    public var line: String {
-        // A result line is a few hundred bytes; the writer grows if one is longer.
-        var w = JSONWriter(capacity: 512)
-        render(into: &w)
-        return w.withUnsafeBytes { bytes in
-            String(
-                decoding: bytes.last == UInt8(ascii: "\n") ? UnsafeRawBufferPointer(rebasing: bytes.dropLast()) : bytes,
-                as: UTF8.self)
-        }
-    }
 }
 
 /// One account's part of a fleet-wide `expire` result.

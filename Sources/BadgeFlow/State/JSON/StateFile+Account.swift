@@ -25,48 +25,6 @@ extension JSONRef {
 }
 
 extension StateFile {
-    /// Reads one account from its JSON text, as ``encodeAccount(_:compact:)`` writes it (the
-    /// value of `accounts/ID` in a version 2 file, the `data` column of an SQLite store's
-    /// `accounts` table).
-    ///
-    /// - Parameters:
-    ///   - text: the account's JSON object.
-    ///   - at: RFC 6901 pointer of `value`, for error messages.
-    ///   - file: the state file's path, for error messages.
-    ///   - rules: the rules the account's paths must fit.
-    /// - Throws: `Failure` when the text is not JSON or a field is missing or malformed.
-    static func decodeAccount(_ text: String, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
-        var text = text
-        let outcome: Result<Account, Failure> = text.withUTF8 { utf8 in
-            do throws(Failure) {
-                return .success(try decodeAccount(text: UnsafeRawBufferPointer(utf8), with: JSONParser(), at: at, file: file, rules: rules))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try outcome.get()
-    }
-
-    /// Reads one account from its JSON text (a row of an SQLite store), parsed with
-    /// `parser` and read in place: no ``JSONValue`` is built.
-    static func decodeAccount(
-        text bytes: UnsafeRawBufferPointer, with parser: JSONParser, at: String, file: String, rules: RuleSet
-    ) throws(Failure) -> Account {
-        let outcome: Result<Account, Failure> = parser.withDocument(bytes) { document in
-            switch document {
-            case .failure(let error):
-                let text = String(decoding: bytes, as: UTF8.self)
-                return .failure(Failure(file: file, at: at, message: "not valid JSON: \(error.located(in: text))"))
-            case .success(let root):
-                do throws(Failure) {
-                    return .success(try account(root, at: at, file: file, rules: rules))
-                } catch {
-                    return .failure(error)
-                }
-            }
-        }
-        return try outcome.get()
-    }
 
     static func account(_ v: JSONRef, at: String, file: String, rules: RuleSet) throws(Failure) -> Account {
         // Made around the decoded tree: no empty tree built and thrown away.

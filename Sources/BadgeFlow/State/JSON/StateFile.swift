@@ -43,49 +43,6 @@ public enum StateFile {
         public var description: String { "\(file): \(at.isEmpty ? "" : at + ": ")\(message)" }
     }
 
-    /// Calls `body` with the top-level object of `file`, parsed by json-c and checked for
-    /// format and version; nil (and `body` not called) when the file is missing. A file of 0
-    /// bytes or only whitespace is not a state (BadgeFlow's saves never leave one).
-    private static func withDocument<R>(
-        _ file: String, _ body: (JSONRef) throws(Failure) -> R
-    ) throws(Failure) -> R? {
-        guard FileIO.exists(file) else { return nil }
-        var text: String
-        do { text = try FileIO.readString(file) } catch {
-            throw Failure(file: file, at: "", message: error.message)
-        }
-        if text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            throw StateFormat.emptyFile(file, text.isEmpty ? "empty file" : "empty file (only whitespace)")
-        }
-        let source = text
-        let parser = JSONParser()
-        let outcome: Result<R, Failure> = text.withUTF8 { utf8 in
-            parser.withDocument(UnsafeRawBufferPointer(utf8)) { document in
-                let root: JSONRef
-                switch document {
-                case .failure(let error):
-                    return .failure(
-                        Failure(file: file, at: "", message: "not valid JSON (\(error.located(in: source))); is it a state file?"))
-                case .success(let r): root = r
-                }
-                guard root["format"]?.string == format else {
-                    return .failure(
-                        Failure(file: file, at: "/format", message: "not a BadgeFlow state file (no \"format\": \"\(format)\")"))
-                }
-                guard root["version"]?.int == version else {
-                    return .failure(
-                        Failure(
-                            file: file, at: "/version",
-                            message:
-                                "state version \(root["version"]?.serialized(pretty: false) ?? "none") is not supported; this BadgeFlow reads version \(version)"
-                        ))
-                }
-                do throws(Failure) { return .success(try body(root)) } catch { return .failure(error) }
-            }
-        }
-        return try outcome.get()
-    }
-
     /// The rules `file` was written with; nil when the file is missing or empty, or was
     /// written before states recorded their rules.
     ///
@@ -205,7 +162,7 @@ public enum StateFile {
             accountText.removeAll()
             writeAccount(a, compact: false, into: &accountText)
             // Nested two levels deep, inside the document and its `accounts`.
-            accountText.withUnsafeBytes { JSONWriter.appendPretty($0, level: 2, to: &bytes) }
+            JSONWriter.appendPretty(accountText, level: 2, to: &bytes)
             bytes.append(contentsOf: (i == ids.count - 1 ? "\n" : ",\n").utf8)
             if bytes.count >= 1 << 20 {
                 try sink(bytes)

@@ -23,7 +23,7 @@ extension StateSplit {
         for path in paths {
             guard let dir = opendir(path) else { continue }
             while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                let name: String = System.entryName(entry)
                 if name != "." && name != ".." { unlink(path + "/" + name) }
             }
             closedir(dir)

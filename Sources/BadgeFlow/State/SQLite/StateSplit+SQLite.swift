@@ -222,13 +222,12 @@ extension StateSplit {
             cursors.append(rows)
             if try db.step(rows, or: "cannot read the accounts") { live.append(i) }
         }
-        func less(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool { a.lexicographicallyPrecedes(b) }
         var accounts = 0
         var devices: Int64 = 0
         var marks: Int64 = 0
         while !live.isEmpty {
             var best = 0
-            for k in 1..<live.count where less(cursors[live[k]].bytes(0), cursors[live[best]].bytes(0)) {
+            for k in 1..<live.count where precedes(cursors[live[k]].bytes(0), cursors[live[best]].bytes(0)) {
                 best = k
             }
             let i = live[best]

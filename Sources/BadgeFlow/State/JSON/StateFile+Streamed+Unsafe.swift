@@ -1,3 +1,9 @@
+// StateFile's streamed load works on raw bytes throughout: the state file mapped into memory
+// (MappedFile), scanned by JSONScanner and each account parsed by json-c from a slice of it.
+// Relies on the mapping staying valid while any slice of it is read (the file's pages are
+// released only up to an account already read), and on every range coming from the scanner,
+// which keeps its indexes inside the bytes.
+
 /// Loading a version 2 state file one account at a time: the file's bytes are scanned
 /// (`JSONScanner`) for the members of the top-level object and of `accounts`, and each account is parsed on its
 /// own, so memory beyond the file's bytes and the loaded accounts stays at one account's

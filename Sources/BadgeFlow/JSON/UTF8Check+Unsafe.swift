@@ -1,3 +1,7 @@
+// UTF8Check's work on raw bytes: UTF-8 checked eight bytes at a time through unaligned
+// loads, and short strings copied from a buffer. Relies on each load's offset plus its width
+// staying within the buffer's count.
+
 /// Checks that bytes are well-formed UTF-8 (RFC 3629), faster than json-c's own check.
 ///
 /// json-c's `JSON_TOKENER_VALIDATE_UTF8` looks at one byte at a time inside the tokener and

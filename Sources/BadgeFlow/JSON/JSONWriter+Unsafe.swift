@@ -1,3 +1,8 @@
+// JSONWriter is itself the raw-memory boundary of the result line: it owns a byte buffer it
+// allocates, grows and frees (Storage), and writes into it through pointers. Relies on every
+// write reserving its bytes first (reserve, writeRun's bound) so that base + count never
+// passes capacity, and on a storage being changed only while uniquely referenced.
+
 /// Appends compact JSON to a byte buffer, with keys in the order they are written.
 ///
 /// This is the result-line writer: no intermediate objects, no Foundation. Commas are

@@ -1,3 +1,8 @@
+// JSONScanner's problem scan on raw bytes: what json-c accepts but JSON and APNs do not,
+// found in a borrowed buffer of the text, with nesting kept in stack-allocated buffers.
+// Relies on each index being checked against the text's count, and on the depth and key
+// counts being checked against the buffers' capacities before a slot is written.
+
 /// What json-c accepts but JSON (RFC 8259) and APNs do not, found in the text itself.
 struct JSONTextProblem: Equatable {
     /// What was found.

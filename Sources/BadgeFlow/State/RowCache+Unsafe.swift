@@ -1,3 +1,8 @@
+// RowCache works on raw bytes throughout: a row's JSON and cache columns as borrowed
+// buffers (SQLite's blobs), hashed and decoded in place. Relies on the buffers staying valid
+// for the call (the statement's row is not stepped meanwhile) and on every index being checked
+// against the cache's count (the header first).
+
 /// The decode cache of an SQLite state's rows (`accounts.compact`): the account in
 /// ``AccountCodec``'s binary form, written beside its JSON (`accounts.data`) in the same
 /// statement.

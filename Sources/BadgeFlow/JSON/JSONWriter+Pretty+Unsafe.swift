@@ -1,3 +1,6 @@
+// JSONWriter's pretty layout of compact text read from a borrowed buffer. Relies on the
+// buffer staying valid for the call; every index stays below its count.
+
 extension JSONWriter {
     /// Appends to `out` `compact`, JSON text as this writer writes it (no whitespace outside strings),
     /// laid out as json-c's pretty, spaced form lays out a value nested `level` deep: each
@@ -53,5 +56,10 @@ extension JSONWriter {
             }
             i += 1
         }
+    }
+
+    /// ``appendPretty(_:level:to:)`` of what `compact` has written.
+    static func appendPretty(_ compact: JSONWriter, level: Int, to out: inout [UInt8]) {
+        compact.withUnsafeBytes { appendPretty($0, level: level, to: &out) }
     }
 }

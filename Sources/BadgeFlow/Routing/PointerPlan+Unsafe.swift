@@ -1,3 +1,8 @@
+// PointerPlan is itself a raw-memory type: its steps and NUL-terminated key bytes sit in
+// memory it allocates in init and frees in deinit, read through pointers while routing.
+// Relies on the plan outliving every use of its steps (a rule set holds it), and on each
+// step's key pointing inside keyBytes.
+
 /// How routing reads the values at a rule set's pointers: each pointer one step from the
 /// value of its parent pointer, so a prefix that several pointers share (`/aps` of
 /// `/aps/thread-id` and `/aps/category`) is looked up once per payload.

@@ -1,3 +1,7 @@
+// JSONTextPrecheck's work on raw bytes: quotes counted and escapes found (memchr) in a
+// borrowed buffer of the text. Relies on every pointer found lying inside the buffer, whose
+// base and count bound each search.
+
 /// The cheap proof that a text json-c accepted holds no duplicate key, no non-finite number
 /// and no single-quoted string, so that the byte scan (``JSONScanner/firstProblem(_:)``) runs
 /// only on the few texts it cannot clear.

@@ -1,3 +1,9 @@
+// The JSON state's split and merge work on raw bytes throughout: the file read (the state, or
+// each part of a merge) mapped into memory (MappedFile), walked member by member
+// (JSONMemberCursor) and copied out by byte range.
+// Relies on the mapping outliving every cursor and range taken from it, and on every range
+// coming from the scanner, which keeps its indexes inside the bytes.
+
 /// A JSON state's members, read one at a time from its bytes: the key's and the value's byte
 /// ranges, nothing parsed (the caller parses what it needs). The bytes are scanned by
 /// ``JSONScanner``; this cursor pulls one member at a time, so that a merge can read its

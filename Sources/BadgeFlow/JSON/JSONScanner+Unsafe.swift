@@ -1,3 +1,7 @@
+// The byte scanner: JSONScanner holds a borrowed buffer of JSON text and walks it by index.
+// Relies on the buffer outliving the scanner (callers make one inside withUnsafeBytes or a
+// parse of the same text) and on every read checking its index against the buffer's count.
+
 /// Finds members and values in JSON text by its bytes, building nothing: the one byte
 /// scanner of BadgeFlow.
 ///
