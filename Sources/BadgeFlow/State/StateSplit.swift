@@ -155,6 +155,18 @@ public enum StateSplit {
     }
 
     /// Removes the files of a split that failed.
+    /// Refuses to split a database state whose meta (`partition.*` rows) says it is itself a
+    /// part of a split state.
+    static func refuseSplitPart(meta: [String: String], file: String) throws(Failure) {
+        do throws(StateFile.Failure) {
+            if let p = try StatePartition(meta: meta, file: file) {
+                throw StateFile.Failure(file: file, at: "meta.partition", message: "already a split state's \(p); merge its parts first")
+            }
+        } catch {
+            throw .state(error)
+        }
+    }
+
     static func removeAll(_ paths: [String]) {
         for p in paths {
             unlink(p)

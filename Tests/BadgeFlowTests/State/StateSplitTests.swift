@@ -356,6 +356,25 @@ import Testing
         #expect(!FileIO.exists(folder.file("out.json")))
     }
 
+    /// A part of a split database state is refused as the input of another split, the place
+    /// named as its meta rows (each format's split asks `StateSplit.refuseSplitPart`).
+    @Test(arguments: ["sqlite", "rocksdb"])
+    func aDatabasePartIsNotSplitAgain(_ format: String) throws {
+        let folder = try TemporaryFolder()
+        let whole = folder.file("state." + format)
+        if format == "rocksdb" {
+            try Self.rocksDBState(whole)
+        } else {
+            var stream = Self.stream(accounts: Self.ids)
+            let store = try SQLiteStore(path: whole)
+            try store.checkpoint(&stream, seq: 1, input: "day1.ndjson")
+            store.close()
+        }
+        let parts = try StateSplit.split(whole, parts: 2, into: folder.file("parts"))
+        let again = #expect(throws: StateSplit.Failure.self) { try StateSplit.split(parts[0], parts: 2, into: folder.file("p2")) }
+        #expect(again?.description.contains("meta.partition: already a split state's part 0 of 2") == true, "\(String(describing: again))")
+    }
+
     @Test func splitRefusesAPartAFullFolderAndAMissingState() throws {
         let folder = try TemporaryFolder()
         let whole = folder.file("state.json")

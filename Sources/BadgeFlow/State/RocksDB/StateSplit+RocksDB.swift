@@ -35,13 +35,7 @@ extension StateSplit {
         let (source, rules) = try openedRocksDB(file)
         defer { source.close() }
         let meta = source.meta
-        do throws(StateFile.Failure) {
-            if let p = try StatePartition(meta: meta, file: file) {
-                throw StateFile.Failure(file: file, at: "meta.partition", message: "already a split state's \(p); merge its parts first")
-            }
-        } catch {
-            throw .state(error)
-        }
+        try refuseSplitPart(meta: meta, file: file)
         var done = false
         var parts: [RocksDBStore] = []
         defer {

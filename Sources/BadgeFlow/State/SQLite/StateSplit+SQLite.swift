@@ -136,13 +136,7 @@ extension StateSplit {
 
     static func splitSQLite(_ file: String, into paths: [String]) throws(Failure) {
         let meta = try checkedMeta(file)
-        do throws(StateFile.Failure) {
-            if let p = try StatePartition(meta: meta, file: file) {
-                throw StateFile.Failure(file: file, at: "meta.partition", message: "already a split state's \(p); merge its parts first")
-            }
-        } catch {
-            throw .state(error)
-        }
+        try refuseSplitPart(meta: meta, file: file)
         var done = false
         defer { if !done { removeAll(paths) } }
         let source = try SQLiteRowCopier(file, readOnly: true)
