@@ -45,6 +45,7 @@ extension Batch {
                     if collectsAccountIDs, case .event(let e) = result {
                         accountIDs.append(e.accountID)
                         accountHashes.append(IDIndex.hash(e.accountID))
+                        if e.op == .expire || e.isFleetWide { hasFleetLines = true }
                     }
                     results.append(result)
                 }

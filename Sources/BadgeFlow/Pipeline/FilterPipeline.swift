@@ -155,6 +155,8 @@ package final class FilterPipeline {
         guard let store else { return filter }
         // A state saved at the end holds no line of a batch whose results were not written.
         filter.keepsUndo = !type(of: store).checkpoints
+        // The stream reads no store: the filter loads what each batch needs before it.
+        if let source = store.accountSource { filter.source = source }
         if let connection = commitConnection.take() {
             checkpointer = StoreCheckpointer(connection: connection, worker: Worker(name: "bf-commit"))
             session.checkpointer = checkpointer

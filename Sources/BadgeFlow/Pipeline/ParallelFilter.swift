@@ -56,6 +56,19 @@ public final class ParallelFilter {
             if !stream.table.deferredRelease { _ = stream.table.takeReleased() }
         }
     }
+    /// Where the stream's accounts are when it does not hold them (a database state): each
+    /// batch's accounts not in memory or read ahead are loaded from it, on this thread,
+    /// before the batch is applied, and it is read for each fleet-wide line just before that
+    /// line (``AccountLoader``). Setting it makes the stream store-backed
+    /// (``BadgeStream/isStoreBacked``); the stream itself reads nothing.
+    public var source: (any AccountSource)? {
+        get { loader?.source }
+        set {
+            loader = newValue.map(AccountLoader.init)
+            if newValue != nil { stream.isStoreBacked = true }
+        }
+    }
+    private var loader: AccountLoader?
     /// The batches whose accounts were asked of the prefetcher and not yet installed, oldest
     /// first: always the first batches of `inFlight`, in order (a batch that needed no read
     /// has an entry too, with no request behind it).
@@ -220,13 +233,13 @@ public final class ParallelFilter {
         }
         // A closed pool (the pipeline ended) takes no batch: it would wait for ever. Its
         // threads analysed every batch queued before they ended; those go out first.
+        batch.collectsAccountIDs = prefetcher != nil || loader != nil
         if !threaded || scans.isClosed {
             while !inFlight.isEmpty { applyOldest(output: output) }
             batch.analyze(with: inline, maxLineBytes: maxLineBytes)
             apply(batch, output: output)
             return
         }
-        batch.collectsAccountIDs = prefetcher != nil
         inFlight.append(batch)
         scans.queue.put(batch)
         while inFlight.count > 2 * jobs + 2 { applyOldest(output: output) }
@@ -255,7 +268,16 @@ public final class ParallelFilter {
             spare.append(batch)
             return
         }
-        if let prefetcher { readAhead(prefetcher, before: batch) }
+        if let prefetcher {
+            readAhead(prefetcher, before: batch)
+        } else if loader != nil {
+            stream.clearProvided()
+        }
+        // The batch's accounts neither in memory nor read ahead, loaded here: the stream
+        // reads no store.
+        if let loader { loader.load(batch.accountIDs, hashes: batch.accountHashes, into: &stream) }
+        // A fleet-wide line reads the store just before it is applied.
+        let scanning = batch.hasFleetLines ? loader : nil
         if stream.keepsUndo { stream.beginBatch() }
         // Work on locals: touching the class's stored properties once per line would cost a
         // dynamic exclusivity check each time. Swapping moves them without copying a tree.
@@ -272,6 +294,7 @@ public final class ParallelFilter {
             batch.takeEachResult { result, number, hash in
                 n += 1
                 if number > last { last = number }
+                if let scanning { Self.scan(result, with: scanning, for: &local) }
                 local.apply(result, seq: number > 0 ? number : n, accountHash: hash, into: &w, counting: &counts)
             }
             metrics = counts
@@ -279,6 +302,7 @@ public final class ParallelFilter {
             batch.takeEachResult { result, number, hash in
                 n += 1
                 if number > last { last = number }
+                if let scanning { Self.scan(result, with: scanning, for: &local) }
                 local.apply(result, seq: number > 0 ? number : n, accountHash: hash, into: &w)
             }
         }
@@ -297,6 +321,17 @@ public final class ParallelFilter {
 }
 
 extension ParallelFilter {
+    /// Reads the store for `result` when it is a fleet-wide line that needs it
+    /// (``BadgeStream/needsStoreScan(_:)``), just before it is applied to `stream`.
+    private static func scan(_ result: borrowing LineResult, with loader: AccountLoader, for stream: inout BadgeStream) {
+        switch result {
+        case .event(let event):
+            if stream.needsStoreScan(event) { loader.scan(event, for: &stream, values: false) }
+        case .blank, .rejected:
+            return
+        }
+    }
+
     /// How many requests `prefetcher` may have outstanding.
     private static func requestsAhead(_ prefetcher: any AccountPrefetcher) -> Int {
         max(1, (prefetcher as? any PartedAccountPrefetcher)?.requestsAhead ?? 1)
@@ -465,6 +500,9 @@ final class Batch: @unchecked Sendable {
     /// The hash of each of ``accountIDs`` (``IDIndex/hash(_:)``), computed by the analysing thread.
     @exclusivity(unchecked) var accountHashes: [Int] = []
     var collectsAccountIDs = false
+    /// With ``collectsAccountIDs``: whether an event line is a fleet-wide `expire` or
+    /// `reconcile` (whose store scan is read just before it is applied).
+    var hasFleetLines = false
     var done = false
     private let capacity: Int
 
@@ -501,6 +539,7 @@ final class Batch: @unchecked Sendable {
         results.removeAll(keepingCapacity: true)
         accountIDs.removeAll(keepingCapacity: true)
         accountHashes.removeAll(keepingCapacity: true)
+        hasFleetLines = false
         done = false
     }
 

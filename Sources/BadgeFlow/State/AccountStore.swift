@@ -309,6 +309,9 @@ package protocol DatabaseStateStore: CheckpointingStateStore {
 extension DatabaseStateStore {
     package var storedAccounts: Int? { store.accountCount }
 
+    /// The database: the applying thread loads accounts from it.
+    package var accountSource: (any AccountSource)? { store }
+
     /// Closes the database; the pipeline closed the connections of its own before, and
     /// ended the threads that used this one. Later calls do nothing.
     package func close() {
@@ -348,12 +351,13 @@ extension DatabaseStateStore {
         try store.recordMeta(stream.records.meta)
     }
 
-    /// The stream a filter runs on: one that loads accounts from ``store`` on first use. A
-    /// new state records `rules` now; other rules that fit, with the first checkpoint.
+    /// The stream a filter runs on: a store-backed one, whose accounts the pipeline loads
+    /// from ``store`` (``accountSource``) before first use. A new state records `rules`
+    /// now; other rules that fit, with the first checkpoint.
     func attachedStream(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream {
         if try store.recordedRules() == nil { try store.recordRules(rules) }
         var stream = BadgeStream(rules: rules)
-        stream.source = store
+        stream.isStoreBacked = true
         stream.records = StateRecords(meta: store.meta)
         return stream
     }

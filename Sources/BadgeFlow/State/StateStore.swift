@@ -57,9 +57,14 @@ package protocol StateStore: AnyObject {
     /// accounts (a conversion in batches).
     func write(_ stream: BadgeStream) throws(StateFile.Failure)
 
-    /// The stream a filter runs on, under `rules`: the whole state (JSON), or a stream that
-    /// loads accounts on first use. Called once. Starts no thread.
+    /// The stream a filter runs on, under `rules`: the whole state (JSON), or a store-backed
+    /// stream whose accounts are loaded from ``accountSource`` before first use. Called
+    /// once. Starts no thread.
     func attach(rules: RuleSet) throws(StateFile.Failure) -> BadgeStream
+    /// Where the stream of ``attach(rules:)`` finds the accounts it does not hold (nil: it
+    /// holds every account): the ``FilterPipeline`` reads it on the applying thread, before
+    /// the lines that need what it reads (``ParallelFilter/source``).
+    var accountSource: (any AccountSource)? { get }
     /// The connection checkpoints commit through (nil: the format is saved at the end);
     /// called at most once, after ``attach(rules:)``. The ``FilterPipeline`` runs the
     /// commits on a thread of its own.

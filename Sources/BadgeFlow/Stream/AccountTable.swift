@@ -121,6 +121,12 @@ package struct AccountTable: Sendable {
     private var aheadAccounts: [Account??] = []
     /// ``aheadIDs`` by hash.
     private var aheadIndex = IDIndex()
+    /// Per id of ``aheadIDs``: whether the applying layer loaded it itself (``provide(_:hash:_:)``),
+    /// not a read-ahead (for ``BadgeStream/loads``).
+    private var aheadInline: [Bool] = []
+    /// The accounts the applying layer could not read for the line or batch being applied,
+    /// by id (``provideFailure(_:_:)``).
+    private var loadFailures: [String: StateFile.Failure] = [:]
     /// With ``recordsEvictions``: the ids ``evict(keeping:)`` dropped, in order (an id once
     /// per time it left), from eviction number ``evictionsForgotten`` on, with their hashes
     /// and their index. A read-ahead request notes ``evictionMark``; its accounts that left
@@ -423,9 +429,7 @@ package struct AccountTable: Sendable {
         deliveries.removeFirst(deliveriesInCommit)
         deliveriesTaken.removeFirst(deliveriesInCommit)
         deliveriesInCommit = 0
-        aheadIDs.removeAll()
-        aheadAccounts.removeAll()
-        aheadIndex.removeAll()
+        clearAhead()
         if recordsEvictions {
             // A mark of its own: no account has this id (ids never hold U+0000).
             let id = "\u{0}deliveries"
@@ -597,9 +601,7 @@ package struct AccountTable: Sendable {
     /// were requested (an account evicted from then on is left out); by default every
     /// eviction recorded counts.
     mutating func installPrefetched(parts: consuming [ReadAccounts], evictedSince mark: Int? = nil) {
-        aheadIDs.removeAll(keepingCapacity: true)
-        aheadAccounts.removeAll(keepingCapacity: true)
-        aheadIndex.removeAll()
+        clearAhead()
         // Requested before a commit of a reconcile's numbers ended: they may lack them.
         if let mark, mark < readsStaleBefore { return }
         let mark = mark ?? evictionsForgotten
@@ -619,15 +621,60 @@ package struct AccountTable: Sendable {
                 aheadIndex.insert(hash, position: aheadIDs.count)
                 aheadIDs.append(id)
                 aheadAccounts.append(.some(account))
+                aheadInline.append(false)
             }
         }
     }
 
-    /// The account read ahead as `id` (whose hash is `hash`), taken out: `.some(nil)` when
-    /// the store has none, nil when it was not read ahead.
-    mutating func takePrefetched(_ id: String, hash: Int) -> Account?? {
-        guard let p = aheadIndex.find(hash, where: { aheadIDs[$0] == id }) else { return nil }
-        return aheadAccounts[p].take()
+    /// Forgets every account read ahead or provided, and every failure to read one.
+    mutating func clearAhead() {
+        aheadIDs.removeAll(keepingCapacity: true)
+        aheadAccounts.removeAll(keepingCapacity: true)
+        aheadInline.removeAll(keepingCapacity: true)
+        aheadIndex.removeAll()
+        if !loadFailures.isEmpty { loadFailures.removeAll() }
+    }
+
+    /// Adds account `id` (whose hash is `hash`), just read from the store by the applying
+    /// layer (nil: the store has none), for the line that needs it; replaces what was read
+    /// ahead as `id` before.
+    mutating func provide(_ id: String, hash: Int, _ account: consuming Account?) {
+        if let p = aheadIndex.find(hash, where: { aheadIDs[$0] == id }) {
+            aheadAccounts[p] = .some(account)
+            aheadInline[p] = true
+            return
+        }
+        aheadIndex.insert(hash, position: aheadIDs.count)
+        aheadIDs.append(id)
+        aheadAccounts.append(.some(account))
+        aheadInline.append(true)
+    }
+
+    /// Records that account `id` could not be read from the store: the line that needs it is
+    /// rejected with `failure`.
+    mutating func provideFailure(_ id: String, _ failure: StateFile.Failure) { loadFailures[id] = failure }
+
+    /// Why account `id` could not be read, if the applying layer failed to read it.
+    func loadFailure(_ id: String) -> StateFile.Failure? { loadFailures.isEmpty ? nil : loadFailures[id] }
+
+    /// Whether account `id` is neither in memory nor read (ahead or by the applying layer),
+    /// nor known to be unreadable: whether a store-backed stream needs it loaded before a
+    /// line that uses it.
+    func needsLoad(_ id: String, hash: Int) -> Bool {
+        if slot(of: id, hash: hash) != nil { return false }
+        if let p = aheadIndex.find(hash, where: { aheadIDs[$0] == id }), aheadAccounts[p] != nil { return false }
+        if !compacted.isEmpty, compacted.contains(id) { return false }
+        return loadFailure(id) == nil
+    }
+
+    /// The account read ahead or provided as `id` (whose hash is `hash`), taken out, and
+    /// whether the applying layer loaded it (``provide(_:hash:_:)``): `.some(nil)` when the
+    /// store has none; nil when it was not read.
+    mutating func takePrefetched(_ id: String, hash: Int) -> (account: Account?, inline: Bool)? {
+        guard let p = aheadIndex.find(hash, where: { aheadIDs[$0] == id }), let account = aheadAccounts[p].take() else {
+            return nil
+        }
+        return (account, aheadInline[p])
     }
 
     // MARK: Undo

@@ -1,38 +1,3 @@
-/// Where a ``BadgeStream`` finds accounts it does not hold: a state store that loads them
-/// on first use (the stores of the formats that checkpoint, `StateFormat/checkpoints`).
-///
-/// Called on the thread that applies events, one call at a time.
-public protocol AccountSource: AnyObject, Sendable {
-    /// The stored account `id`, or nil when the store has none.
-    ///
-    /// - Throws: `StateFile.Failure` when the stored account cannot be read.
-    func loadAccount(_ id: String, rules: RuleSet) throws(StateFile.Failure) -> Account?
-
-    /// The stored accounts with a mark that may be due at or before `time` (a fleet-wide
-    /// `expire`); they need not be loaded.
-    ///
-    /// - Throws: `StateFile.Failure` when the store cannot be read.
-    func accountsDue(through time: Double) throws(StateFile.Failure) -> [String]
-
-    /// Calls `body` with every stored account, read with `rules`, in byte order of id, one
-    /// at a time, never all in memory at once (a fleet-wide `reconcile`).
-    ///
-    /// - Throws: `StateFile.Failure` when the store cannot be read or an account decoded.
-    func forEachStoredAccount(
-        rules: RuleSet, _ body: (String, consuming Account) throws(StateFile.Failure) -> Void
-    ) throws(StateFile.Failure)
-}
-
-extension AccountSource {
-    /// No stored account is due: a source without a due index.
-    public func accountsDue(through time: Double) throws(StateFile.Failure) -> [String] { [] }
-
-    /// No stored account: a source that cannot be walked.
-    public func forEachStoredAccount(
-        rules: RuleSet, _ body: (String, consuming Account) throws(StateFile.Failure) -> Void
-    ) throws(StateFile.Failure) {}
-}
-
 /// Reads stored accounts ahead, on its own thread, while the filter applies the batch of
 /// lines before the one that needs them (``ParallelFilter/prefetcher``).
 ///
@@ -143,7 +108,7 @@ public struct BadgeStream: Sendable {
     ///
     /// A copy of the accounts in memory in expanded form (made on each call): with
     /// compaction on (``compact(keeping:)``) idle accounts are held compactly instead, and
-    /// with a ``source`` some are not in memory at all. ``account(_:)``, ``accountCount``
+    /// a store-backed stream (``isStoreBacked``) holds only some. ``account(_:)``, ``accountCount``
     /// and ``accountIDs`` see the compact ones too, without the copy.
     public var accounts: [String: Account] {
         Dictionary(table.resident.map { ($0.id, $0.account) }, uniquingKeysWith: { _, last in last })
@@ -152,11 +117,18 @@ public struct BadgeStream: Sendable {
     /// The number of accounts in memory in expanded form.
     public var residentCount: Int { table.count }
 
-    /// Where an account not in memory is looked up before it is created empty (a
-    /// database); nil: accounts start empty. Setting it turns change tracking on.
-    public var source: (any AccountSource)? {
-        didSet { if source != nil { tracksChanges = true } }
+    /// Whether accounts not in memory may be in a store (a database state). The stream
+    /// reads no store itself: the layer that applies its lines (``AccountLoader``, or
+    /// ``ParallelFilter/source``) loads each account a line needs before the line, and reads
+    /// the store for a fleet-wide `expire` or `reconcile` (``StoreScan``). An account a line
+    /// needs that was not loaded is an error, never an empty account. Turning it on turns
+    /// change tracking on.
+    public var isStoreBacked = false {
+        didSet { if isStoreBacked { tracksChanges = true } }
     }
+    /// What the applying layer read from the store for the fleet-wide line about to be
+    /// applied; taken by that line.
+    package var storeScan: StoreScan?
     /// Whether the stream records which accounts changed (``changedCount``) and when each
     /// was last used (``evict(keeping:)``).
     public var tracksChanges: Bool {
@@ -182,10 +154,10 @@ public struct BadgeStream: Sendable {
     /// Puts back every account the batch since ``beginBatch()`` touched, as it was before.
     package mutating func undoBatch() { table.undoBatch() }
 
-    /// Accounts taken from ``source`` so far: read ahead by a prefetcher, or loaded on the
-    /// applying thread when the line needed them (`--checkpoint-stats`).
+    /// Accounts taken from the store so far: read ahead by a prefetcher, or loaded on the
+    /// applying thread before the line that needed them (`--checkpoint-stats`).
     public private(set) var loads: (ahead: Int, inline: Int) = (0, 0)
-    /// Set when ``source`` failed to load an account; the event that needed it was rejected.
+    /// Set when the store could not be read for a line; the event that needed it was rejected.
     public internal(set) var sourceFailure: StateFile.Failure?
 
     /// The part of a split state these accounts were loaded from (nil: a whole state);
@@ -223,19 +195,19 @@ public struct BadgeStream: Sendable {
 
     /// Drops the least recently used unchanged accounts until at most `n` are in memory
     /// (changed ones stay until a checkpoint takes them, and those of a commit under way
-    /// until it ends); ``source`` loads them again when needed.
+    /// until it ends); they are loaded again before a line needs them (``isStoreBacked``).
     public mutating func evict(keeping n: Int) { table.evict(keeping: n) }
 
     /// Holds all but the `n` most recently used expanded accounts in compact form (about
     /// 100 bytes for an account with one device and three marks instead of ~1.5 KB); each
     /// is expanded again by its next event, with the same results as if it had stayed.
     ///
-    /// For a stream without ``source`` and without ``tracksChanges`` (a store's accounts
+    /// For a stream not ``isStoreBacked`` and without ``tracksChanges`` (a store's accounts
     /// leave memory through ``evict(keeping:)``, and a compact account would leave its change
     /// behind); otherwise it only turns ``tracksUse`` on. An account too large for the
     /// compact form (over 1 MiB of it) stays expanded.
     public mutating func compact(keeping n: Int) {
-        guard source == nil, !tracksChanges else {
+        guard !isStoreBacked, !tracksChanges else {
             tracksUse = true
             return
         }
@@ -250,14 +222,14 @@ public struct BadgeStream: Sendable {
         table.addLoaded(account, as: id, compact: compact, stored: stored)
     }
 
-    /// The number of accounts, expanded and compact (not those only in ``source``).
+    /// The number of accounts, expanded and compact (not those only in a store).
     public var accountCount: Int { table.count + table.compacted.count }
 
     /// The ids of the accounts, expanded and compact, in no particular order.
     public var accountIDs: [String] { table.resident.map(\.id) + Array(table.compacted.ids) }
 
     /// Account `id`, expanded or a copy of its compact form; nil when the stream holds none
-    /// (a ``source`` is not asked).
+    /// (no store is read).
     ///
     /// - Throws: `StateFile.Failure` when a compact account does not decode (an internal error).
     public func account(_ id: String) throws(StateFile.Failure) -> Account? {
@@ -314,7 +286,7 @@ public struct BadgeStream: Sendable {
             ResultLine.error(diagnostic, seq: seq, into: &out)
         case .event(let event):
             // A fleet-wide reconcile over a store is written as the store is walked.
-            if event.op == .reconcile, source != nil, event.isFleetWide, rules.icon == .tree {
+            if event.op == .reconcile, isStoreBacked, event.isFleetWide, rules.icon == .tree {
                 reconcileStoredFleet(seq: seq, into: &out, counting: &counter)
                 return
             }
@@ -401,7 +373,7 @@ public struct BadgeStream: Sendable {
             event, seq: seq, settings: settings, rules: rules, own: own, to: &table.slots[index].account, expiring: &expiring)
         if case .rejected = body {
             // A rejected line creates no account (one found in the state stays as it was).
-            if created { table.remove(index) }
+            if created { removeCreated(id, slot: index) }
             return body
         }
         if let eventID { table.slots[index].account.ids.insert(eventID) }
@@ -425,8 +397,15 @@ public struct BadgeStream: Sendable {
     /// and checkpoints).
     mutating func noteUse(_ index: Int) { table.noteUse(index) }
 
-    /// The slot of account `id` in memory: expanded from its compact form, read ahead,
-    /// loaded from ``source``, or made empty (`created`). The id is hashed once (or its
+    /// Drops account `id`, made empty in slot `index` by a line that then created nothing;
+    /// a store-backed stream remembers that the store has none, for a later line.
+    mutating func removeCreated(_ id: String, slot index: Int) {
+        table.remove(index)
+        if isStoreBacked { table.provide(id, hash: IDIndex.hash(id), nil) }
+    }
+
+    /// The slot of account `id` in memory: expanded from its compact form, read ahead or
+    /// loaded by the applying layer, or made empty (`created`). The id is hashed once (or its
     /// `hash` given), for all the tables it is looked up in (``IDIndex``).
     mutating func lookUp(
         _ id: String, hash given: Int? = nil
@@ -449,18 +428,20 @@ public struct BadgeStream: Sendable {
         var found = thawed
         // Read from the store: its stored counts are its own.
         var loaded = false
-        if found == nil, let ahead = table.takePrefetched(id, hash: hash) {
-            loads.ahead += 1
-            found = ahead
-            loaded = ahead != nil
-        } else if found == nil, let source {
-            loads.inline += 1
-            do { found = try source.loadAccount(id, rules: rules) } catch {
-                sourceFailure = error
-                return .failure(
-                    .error(.invalidPath, "account \"\(id)\" could not be loaded from the state: \(error.description)", at: ""))
-            }
+        if found == nil, let read = table.takePrefetched(id, hash: hash) {
+            if read.inline { loads.inline += 1 } else { loads.ahead += 1 }
+            found = read.account
             loaded = found != nil
+        } else if found == nil, isStoreBacked {
+            guard let error = table.loadFailure(id) else {
+                // Not read before its line: an empty account would overwrite the stored one.
+                let message = "account \"\(id)\" was not read from the state before the line that needs it (an internal error)"
+                sourceFailure = StateFile.Failure(file: "state", at: "", message: message)
+                return .failure(.error(.invalidPath, message, at: ""))
+            }
+            sourceFailure = error
+            return .failure(
+                .error(.invalidPath, "account \"\(id)\" could not be loaded from the state: \(error.description)", at: ""))
         }
         let created = found == nil
         // A stored account a fleet-wide reconcile sent numbers to before its row has them:

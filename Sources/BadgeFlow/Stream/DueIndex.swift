@@ -26,6 +26,19 @@ struct DueIndex: Sendable {
         }
     }
 
+    /// The accounts of the entries due at or before `time` (an account once per entry), in no
+    /// particular order; the heap is walked only below such entries.
+    func accounts(dueThrough time: Double) -> [String] {
+        var found: [String] = []
+        var stack = entries.isEmpty ? [] : [0]
+        while let i = stack.popLast() {
+            guard entries[i].time <= time else { continue }
+            found.append(entries[i].account)
+            for c in [2 * i + 1, 2 * i + 2] where c < entries.count { stack.append(c) }
+        }
+        return found
+    }
+
     /// Removes the earliest entry.
     mutating func removeFirst() {
         guard let last = entries.popLast(), !entries.isEmpty else { return }

@@ -259,9 +259,9 @@ import Darwin
         // "a" rewritten under the new rules; "b" still under the old ones.
         var later = BadgeStream(rules: capped)
         later.tracksChanges = true
-        later.source = store
+        let laterLoader = AccountLoader(store, attaching: &later)
         let analyzer = LineAnalyzer(rules: capped)
-        _ = later.apply(analyzer.analyze(#"{"op":"clear","account":"a","device":"d0","path":"root.mail"}"#), seq: 9)
+        _ = laterLoader.apply(analyzer.analyze(#"{"op":"clear","account":"a","device":"d0","path":"root.mail"}"#), seq: 9, to: &later)
         try store.checkpoint(&later, seq: 9, input: "stdin")
         store.close()
         let reopened = try RocksDBStore(path: path, readOnly: true)
@@ -343,9 +343,9 @@ import Darwin
         }
         var later = BadgeStream(rules: .builtIn)
         later.tracksChanges = true
-        later.source = reopened
+        let laterLoader = AccountLoader(reopened, attaching: &later)
         let analyzer = LineAnalyzer(rules: .builtIn)
-        _ = later.apply(analyzer.analyze(#"{"op":"clear","account":"a","device":"d0","path":"root.mail"}"#), seq: 5)
+        _ = laterLoader.apply(analyzer.analyze(#"{"op":"clear","account":"a","device":"d0","path":"root.mail"}"#), seq: 5, to: &later)
         try reopened.checkpoint(&later, seq: 5, input: "stdin")
         #expect(reopened.meta["layout"] == "2")
         var tags: [String: UInt8] = [:]

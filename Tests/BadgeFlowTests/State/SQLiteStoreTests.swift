@@ -215,21 +215,22 @@ private func pushLine(_ account: String) -> String {
         try store.checkpoint(&seed, seq: 1, input: "stdin")
 
         var stream = BadgeStream(rules: .builtIn)
-        stream.source = store
+        let loader = AccountLoader(store, attaching: &stream)
         stream.table.recordsEvictions = true
         let prefetcher = StorePrefetcher.over(try SQLiteStateStore.readConnections(path: path))
         prefetcher.request(["x"])
         let ahead = prefetcher.collect()
         #expect(ahead["x"] != nil)
         // Meanwhile x comes into memory (count 2), is committed and evicted.
-        _ = stream.apply(analyzer.analyze(push), seq: 2)
+        _ = loader.apply(analyzer.analyze(push), seq: 2, to: &stream)
         try store.checkpoint(&stream, seq: 2, input: "stdin")
         stream.evict(keeping: 0)
         #expect(stream.accounts["x"] == nil)
         stream.installPrefetched(ahead)
+        #expect(stream.needsLoad("x", hash: IDIndex.hash("x")), "the stale copy is not installed")
         // The next push loads x from the store (count 2) and makes it 3; the stale copy
         // read ahead (count 1) would make it 2.
-        let result = try #require(stream.apply(analyzer.analyze(push), seq: 3)?.applied)
+        let result = try #require(loader.apply(analyzer.analyze(push), seq: 3, to: &stream)?.applied)
         #expect(result.outcome.changes.first { $0.path == "root.chat.t" }?.count == 3)
         #expect(stream.loads.inline == 2 && stream.loads.ahead == 0)
     }
@@ -243,13 +244,13 @@ private func pushLine(_ account: String) -> String {
         let analyzer = LineAnalyzer(rules: .builtIn)
         func push(_ account: String) -> LineResult { analyzer.analyze(pushLine(account)) }
         var stream = BadgeStream(rules: .builtIn)
-        stream.source = try SQLiteStore(path: path)
-        _ = stream.apply(push("old"), seq: 1)
+        let loader = AccountLoader(try SQLiteStore(path: path), attaching: &stream)
+        _ = loader.apply(push("old"), seq: 1, to: &stream)
         let checkpointer = StoreCheckpointer.over(StoreConnection(try SQLiteStore(path: path), owned: true))
         checkpointer.begin(&stream, seq: 1, input: "stdin")
         try checkpointer.finish(&stream)
         // "old" is committed; "busy" is taken by a commit that has not been recorded.
-        _ = stream.apply(push("busy"), seq: 2)
+        _ = loader.apply(push("busy"), seq: 2, to: &stream)
         checkpointer.begin(&stream, seq: 2, input: "stdin")
         #expect(stream.inFlightCount == 1 && stream.changedCount == 0)
         stream.evict(keeping: 0)
@@ -271,13 +272,13 @@ private func pushLine(_ account: String) -> String {
         let push = pushLine("x")
         var stream = BadgeStream(rules: .builtIn)
         let store = try SQLiteStore(path: path)
-        stream.source = store
-        _ = stream.apply(analyzer.analyze(push), seq: 1)
+        let loader = AccountLoader(store, attaching: &stream)
+        _ = loader.apply(analyzer.analyze(push), seq: 1, to: &stream)
         try store.checkpoint(&stream, seq: 1, input: "stdin")
         // Another process commits; the sqlite3 shell stands in for it.
         try Self.sql(
             path, "UPDATE meta SET value = 'pid 1 started 0.0' WHERE key = 'writer'; UPDATE meta SET value = '7' WHERE key = 'seq'")
-        _ = stream.apply(analyzer.analyze(push), seq: 2)
+        _ = loader.apply(analyzer.analyze(push), seq: 2, to: &stream)
         let failure = #expect(throws: StateFile.Failure.self) { try store.checkpoint(&stream, seq: 2, input: "stdin") }
         #expect(failure?.at == "meta.writer")
         #expect(failure?.message.contains("another process (pid 1 started 0.0) committed") == true, "\(failure?.message ?? "")")
@@ -285,8 +286,8 @@ private func pushLine(_ account: String) -> String {
         // A connection opened after that commit takes over.
         let later = try SQLiteStore(path: path)
         var again = BadgeStream(rules: .builtIn)
-        again.source = later
-        _ = again.apply(analyzer.analyze(push), seq: 8)
+        let againLoader = AccountLoader(later, attaching: &again)
+        _ = againLoader.apply(analyzer.analyze(push), seq: 8, to: &again)
         try later.checkpoint(&again, seq: 8, input: "stdin")
         #expect(try SQLiteStore(path: path, readOnly: true).seq == 8)
     }
@@ -301,7 +302,7 @@ private func pushLine(_ account: String) -> String {
         func push(_ account: String) -> LineResult { analyzer.analyze(pushLine(account)) }
         let store = try SQLiteStore(path: path)
         var stream = BadgeStream(rules: .builtIn)
-        stream.source = store
+        let loader = AccountLoader(store, attaching: &stream)
         let checkpointer = StoreCheckpointer.over(StoreConnection(try SQLiteStore(path: path), owned: true))
         defer { checkpointer.close() }
         func commit(_ seq: Int) throws(StateFile.Failure) {
@@ -312,13 +313,13 @@ private func pushLine(_ account: String) -> String {
                 try store.checkpoint(&stream, seq: seq, input: "stdin")
             }
         }
-        _ = stream.apply(push("x"), seq: 1)
+        _ = loader.apply(push("x"), seq: 1, to: &stream)
         // The accounts table is away while the commit runs: it fails.
         try Self.sql(path, "ALTER TABLE accounts RENAME TO away")
         #expect(throws: StateFile.Failure.self) { try commit(1) }
         #expect(stream.inFlightCount == 0 && stream.changedCount == 1)
         try Self.sql(path, "ALTER TABLE away RENAME TO accounts")
-        _ = stream.apply(push("y"), seq: 2)
+        _ = loader.apply(push("y"), seq: 2, to: &stream)
         try commit(2)
         let reread = try SQLiteStore(path: path, readOnly: true)
         #expect(reread.seq == 2 && reread.accountCount == 2)

@@ -207,7 +207,7 @@ import Testing
         let first: [String: Account?] = ["a": Self.account(clock: 1), "gone": Account?.none, "both": Self.account(clock: 3)]
         let second: [String: Account?] = ["b": Self.account(clock: 2), "both": Self.account(clock: 4)]
         t.installPrefetched(parts: [ReadAccounts(first), ReadAccounts(second)])
-        func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)) }
+        func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)).map(\.account) }
         #expect(take("a")??.clock == 1)
         #expect(take("a") == nil)
         #expect(take("b")??.clock == 2)
@@ -232,7 +232,7 @@ import Testing
         t.evict(keeping: 1)
         #expect(t.slot(of: "evicted") == nil && t.evictedIDs == ["evicted"])
         t.installPrefetched(["resident": Self.account(clock: 1), "evicted": Self.account(clock: 2), "new": Self.account(clock: 3)])
-        func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)) }
+        func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)).map(\.account) }
         #expect(take("resident") == nil && take("evicted") == nil)
         #expect(take("new")??.clock == 3)
         t.forgetEvictions(before: t.evictionMark)
@@ -253,7 +253,7 @@ import Testing
         let second = t.evictionMark
         t.evict(keeping: 0)  // a leaves after both
         #expect(t.evictedIDs == ["c", "b", "a"])
-        func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)) }
+        func take(_ id: String) -> Account?? { t.takePrefetched(id, hash: IDIndex.hash(id)).map(\.account) }
         let copies: [String: Account?] = ["a": Self.account(clock: 1), "b": Self.account(clock: 2), "c": Self.account(clock: 3)]
         t.installPrefetched(parts: [ReadAccounts(copies)], evictedSince: first)
         #expect(take("a") == nil && take("b") == nil && take("c")??.clock == 3)

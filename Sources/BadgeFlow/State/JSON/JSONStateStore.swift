@@ -73,6 +73,9 @@ package final class JSONStateStore: StateStore {
     package func readConnections() throws(StateFile.Failure) -> [StoreConnection] { [] }
     package var storedAccounts: Int? { nil }
 
+    /// None: the stream holds every account.
+    package var accountSource: (any AccountSource)? { nil }
+
     /// Writes and syncs the whole state to a temporary file beside `path`.
     package func prepareFinal(_ stream: inout BadgeStream, seq: Int, input: String) throws(StateFile.Failure) {
         do { pending = try StateFile.prepareSave(stream, to: path) } catch {

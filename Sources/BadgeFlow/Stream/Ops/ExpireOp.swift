@@ -47,13 +47,17 @@ extension BadgeStream {
         let time = event.at ?? 0
         var entries: [ExpiredAccount] = []
         var seen: Set<String> = []
-        // Stored accounts that may be due join the resident ones (each is looked at once).
-        if let source {
-            do {
-                for id in try source.accountsDue(through: time) { due.insert(id, at: time) }
-            } catch {
+        // Stored accounts that may be due join the resident ones (each is looked at once);
+        // the applying layer read them, and loaded those not in memory (``StoreScan``).
+        if isStoreBacked {
+            switch storeScan.take() {
+            case .due(let ids):
+                for id in ids { due.insert(id, at: time) }
+            case .failed(let error):
                 sourceFailure = error
                 return .rejected(.error(.invalidPath, "the state's due index could not be read: \(error.description)", at: ""))
+            case .owed, .owingAccounts, nil:
+                return .rejected(StoreScan.notRead(&sourceFailure))
             }
         }
         while let top = due.first, top.time <= time {
@@ -62,12 +66,12 @@ extension BadgeStream {
             guard case .success(let (index, created)) = lookUp(top.account) else { continue }
             if created {
                 // Indexed, then gone (not in the state): nothing to expire.
-                table.remove(index)
+                removeCreated(top.account, slot: index)
                 continue
             }
             table.slots[index].indexedDue = nil
             let expiry = table.slots[index].account.tree.expire(through: time)
-            if source != nil && !table.slots[index].account.tree.hasPendingExpiries {
+            if isStoreBacked && !table.slots[index].account.tree.hasPendingExpiries {
                 // No mark left to expire: the stored due entry goes at the next commit.
                 table.slots[index].dueStale = true
                 if expiry.paths.isEmpty { noteUse(index) }

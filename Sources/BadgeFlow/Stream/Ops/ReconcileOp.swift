@@ -62,8 +62,9 @@ enum ReconcileOp: EventOpDefinition {
 extension BadgeStream {
     /// A fleet-wide `reconcile`: every account with a device whose delivered number is not
     /// its total sends it the total (icon policy `tree`), listed with its badge updates in
-    /// byte order of account id. Accounts in memory are looked at where they are; those only
-    /// in ``source`` are read one at a time, and only those owed something stay (changed).
+    /// byte order of account id. Accounts in memory are looked at where they are; of those
+    /// only in the store, the applying layer read those owed something (``StoreScan``),
+    /// which stay (changed).
     mutating func reconcileFleet(settings: Settings) -> StreamResult.Applying {
         var entries: [ExpiredAccount] = []
         func none() -> StreamResult.Applying {
@@ -85,23 +86,18 @@ extension BadgeStream {
             guard let account = try? table.compacted.account(id, rules: rules) else { continue }
             if isStale(account) { owed.append(id) }
         }
-        if let source {
-            var stored: [(String, Account)] = []
-            do {
-                try source.forEachStoredAccount(rules: rules) { (id, account) throws(StateFile.Failure) in
-                    // What memory holds is newer than the store's copy.
-                    guard table.slot(of: id, hash: IDIndex.hash(id)) == nil, !table.compacted.contains(id) else { return }
-                    var account = account
-                    // Numbers an earlier reconcile sent that its row does not hold yet.
-                    if table.holdsDeliveries { _ = table.applyDeliveries(id, to: &account, coming: false) }
-                    guard isStale(account) else { return }
-                    stored.append((id, account))
-                }
-            } catch {
+        if isStoreBacked {
+            // The stored accounts owed a number, read by the applying layer (``StoreScan``).
+            let stored: [(String, Account)]
+            switch storeScan.take() {
+            case .owingAccounts(let list): stored = list
+            case .failed(let error):
                 sourceFailure = error
                 return .rejected(.error(.invalidPath, "the state's accounts could not be read: \(error.description)", at: ""))
+            case .due, .owed, nil:
+                return .rejected(StoreScan.notRead(&sourceFailure))
             }
-            for (id, account) in stored {
+            for (id, account) in stored where table.slot(of: id, hash: IDIndex.hash(id)) == nil {
                 table.keepForUndo(id, slot: nil, before: nil)
                 _ = table.insert(account, as: id, hash: IDIndex.hash(id), loaded: true)
                 owed.append(id)
@@ -123,11 +119,12 @@ extension BadgeStream {
                 expiredPaths: nil, explain: nil, fleet: entries))
     }
 
-    /// A fleet-wide `reconcile` over a ``source`` (icon policy `tree`), written into `out`
-    /// without holding the fleet: neither its accounts nor the line as values.
+    /// A fleet-wide `reconcile` of a store-backed stream (icon policy `tree`), written into
+    /// `out` without holding the fleet: neither its accounts nor the line as values.
     ///
-    /// Accounts in memory (at most `--max-resident`) are checked where they are; each stored
-    /// account is read once, in byte order of id, and one owed an update leaves only its
+    /// Accounts in memory (at most `--max-resident`) are checked where they are; the
+    /// applying layer read each stored account once, in byte order of id (``StoreScan``),
+    /// and one owed an update left only its
     /// id, devices and new numbers behind (``Deliveries``), which the next checkpoint writes
     /// into its row in the transaction that records this line's seq. The line is then
     /// written from both, merged in byte order of id, into a buffer grown once to its size:
@@ -136,7 +133,6 @@ extension BadgeStream {
     mutating func reconcileStoredFleet<Counter: ResultCounter>(
         seq: Int, into out: inout JSONWriter, counting counter: inout Counter
     ) {
-        guard let source else { return }
         // The accounts in memory owed something, in byte order of id, with what they would
         // be sent: worked out on copies of their devices, and applied once the walk succeeded.
         var inMemory: [ExpiredAccount] = []
@@ -154,26 +150,22 @@ extension BadgeStream {
             owing(id, account)
         }
         inMemory.sort { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
-        // The store first, in full: the numbers owed (a few bytes an account), or an error
-        // line with nothing changed. The line is then written from them and cannot fail.
+        // The store first, in full: the numbers owed (a few bytes an account), read by the
+        // applying layer (``StoreScan``), or an error line with nothing changed. The line is
+        // then written from them and cannot fail.
         var owed = Deliveries()
-        do throws(StateFile.Failure) {
-            try source.forEachStoredAccount(rules: rules) { (id, account) throws(StateFile.Failure) in
-                // What memory holds is newer than the store's copy.
-                guard table.slot(of: id, hash: IDIndex.hash(id)) == nil, !table.compacted.contains(id) else { return }
-                var account = account
-                // Numbers an earlier reconcile sent that its row does not hold yet.
-                if table.holdsDeliveries { _ = table.applyDeliveries(id, to: &account, coming: false) }
-                let total = account.tree.total
-                let sent = Self.badgeUpdates(&account.devices, total: total, except: nil)
-                if !sent.isEmpty { owed.append(id, sent) }
-            }
-        } catch {
+        var failure: Diagnostic? = nil
+        switch storeScan.take() {
+        case .owed(let read): owed = read
+        case .failed(let error):
             sourceFailure = error
-            let d = Diagnostic.error(.invalidPath, "the state's accounts could not be read: \(error.description)", at: "")
+            failure = .error(.invalidPath, "the state's accounts could not be read: \(error.description)", at: "")
+        case .due, .owingAccounts, nil: failure = StoreScan.notRead(&sourceFailure)
+        }
+        if let failure {
             noteRejected(seq)
-            counter.countRejected(d)
-            ResultLine.error(d, seq: seq, into: &out)
+            counter.countRejected(failure)
+            ResultLine.error(failure, seq: seq, into: &out)
             return
         }
         // Both lists merged in byte order of id; the buffer grown once to the line's size.
