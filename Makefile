@@ -126,6 +126,7 @@ docs: deps
 lint:
 	Scripts/check-case-collisions.sh
 	Scripts/check-unsafe-boundaries.sh
+	Scripts/check-core-io.sh
 	Scripts/check-readme-links.sh
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift Integrations/serve/Sources Integrations/serve/Tests Integrations/serve/Package.swift
 

@@ -120,7 +120,7 @@ public struct BadgeStream: Sendable {
     /// Whether accounts not in memory may be in a store (a database state). The stream
     /// reads no store itself: the layer that applies its lines (``AccountLoader``, or
     /// ``ParallelFilter/source``) loads each account a line needs before the line, and reads
-    /// the store for a fleet-wide `expire` or `reconcile` (``StoreScan``). An account a line
+    /// the store for a fleet-wide `expire` or `reconcile` just before it. An account a line
     /// needs that was not loaded is an error, never an empty account. Turning it on turns
     /// change tracking on.
     public var isStoreBacked = false {
