@@ -23,8 +23,8 @@ package protocol AccountStore: AccountSource {
     /// Checks that every stored account fits `rules`.
     func checkFits(_ rules: RuleSet) throws(StateFile.Failure)
     /// Reads the accounts `ids`, in order: each id with its account, or with nil when the
-    /// state has none. An id that could not be read is left out (the stream loads it itself
-    /// and reports the error with the line that needed it).
+    /// state has none. An id that could not be read is left out (the applying thread loads
+    /// it again before the batch, and the line that needs it reports the error).
     func readAccounts(_ ids: [String], rules: RuleSet) -> ReadAccounts
     /// The stored accounts (`ids`: only these) in a new stream; `compact`: held compactly.
     func stream(rules: RuleSet, accounts ids: [String]?, compact: Bool) throws(StateFile.Failure) -> BadgeStream

@@ -422,8 +422,8 @@ package struct AccountTable: Sendable {
     }
 
     /// The commit begun with ``beginDeliveries()`` has ended: its numbers are in the store.
-    /// Accounts read ahead before now may lack them, and are not used (the stream then loads
-    /// them itself).
+    /// Accounts read ahead before now may lack them, and are not used (the applying layer
+    /// then loads them before the next batch).
     mutating func endDeliveries() {
         guard deliveriesInCommit > 0 else { return }
         deliveries.removeFirst(deliveriesInCommit)

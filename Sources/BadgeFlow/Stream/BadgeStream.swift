@@ -10,7 +10,8 @@ public protocol AccountPrefetcher: AnyObject {
     func request(_ ids: [String])
     /// Waits for the accounts last requested and returns them: each id read with its
     /// account, or with nil when the store has none. An id that could not be read is left
-    /// out; the stream then loads it itself, and reports the error.
+    /// out; the applying layer then loads it before the batch (``AccountLoader``), and the
+    /// line that needs it reports the error.
     func collect() -> [String: Account?]
 }
 

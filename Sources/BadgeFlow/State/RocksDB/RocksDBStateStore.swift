@@ -1,6 +1,6 @@
 /// A state in a RocksDB database (`FILE.rocksdb`, a folder) behind the ``StateStore`` seam:
 /// one handle shared by the filter's threads (RocksDB lets a process open a database once),
-/// which loads accounts on first use, and which a run's ``FilterPipeline`` also hands to two
+/// which loads accounts before the batch that first uses them, and which a run's ``FilterPipeline`` also hands to two
 /// ``Worker`` threads that read the next batch's accounts ahead with `MultiGet`
 /// (``StorePrefetcher``) and to another that commits each checkpoint as one `WriteBatch`
 /// (``StoreCheckpointer``). RocksDB's reads are thread-safe and see every committed batch,

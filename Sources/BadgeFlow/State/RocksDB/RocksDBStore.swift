@@ -781,7 +781,8 @@ package final class RocksDBStore: AccountSource, @unchecked Sendable {
 
     /// Reads the accounts `ids` with `MultiGet`, a thousand keys at a time: each id with its
     /// account, or with nil when the state has none. An id that could not be read or decoded
-    /// is left out (the stream loads it itself and reports the error).
+    /// is left out (the applying thread loads it again, and the line that needs it reports
+    /// the error).
     public func loadAccounts(_ ids: [String], rules: RuleSet) -> [String: Account?] {
         readAccounts(ids, rules: rules).dictionary()
     }

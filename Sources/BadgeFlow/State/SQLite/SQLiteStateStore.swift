@@ -2,8 +2,8 @@
 /// and the one owner of its connections and threads.
 ///
 /// The SQLite path: four connections (`SQLiteConnection`, each with its statements), each
-/// used by one thread at a time. The applying thread holds a read-write one that loads an
-/// account on first use (what the read-ahead did not bring). Two read-only ones
+/// used by one thread at a time. The applying thread holds a read-write one that loads,
+/// before a batch, the accounts it uses that the read-ahead did not bring. Two read-only ones
 /// (``readConnections()``, read by a ``StorePrefetcher``) read and decode the next batch's
 /// accounts, half each, while the batch before is applied; one read-write one
 /// (``commitConnection()``, a ``StoreCheckpointer``'s) encodes and commits each checkpoint's
