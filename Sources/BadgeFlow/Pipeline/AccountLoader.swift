@@ -46,10 +46,12 @@ extension AccountSource {
 /// that needed it, with the store's error, and sets ``BadgeStream/sourceFailure``.
 ///
 /// ```swift
+/// // `store`: an AccountSource (say, a database of your accounts).
 /// var stream = BadgeStream(rules: .builtIn)
 /// let loader = AccountLoader(store, attaching: &stream)
+/// let analyzer = LineAnalyzer(rules: .builtIn)
 /// var out = JSONWriter()
-/// loader.apply(analyzer.analyze(line), seq: 1, to: &stream, into: &out)
+/// loader.apply(analyzer.analyze(#"{"op":"clear","account":"u1","path":"root.chat"}"#), seq: 1, to: &stream, into: &out)
 /// ```
 ///
 /// `badgeflow filter` loads a batch's accounts at once (``ParallelFilter/source``), the
@@ -69,7 +71,9 @@ public struct AccountLoader: Sendable {
     package init(_ source: any AccountSource) { self.source = source }
 
     /// Reads what `line` needs from the store, then applies it to `stream` and appends its
-    /// result line to `out` (``BadgeStream/apply(_:seq:into:)``).
+    /// result line to `out` (``BadgeStream/apply(_:seq:into:)``). Each line's reads are its
+    /// own: what was read for an earlier line, or read ahead, is dropped first (it may be
+    /// stale by now).
     public func apply(_ line: consuming LineResult, seq: Int, to stream: inout BadgeStream, into out: inout JSONWriter) {
         stream.clearProvided()
         if case .event(let event) = line { prepare(event, for: &stream, values: false) }

@@ -1,7 +1,9 @@
 /// The filter's line loop, without I/O: feed lines in order, take the result bytes.
 ///
 /// `badgeflow filter` and `badgeflow batch` both drive one, so batch output is byte for
-/// byte what the filter writes.
+/// byte what the filter writes. It reads no store: a store-backed stream
+/// (``BadgeStream/isStoreBacked``) is fed through an ``AccountLoader`` or a
+/// ``ParallelFilter`` with a ``ParallelFilter/source`` instead.
 ///
 /// ```swift
 /// var session = FilterSession(rules: .builtIn)

@@ -60,7 +60,8 @@ public final class ParallelFilter {
     /// batch's accounts not in memory or read ahead are loaded from it, on this thread,
     /// before the batch is applied, and it is read for each fleet-wide line just before that
     /// line (``AccountLoader``). Setting it makes the stream store-backed
-    /// (``BadgeStream/isStoreBacked``); the stream itself reads nothing.
+    /// (``BadgeStream/isStoreBacked``), which setting nil later does not undo; the stream
+    /// itself reads nothing.
     public var source: (any AccountSource)? {
         get { loader?.source }
         set {

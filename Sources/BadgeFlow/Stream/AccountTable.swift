@@ -113,8 +113,9 @@ package struct AccountTable: Sendable {
     /// Whether the table records when each account was last used, for
     /// ``compact(keeping:rules:)`` (on with ``tracksChanges``).
     var tracksUse = false
-    /// The ids of the accounts an ``AccountPrefetcher`` read ahead for the batch being
-    /// applied, with ``aheadAccounts`` and ``aheadIndex``.
+    /// The ids of the accounts read for the batch (or line) being applied, by an
+    /// ``AccountPrefetcher`` ahead of it or by the applying layer just before it
+    /// (``provide(_:hash:_:)``), with ``aheadAccounts`` and ``aheadIndex``.
     private var aheadIDs: [String] = []
     /// Per id of ``aheadIDs``: the account read ahead (`.some(nil)`: the store has none),
     /// nil once taken.
@@ -628,12 +629,28 @@ package struct AccountTable: Sendable {
 
     /// Forgets every account read ahead or provided, and every failure to read one.
     mutating func clearAhead() {
-        aheadIDs.removeAll(keepingCapacity: true)
-        aheadAccounts.removeAll(keepingCapacity: true)
-        aheadInline.removeAll(keepingCapacity: true)
-        aheadIndex.removeAll()
+        if aheadIDs.count > Self.aheadKept {
+            // A fleet-wide `expire` loaded every due account: its tables are let go, not
+            // kept (and their buckets zeroed) for every batch after it.
+            aheadIDs = []
+            aheadAccounts = []
+            aheadInline = []
+            aheadIndex = IDIndex()
+        } else {
+            aheadIDs.removeAll(keepingCapacity: true)
+            aheadAccounts.removeAll(keepingCapacity: true)
+            aheadInline.removeAll(keepingCapacity: true)
+            aheadIndex.removeAll()
+        }
         if !loadFailures.isEmpty { loadFailures.removeAll() }
     }
+
+    /// The room the read accounts' table keeps (for tests of ``clearAhead()``).
+    var aheadCapacity: Int { aheadIDs.capacity }
+
+    /// The most accounts read for a batch whose tables are kept for the next: two batches'
+    /// worth of lines (a read-ahead and the applying layer's own loads for one batch).
+    static let aheadKept = 4096
 
     /// Adds account `id` (whose hash is `hash`), just read from the store by the applying
     /// layer (nil: the store has none), for the line that needs it; replaces what was read

@@ -401,8 +401,9 @@ public struct BadgeStream: Sendable {
     /// Drops account `id`, made empty in slot `index` by a line that then created nothing;
     /// a store-backed stream remembers that the store has none, for a later line.
     mutating func removeCreated(_ id: String, slot index: Int) {
+        let hash = table.slots[index].hash
         table.remove(index)
-        if isStoreBacked { table.provide(id, hash: IDIndex.hash(id), nil) }
+        if isStoreBacked { table.provide(id, hash: hash, nil) }
     }
 
     /// The slot of account `id` in memory: expanded from its compact form, read ahead or

@@ -34,7 +34,8 @@ struct DueIndex: Sendable {
         while let i = stack.popLast() {
             guard entries[i].time <= time else { continue }
             found.append(entries[i].account)
-            for c in [2 * i + 1, 2 * i + 2] where c < entries.count { stack.append(c) }
+            if 2 * i + 1 < entries.count { stack.append(2 * i + 1) }
+            if 2 * i + 2 < entries.count { stack.append(2 * i + 2) }
         }
         return found
     }

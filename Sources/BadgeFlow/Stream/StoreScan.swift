@@ -67,8 +67,8 @@ extension BadgeStream {
     package func accountsToLoad(expiringThrough time: Double, stored: [String]) -> [String] {
         var ids: [String] = []
         var seen: Set<String> = []
-        for id in due.accounts(dueThrough: time) + stored where seen.insert(id).inserted {
-            if table.needsLoad(id, hash: IDIndex.hash(id)) { ids.append(id) }
+        for list in [due.accounts(dueThrough: time), stored] {
+            for id in list where seen.insert(id).inserted && table.needsLoad(id, hash: IDIndex.hash(id)) { ids.append(id) }
         }
         return ids
     }

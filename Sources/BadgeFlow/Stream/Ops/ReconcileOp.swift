@@ -124,9 +124,9 @@ extension BadgeStream {
     ///
     /// Accounts in memory (at most `--max-resident`) are checked where they are; the
     /// applying layer read each stored account once, in byte order of id (``StoreScan``),
-    /// and one owed an update left only its
-    /// id, devices and new numbers behind (``Deliveries``), which the next checkpoint writes
-    /// into its row in the transaction that records this line's seq. The line is then
+    /// and one owed an update left only its id, devices and new numbers behind
+    /// (``Deliveries``), which the next checkpoint writes into its row in the transaction
+    /// that records this line's seq. The line is then
     /// written from both, merged in byte order of id, into a buffer grown once to its size:
     /// byte-identical to the one built in memory (``apply(_:seq:)``). When the store cannot
     /// be read, nothing changes and the line is an error.
