@@ -22,17 +22,6 @@ import Testing
         return store
     }
 
-    /// The result lines of `lines` through a filter of `jobs` threads over `stream`.
-    static func filtered(_ lines: [String], _ filter: ParallelFilter) -> String {
-        var out: [UInt8] = []
-        for line in lines {
-            var line = line
-            line.withUTF8 { filter.feed(.text(UnsafeRawBufferPointer($0))) { out += $0.bytes } }
-        }
-        filter.finish { out += $0.bytes }
-        return String(decoding: out, as: UTF8.self)
-    }
-
     /// A line whose account nobody loaded is an error (and stops the run), never an empty
     /// account that a commit would write over the stored one.
     @Test func anAccountNotLoadedBeforeItsLineIsAnErrorNotAnEmptyAccount() throws {
@@ -89,7 +78,7 @@ import Testing
         let lines = [
             #"{"op":"clear","account":"new","device":"d","path":"root.chat.c1."}"#, Self.push("new"), Self.push("x"),
         ]
-        let out = Self.filtered(lines, filter).split(separator: "\n")
+        let out = String(decoding: filter.results(of: lines), as: UTF8.self).split(separator: "\n")
         #expect(out.count == 3)
         #expect(out[0].contains(#""code":"invalid-path""#))
         #expect(out[1].contains(#""account":"new""#) && !out[1].contains(#""error""#), "\(out[1])")

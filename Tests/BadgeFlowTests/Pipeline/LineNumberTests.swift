@@ -62,12 +62,7 @@ private func split(_ text: String) -> (Int, String)? {
     @Test(arguments: [(1, 7), (2, 1), (2, 64), (4, 2048)])
     func theParallelLoopMatches(_ jobs: Int, _ batch: Int) {
         let filter = ParallelFilter(stream: BadgeStream(rules: .builtIn), jobs: jobs, linesPerBatch: batch, numbered: true)
-        var out: [UInt8] = []
-        for var line in Self.numbered(Self.lines) {
-            line.withUTF8 { filter.feed(.text(UnsafeRawBufferPointer($0))) { out += $0.bytes } }
-        }
-        filter.finish { out += $0.bytes }
-        #expect(out == Self.plain(Self.lines))
+        #expect(filter.results(of: Self.numbered(Self.lines)) == Self.plain(Self.lines))
         #expect(filter.seq == Self.lines.count)
     }
 

@@ -144,3 +144,14 @@ private func parallel(_ lines: [String], jobs: Int, batch: Int, maxLineBytes: In
         #expect(filter.lastNumber == 104 && filter.resumeSeq == 104)
     }
 }
+
+extension ParallelFilter {
+    /// Feeds `lines` (each without its newline), finishes, and returns every result byte
+    /// written.
+    func results(of lines: [String]) -> [UInt8] {
+        var out: [UInt8] = []
+        for var line in lines { line.withUTF8 { feed(.text(UnsafeRawBufferPointer($0))) { out += $0.bytes } } }
+        finish { out += $0.bytes }
+        return out
+    }
+}

@@ -32,13 +32,7 @@ func builtInDefinition(droppingChat: Bool = false) -> RuleSet.Definition {
 /// Every result line of `lines` through `rules`, as the filter writes them with `jobs` workers.
 private func run(_ lines: [String], rules: RuleSet, jobs: Int) -> String {
     let filter = ParallelFilter(stream: BadgeStream(rules: rules), jobs: jobs, linesPerBatch: 64)
-    var out: [UInt8] = []
-    for line in lines {
-        var line = line
-        line.withUTF8 { filter.feed(.text(UnsafeRawBufferPointer($0))) { out += $0.bytes } }
-    }
-    filter.finish { out += $0.bytes }
-    return String(decoding: out, as: UTF8.self)
+    return String(decoding: filter.results(of: lines), as: UTF8.self)
 }
 
 @Suite struct RuleSetDefinitionTests {

@@ -289,12 +289,6 @@ private func updates(_ line: String) -> String? {
         }
         let one = run(lines, stamp: true).joined(separator: "\n") + "\n"
         let filter = ParallelFilter(stream: BadgeStream(rules: .builtIn), jobs: 4, linesPerBatch: 64, stamp: true)
-        var out: [UInt8] = []
-        for line in lines {
-            var line = line
-            line.withUTF8 { filter.feed(.text(UnsafeRawBufferPointer($0))) { out += $0.bytes } }
-        }
-        filter.finish { out += $0.bytes }
-        #expect(String(decoding: out, as: UTF8.self) == one)
+        #expect(String(decoding: filter.results(of: lines), as: UTF8.self) == one)
     }
 }
