@@ -227,11 +227,13 @@ struct FilterCommand: TakesManyInputs {
             throw Self.exit(failure)
         }
         defer { pipeline.close() }
-        let out: OutputFile
-        do { out = try resultsFile.map { path throws(OutputFile.Failure) in try OutputFile(path) } ?? OutputFile() } catch {
+        let out: ResultsFile
+        do { out = try resultsFile.map { path throws(ResultsFile.Failure) in try ResultsFile(path) } ?? ResultsFile() } catch {
             Console.error("badgeflow: error: \(error.description)")
             throw Exit.io
         }
+        // The pipeline owns it from now on: dropped at its close unless put in place.
+        pipeline.own(out)
         let run = FilterRun(
             pipeline: pipeline, output: FilterRun.write(to: out.fd), outputName: resultsFile ?? "stdout",
             metrics: metrics.map { MetricsFile(path: $0, period: checkpoint, warning: Console.error) }, message: Console.error)
@@ -264,13 +266,13 @@ struct FilterCommand: TakesManyInputs {
         printStats(pipeline)
         if let metricsError = outcome.metricsError { Console.error("badgeflow: error: \(metricsError)") }
         if let writeError = outcome.writeError {
-            out.discard()
+            pipeline.discardResults()
             Console.error("badgeflow: error: \(writeError)")
             throw Exit.io
         }
         // -o FILE gets what stdout would have got, whenever the state is saved.
         if !outcome.resultsInPlace {
-            do { try out.commit() } catch {
+            do { try pipeline.commitResults() } catch {
                 Console.error("badgeflow: error: \(error.description)")
                 throw Exit.io
             }

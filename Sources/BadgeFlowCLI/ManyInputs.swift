@@ -79,7 +79,7 @@ extension TakesManyInputs {
             while true {
                 let n = System.readStandardInput(into: &chunk)
                 if n < 0 {
-                    Console.error("badgeflow: <stdin>: cannot read the --files-from list: \(OutputFile.reason())")
+                    Console.error("badgeflow: <stdin>: cannot read the --files-from list: \(ResultsFile.reason())")
                     throw Exit.io
                 }
                 if n == 0 { break }

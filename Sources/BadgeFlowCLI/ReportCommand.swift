@@ -82,7 +82,7 @@ struct ReportCommand: TakesManyInputs {
             guard let path else { continue }
             let fd = System.openForReading(path)
             if fd < 0 {
-                Console.error("badgeflow: \(source): \(OutputFile.reason())")
+                Console.error("badgeflow: \(source): \(ResultsFile.reason())")
                 ok = false
                 continue
             }
@@ -107,7 +107,7 @@ struct ReportCommand: TakesManyInputs {
         var template = Array("/tmp/badgeflow-report-XXXXXX".utf8CString)
         let fd = System.makeTemporaryFile(&template)
         guard fd >= 0 else {
-            Console.error("badgeflow: error: cannot make a temporary file for stdin: \(OutputFile.reason())")
+            Console.error("badgeflow: error: cannot make a temporary file for stdin: \(ResultsFile.reason())")
             throw Exit.io
         }
         defer { System.closeDescriptor(fd) }
@@ -121,14 +121,14 @@ struct ReportCommand: TakesManyInputs {
             }
             let n = System.readStandardInput(into: &chunk)
             if n < 0 {
-                Console.error("badgeflow: <stdin>: cannot read: \(OutputFile.reason())")
+                Console.error("badgeflow: <stdin>: cannot read: \(ResultsFile.reason())")
                 System.removeFile(path)
                 throw Exit.io
             }
             if n == 0 { break }
             let ok = Console.write(chunk, prefix: n, to: fd)
             if !ok {
-                Console.error("badgeflow: error: cannot write the copy of stdin to \(path): \(OutputFile.reason())")
+                Console.error("badgeflow: error: cannot write the copy of stdin to \(path): \(ResultsFile.reason())")
                 System.removeFile(path)
                 throw Exit.io
             }
@@ -140,8 +140,8 @@ struct ReportCommand: TakesManyInputs {
         let ruleSet = try rules.load()
         let sources = try sources(filesFrom: filesFrom)
         let output = self.output ?? (text ? "-" : "report.html")
-        let out: OutputFile
-        do { out = try OutputFile(output) } catch {
+        let out: ResultsFile
+        do { out = try ResultsFile(output) } catch {
             Console.error("badgeflow: error: \(error.description)")
             throw Exit.io
         }
@@ -177,7 +177,7 @@ struct ReportCommand: TakesManyInputs {
         }
         let written = Console.write(utf8: &page, to: out.fd)
         if !written {
-            let reason = OutputFile.reason()
+            let reason = ResultsFile.reason()
             out.discard()
             Console.error("badgeflow: error: \(output): cannot write: \(reason)")
             throw Exit.io

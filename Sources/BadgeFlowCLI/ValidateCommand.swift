@@ -55,8 +55,8 @@ struct ValidateCommand: TakesManyInputs {
     }
 
     func run() throws {
-        let target: OutputFile
-        do { target = try output.map { path throws(OutputFile.Failure) in try OutputFile(path) } ?? OutputFile() } catch {
+        let target: ResultsFile
+        do { target = try output.map { path throws(ResultsFile.Failure) in try ResultsFile(path) } ?? ResultsFile() } catch {
             Console.error("badgeflow: error: \(error.description)")
             throw Exit.io
         }
@@ -69,7 +69,7 @@ struct ValidateCommand: TakesManyInputs {
                 writeFailed = true
                 brokenPipe = System.brokenPipe
                 if !brokenPipe {
-                    Console.error("badgeflow: error: \(output ?? "stdout"): cannot write: \(OutputFile.reason())")
+                    Console.error("badgeflow: error: \(output ?? "stdout"): cannot write: \(ResultsFile.reason())")
                 }
             }
         }
@@ -210,7 +210,7 @@ struct ValidateCommand: TakesManyInputs {
             }
             let fd: Int32 = source == "-" ? 0 : System.openForReading(source)
             if fd < 0 {
-                let why = OutputFile.reason()
+                let why = ResultsFile.reason()
                 Console.error("badgeflow: \(source): \(why)")
                 problems.append((name, why))
                 unreadable = true

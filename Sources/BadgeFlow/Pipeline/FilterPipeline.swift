@@ -1,7 +1,9 @@
 /// One filter run's resources and their one owner: the state's lock, its ``StateStore``, the
 /// connections the store hands out for commits and read-ahead, every thread (the
-/// ``ScanPool``'s scanners, the read-ahead's readers, the committer), and the
-/// ``ParallelFilter`` on the state's accounts. The state policy (``StateSession``) owns
+/// ``ScanPool``'s scanners, the read-ahead's readers, the committer), the results' target
+/// (``ResultsFile``), and the ``ParallelFilter`` on the state's accounts (whose store reads
+/// run on the applying thread, before the lines that need them: ``AccountLoader``). Each
+/// input is opened and closed by the run's read loop (`FilterRun`) around its reading. The state policy (``StateSession``) owns
 /// none of them: the pipeline hands it the filter on each call.
 ///
 /// Its life is a ``Phase``: ``Phase/opened`` (the lock taken, the state and its commit
@@ -19,7 +21,9 @@
 ///    connection closes;
 /// 3. the scanners: they end once the batches queued are analysed;
 /// 4. the store (RocksDB's one handle only once no thread uses it);
-/// 5. the lock, last, so no other writer opens the state before it is closed.
+/// 5. the results' target (``own(_:)``) when they were not put in place: the temporary
+///    file goes, `-o FILE` keeps its old content;
+/// 6. the lock, last, so no other writer opens the state before it is closed.
 ///
 /// Used by one thread (the applying one); ``close()`` also runs from `deinit`.
 package final class FilterPipeline {
@@ -58,6 +62,9 @@ package final class FilterPipeline {
     private var prefetcher: StorePrefetcher?
     /// Set by ``close()``.
     private var released = false
+    /// Where the results go (``own(_:)``): put in place by ``commitResults()``, dropped by
+    /// ``discardResults()`` or, when neither was called, by ``close()``.
+    package private(set) var results: ResultsFile?
 
     /// Takes the lock of `state`, opens it, settles the rules and the resume point.
     ///
@@ -233,12 +240,29 @@ package final class FilterPipeline {
         }
     }
 
+    /// Takes `file`, the results' target, for the rest of the run: ``close()`` drops what was
+    /// not put in place (``commitResults()``).
+    package func own(_ file: ResultsFile) { results = file }
+
+    /// Puts the results in place (`-o FILE`: fsync, rename, fsync of the folder; stdout:
+    /// nothing).
+    ///
+    /// - Throws: ``ResultsFile/Failure`` when they cannot be; FILE keeps its old content.
+    package func commitResults() throws(ResultsFile.Failure) { try results?.commit() }
+
+    /// Drops the results not yet in place: FILE keeps its old content.
+    package func discardResults() { results?.discard() }
+
     /// Ends every thread, closes every connection and the store, in the order the type
-    /// describes, and releases the lock. Later calls do nothing.
+    /// describes, drops results not put in place, and releases the lock. Later calls do
+    /// nothing.
     package func close() {
         guard !released else { return }
         released = true
         closeResources()
+        // Results never put in place are dropped; the target keeps its old content.
+        results?.discard()
+        results = nil
         lock?.release()
         lock = nil
         if phase != .failed { phase = .closed }

@@ -1,4 +1,5 @@
 import BadgeFlowTestSupport
+import Foundation
 import Testing
 
 @testable import BadgeFlow
@@ -193,5 +194,38 @@ import Testing
         let seq = try #require(reopened.resumePoint?.seq)
         #expect(seq > 0 && seq <= 3000)
         #expect(try reopened.info().accounts == seq)
+    }
+
+    /// The results' target is the pipeline's: closing it drops results never put in place
+    /// (`-o FILE` keeps its old content, no temporary file is left), and results put in
+    /// place stay.
+    @Test func theResultsTargetIsDroppedAtCloseUnlessPutInPlace() throws {
+        let folder = try TemporaryFolder()
+        let target = folder.file("out.ndjson")
+        try FileIO.writeAtomically(Array("old\n".utf8), to: target)
+        for commit in [false, true] {
+            let pipeline = try Self.pipeline(folder.file("s.sqlite"))
+            let file = try ResultsFile(target)
+            pipeline.own(file)
+            #expect(file.replacesAtomically)
+            try pipeline.start(jobs: 1, linesPerBatch: 16)
+            var line = Self.push("a")
+            line.withUTF8 { bytes in
+                pipeline.filter.feed(.text(UnsafeRawBufferPointer(bytes))) { w in
+                    _ = w.bytes.withUnsafeBytes { System.write(file.fd, $0.baseAddress.unsafelyUnwrapped, $0.count) }
+                }
+            }
+            pipeline.filter.finish { w in
+                _ = w.bytes.withUnsafeBytes { System.write(file.fd, $0.baseAddress.unsafelyUnwrapped, $0.count) }
+            }
+            if commit { try pipeline.commitResults() }
+            pipeline.close()
+            let text = try FileIO.readString(target)
+            #expect(commit ? text.hasPrefix(#"{"seq":1,"op":"push""#) : text == "old\n", "commit \(commit)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp.") }.isEmpty)
+            // Put in place or dropped once: a second call does nothing.
+            file.discard()
+            try file.commit()
+        }
     }
 }
