@@ -30,19 +30,6 @@ package enum StoreScan: Sendable {
 }
 
 extension BadgeStream {
-    /// Whether the line `event` needs the store read before it is applied
-    /// (``StoreScan``): a fleet-wide `expire`, or a fleet-wide `reconcile` under icon policy
-    /// `tree`.
-    package func needsStoreScan(_ event: borrowing Event) -> Bool {
-        switch event.op {
-        case .expire: true
-        case .reconcile: event.isFleetWide && rules.icon == .tree
-        case .push, .set, .clear, .login, .logout, .foreground, .background, .appear, .disappear, .tick, .snapshot, .explain,
-            .unregister, .contribute:
-            false
-        }
-    }
-
     /// Whether account `id` (whose hash is `hash`) must be loaded before a line that uses it:
     /// it is neither in memory nor read for the line.
     package func needsLoad(_ id: String, hash: Int) -> Bool { table.needsLoad(id, hash: hash) }

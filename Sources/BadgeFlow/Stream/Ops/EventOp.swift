@@ -257,6 +257,19 @@ extension BadgeStream {
         }
     }
 
+    /// Whether the line `event` of a store-backed stream needs the store read just before it
+    /// is applied (``StoreScan``): an op that acts on the fleet looks at the accounts only the
+    /// store holds. Its own account, if any, is loaded like any line's.
+    package func needsStoreScan(_ event: borrowing Event) -> Bool {
+        switch event.op {
+        case .expire: true
+        case .reconcile: event.isFleetWide && rules.icon == .tree
+        case .push, .set, .clear, .login, .logout, .foreground, .background, .appear, .disappear, .tick, .snapshot, .explain,
+            .unregister, .contribute:
+            false
+        }
+    }
+
     /// Updates the delivered numbers after an applied event (icon policy `tree`, see
     /// <doc:EventLines>) and returns the badge updates the server owes: the op's decision
     /// (``EventOpDefinition/deliver(_:index:total:to:own:)``).
