@@ -5,6 +5,10 @@
 # `System*.swift` file of system calls, so a reviewer finds every pointer in a file whose name
 # says so. Comment lines do not count. The files listed below are boundaries of their own (C
 # bindings, the input buffer); each `exempt` entry allows one parameter shape in some files.
+#
+# Also fails when a Swift file under Sources/ imports the C library (Glibc, Musl, Darwin) and
+# is not one of the system files listed in `imports_c` below: the other files call it through
+# their module's system layer (`System`, `FileIO`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +35,31 @@ exempt=(
     'Sources/BadgeFlow/Stream/Ops/|line: UnsafeRawBufferPointer, by analyzer: LineAnalyzer'
     # The checker gets the payload's text only to hand it to PayloadValidator.compactCount.
     'Sources/BadgeFlow/Payload/PayloadChecker.swift|text: UnsafeRawBufferPointer\?'
+)
+
+# The files allowed to import the C library: each module's system layer.
+imports_c=(
+    # BadgeTree: its system file and the shared file's I/O and locks.
+    Sources/BadgeTree/System.swift
+    Sources/BadgeTree/BadgeCenter+SharedFile.swift
+    Sources/BadgeTree/Locked+Unsafe.swift
+    Sources/BadgeTree/SharedFileFormat.swift
+    Sources/BadgeTree/SharedFileFormat+Unsafe.swift
+    # BadgeFlow: IO/ (the system calls) and the C-binding stores.
+    Sources/BadgeFlow/IO/System.swift
+    Sources/BadgeFlow/IO/FileIO.swift
+    Sources/BadgeFlow/IO/FileIO+Unsafe.swift
+    Sources/BadgeFlow/IO/MappedFile.swift
+    Sources/BadgeFlow/IO/OwnedThread.swift
+    Sources/BadgeFlow/IO/OwnedThread+Unsafe.swift
+    Sources/BadgeFlow/IO/SignalWake.swift
+    Sources/BadgeFlow/IO/SignalWake+Unsafe.swift
+    Sources/BadgeFlow/IO/StateLock.swift
+    Sources/BadgeFlow/IO/ResultsFile.swift
+    Sources/BadgeFlow/State/SQLite/SQLiteStore.swift
+    Sources/BadgeFlow/State/RocksDB/RocksDBStore.swift
+    # badgeflow: its system file.
+    Sources/BadgeFlowCLI/System+CLI.swift
 )
 
 named() {
@@ -64,11 +93,22 @@ while IFS= read -r file; do
     done < <(grep -nE "$pattern" "$file" | grep -vE '^[0-9]+:[[:space:]]*//' || true)
 done < <(find Sources -name '*.swift' | LC_ALL=C sort)
 
+importers=0
+while IFS= read -r file; do
+    importers=$((importers + 1))
+    allowed_import=0
+    for f in "${imports_c[@]}"; do [ "$f" = "$file" ] && allowed_import=1; done
+    [ "$allowed_import" -eq 1 ] && continue
+    echo "$file: imports the C library outside the system files: call it through System (or FileIO)"
+    bad=1
+done < <(grep -lE '^[[:space:]]*import[[:space:]]+(Glibc|Musl|Darwin)\b' $(find Sources -name '*.swift' | LC_ALL=C sort) || true)
+
 if [ "$bad" -ne 0 ]; then
-    echo "error: move the lines above into Type+Unsafe.swift (an extension of the same type), or a System*.swift file of system calls" >&2
+    echo "error: move the lines above into Type+Unsafe.swift (an extension of the same type), or a System*.swift file of system calls (or IO/ for BadgeFlow)" >&2
     exit 1
 fi
-for f in "${allowed[@]}"; do
+for f in "${allowed[@]}" "${imports_c[@]}"; do
     [ -f "$f" ] || { echo "error: allowlisted $f does not exist; drop it from $0" >&2; exit 1; }
 done
 echo "pointer code only in files named for it ($checked Swift files under Sources)"
+echo "the C library imported only by the ${#imports_c[@]} system files allowed ($importers import it)"

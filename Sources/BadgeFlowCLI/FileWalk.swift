@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import BadgeFlow
 
 /// Finds batch inputs below the command-line PATHs, in a stable order.
@@ -30,8 +25,7 @@ enum FileWalk {
 
     /// Whether `path` is a folder.
     static func isDirectory(_ path: String) -> Bool {
-        var st = stat()
-        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+        System.status(path)?.isFolder ?? false
     }
 
     /// Every regular file below `path` (or `path` itself when it is not a folder: a file
@@ -55,41 +49,30 @@ enum FileWalk {
         let inode: UInt64
     }
 
-    private static func identity(_ st: stat) -> Identity {
-        Identity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    private static func identity(_ st: System.FileStatus) -> Identity {
+        Identity(device: st.device, inode: UInt64(bitPattern: st.inode))
     }
 
-    /// `path` as a NUL-terminated C string.
-    private static func cString(_ path: [UInt8]) -> [CChar] { path.map { CChar(bitPattern: $0) } + [0] }
-
     private static func walk(folder: [UInt8], ancestors: inout [Identity], into found: inout Found) {
-        var st = stat()
-        guard stat(cString(folder), &st) == 0 else { return }
+        guard let st = System.status(bytes: folder) else { return }
         ancestors.append(identity(st))
         defer { ancestors.removeLast() }
-        guard let dir = opendir(cString(folder)) else { return }
-        var names: [[UInt8]] = []
-        while let entry = readdir(dir) {
-            let name: [UInt8] = System.entryName(entry)
-            // Hidden entries (and `.`, `..`) are never inputs.
-            if name.first != UInt8(ascii: ".") && !name.isEmpty { names.append(name) }
-        }
-        closedir(dir)
+        guard let read = System.folderNames(bytes: folder) else { return }
+        // Hidden entries (and `.`, `..`) are never inputs.
+        let names = read.filter { name in name.first != UInt8(ascii: ".") && !name.isEmpty }
         let prefix = folder == [UInt8(ascii: "/")] ? folder : folder + [UInt8(ascii: "/")]
         for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let path = prefix + name
-            var target = stat()
-            guard stat(cString(path), &target) == 0 else {
+            guard let target = System.status(bytes: path) else {
                 // A dangling link: named, so that reading it reports why.
                 add(path, to: &found)
                 continue
             }
-            switch target.st_mode & S_IFMT {
-            case S_IFREG:
+            switch target.kind {
+            case .regular:
                 add(path, to: &found)
-            case S_IFDIR:
-                var entry = stat()
-                if lstat(cString(path), &entry) == 0 && entry.st_mode & S_IFMT == S_IFLNK {
+            case .folder:
+                if System.linkStatus(bytes: path)?.kind == .link {
                     // Like find(1): a link to a folder is not followed (only a PATH given is).
                     continue
                 }
@@ -98,11 +81,11 @@ enum FileWalk {
                 } else {
                     walk(folder: path, ancestors: &ancestors, into: &found)
                 }
-            case S_IFIFO: found.special.append((display(path), "a FIFO"))
-            case S_IFSOCK: found.special.append((display(path), "a socket"))
-            case S_IFCHR: found.special.append((display(path), "a character device"))
-            case S_IFBLK: found.special.append((display(path), "a block device"))
-            default: found.special.append((display(path), "not a regular file"))
+            case .fifo: found.special.append((display(path), "a FIFO"))
+            case .socket: found.special.append((display(path), "a socket"))
+            case .characterDevice: found.special.append((display(path), "a character device"))
+            case .blockDevice: found.special.append((display(path), "a block device"))
+            case .link, .other: found.special.append((display(path), "not a regular file"))
             }
         }
     }
@@ -155,7 +138,7 @@ enum FileWalk {
         var current = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
             current += "/" + part
-            mkdir(current, 0o755)
+            _ = System.makeFolder(current, mode: 0o755)
         }
     }
 }

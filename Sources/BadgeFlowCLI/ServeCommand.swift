@@ -1,12 +1,6 @@
 import ArgumentParser
 import BadgeFlow
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// `badgeflow serve`: HTTP reads of a live state, by `badgeflow-serve` (the package in
 /// `Integrations/serve`), which this command finds and runs in its place with the same
 /// arguments. The server's dependencies (SwiftNIO, Hummingbird) stay out of `badgeflow` and
@@ -51,22 +45,18 @@ struct ServeCommand: ParsableCommand {
         if let exe = executablePath(), let slash = exe.lastIndex(of: "/") {
             candidates.append(String(exe[..<slash]) + "/" + server)
         }
-        if let path = getenv("PATH").map({ String(cString: $0) }) {
+        if let path = System.environment("PATH") {
             for dir in path.split(separator: ":", omittingEmptySubsequences: true) { candidates.append("\(dir)/\(server)") }
         }
         return candidates.first { path in
-            var st = stat()
-            return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG && access(path, X_OK) == 0
+            System.status(path)?.isRegular == true && System.isExecutable(path)
         }
     }
 
     /// The running executable's path (Linux: /proc/self/exe), nil when unknown.
     private static func executablePath() -> String? {
         #if os(Linux)
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        System.linkTarget("/proc/self/exe")
         #else
         return CommandLine.arguments.first.flatMap { $0.contains("/") ? $0 : nil }
         #endif

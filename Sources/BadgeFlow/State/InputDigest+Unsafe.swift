@@ -2,12 +2,6 @@
 // SHA-256 of a borrowed buffer. Relies on each read's count staying within the array, and
 // each buffer staying valid for the call.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 extension InputDigest {
     /// The digest of a `size`-byte input whose first and last MiB are `head` and `tail`
     /// (nil: the same bytes as `head`).
@@ -22,7 +16,7 @@ extension InputDigest {
         var done = 0
         while done < count {
             let n = bytes.withUnsafeMutableBytes { b in
-                retryingOnEINTR { pread(fd, b.baseAddress.unsafelyUnwrapped + done, count - done, off_t(offset + done)) }
+                retryingOnEINTR { System.pread(fd, b.baseAddress.unsafelyUnwrapped + done, count - done, offset + done) }
             }
             guard n > 0 else { return nil }
             done += n

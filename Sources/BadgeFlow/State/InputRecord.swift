@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// SHA-256 (FIPS 180-4), for ``InputDigest``: a few MiB a run, never per line.
 package struct SHA256 {
     var h: [UInt32] = [
@@ -39,9 +33,9 @@ package enum InputDigest {
     /// The digest of the regular file at `path`; nil when it is not one or cannot be read
     /// (its own error comes when it is read).
     package static func of(path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = System.openForReading(path)
         guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        defer { System.closeDescriptor(fd) }
         return of(fd: fd)
     }
 
@@ -52,9 +46,8 @@ package enum InputDigest {
 
     /// The size of the regular file open on `fd` at its start; nil for anything else.
     private static func regularFileSize(_ fd: Int32) -> Int? {
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, lseek(fd, 0, SEEK_CUR) == 0 else { return nil }
-        return Int(st.st_size)
+        guard let st = System.status(of: fd), st.isRegular, System.currentOffset(fd) == 0 else { return nil }
+        return Int(st.size)
     }
 
     /// The digest of the regular file open on `fd` at its start, read with `pread` (the
@@ -145,12 +138,10 @@ package struct AppliedInput: Sendable, Equatable {
 
     /// Now, as ``at`` writes it.
     package static func now() -> String {
-        var t = time(nil)
-        var parts = tm()
-        gmtime_r(&t, &parts)
+        let parts = System.utcNow()
         func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
         return
-            "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+            "\(parts.year)-\(two(parts.month))-\(two(parts.day))T\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second))Z"
     }
 }
 

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A state format and what it can do: the one registry of formats (``all``), which the
 /// filter, `state`, `tree`, `serve`, the CLI's help and checks, and the tests ask instead
 /// of naming a format.
@@ -201,8 +195,7 @@ extension StateFormat {
 extension StateFormat {
     /// The size of the file at `path` in bytes (0: none).
     static func size(_ path: String) -> Int64 {
-        var st = stat()
-        return stat(path, &st) == 0 ? Int64(st.st_size) : 0
+        System.status(path)?.size ?? 0
     }
 
     /// What a state file (or a file a folder state needs) of 0 bytes is: never a new empty
@@ -218,39 +211,25 @@ extension StateFormat {
 
     /// Refuses a regular file of 0 bytes at `path`; a missing path is a new state.
     static func refuseEmptyFile(_ path: String) throws(StateFile.Failure) {
-        var st = stat()
-        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size == 0 else { return }
+        guard let st = System.status(path), st.isRegular, st.size == 0 else { return }
         throw emptyFile(path)
     }
 
     /// Adds the inode, size and modification time of `file` to `stamp` (-1: no such file),
     /// for a format's ``liveStamp``.
     static func addStamp(_ file: String, to stamp: inout [Int64]) {
-        var st = stat()
-        guard stat(file, &st) == 0 else { return stamp.append(-1) }
-        #if canImport(Darwin)
-        let time = st.st_mtimespec
-        #else
-        let time = st.st_mtim
-        #endif
-        stamp.append(contentsOf: [Int64(st.st_ino), Int64(st.st_size), Int64(time.tv_sec), Int64(time.tv_nsec)])
+        guard let st = System.status(file) else { return stamp.append(-1) }
+        stamp.append(contentsOf: [st.inode, st.size, st.modified.seconds, st.modified.nanoseconds])
     }
 
     /// Removes the file at `path` (a format's ``remove``).
-    static func removeFile(_ path: String) { unlink(path) }
+    static func removeFile(_ path: String) { System.removeFile(path) }
 
     /// Removes the folder at `path` and the files it holds (a folder format's ``remove``).
     static func removeFolder(_ path: String) {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return }
-        guard st.st_mode & S_IFMT == S_IFDIR else { return removeFile(path) }
-        if let dir = opendir(path) {
-            while let entry = readdir(dir) {
-                let name: String = System.entryName(entry)
-                if name != "." && name != ".." { unlink(path + "/" + name) }
-            }
-            closedir(dir)
-        }
-        rmdir(path)
+        guard let st = System.linkStatus(path) else { return }
+        guard st.isFolder else { return removeFile(path) }
+        for name in System.folderNames(path) ?? [] { System.removeFile(path + "/" + name) }
+        System.removeEmptyFolder(path)
     }
 }

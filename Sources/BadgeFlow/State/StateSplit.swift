@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// `badgeflow state split` and `state merge`: a state split by account into the parts a
 /// partitioned run uses (``StatePartition``), and the parts joined back into one state.
 ///
@@ -87,8 +81,7 @@ public enum StateSplit {
         for part in parts where try Self.format(part).format != format {
             throw .usage("\(part): a \(try Self.format(part).format.ext) part cannot be merged into \(out), a \(format.ext) state")
         }
-        var st = stat()
-        guard lstat(out, &st) != 0 else {
+        guard System.linkStatus(out) == nil else {
             throw .usage("\(out) exists; merge writes a new state (remove it first)")
         }
         try merge(parts, out)
@@ -134,23 +127,18 @@ public enum StateSplit {
 
     /// Creates `folder` when missing; refuses one that holds anything.
     private static func prepareFolder(_ folder: String) throws(Failure) {
-        var st = stat()
-        if stat(folder, &st) != 0 {
-            guard mkdir(folder, 0o755) == 0 else {
-                throw .io(FileIO.Failure(path: folder, message: "cannot create the folder: \(String(cString: strerror(errno)))"))
+        guard let st = System.status(folder) else {
+            guard System.makeFolder(folder, mode: 0o755) else {
+                throw .io(FileIO.Failure(path: folder, message: "cannot create the folder: \(System.errorMessage)"))
             }
             return
         }
-        guard st.st_mode & S_IFMT == S_IFDIR else { throw .usage("\(folder) exists and is not a folder") }
-        guard let dir = opendir(folder) else {
-            throw .io(FileIO.Failure(path: folder, message: "cannot read the folder: \(String(cString: strerror(errno)))"))
+        guard st.isFolder else { throw .usage("\(folder) exists and is not a folder") }
+        guard let names = System.folderNames(folder) else {
+            throw .io(FileIO.Failure(path: folder, message: "cannot read the folder: \(System.errorMessage)"))
         }
-        defer { closedir(dir) }
-        while let entry = readdir(dir) {
-            let name: String = System.entryName(entry)
-            if name != "." && name != ".." {
-                throw .usage("\(folder) is not empty (\(name)); split writes its parts into a new or empty folder")
-            }
+        if let name = names.first {
+            throw .usage("\(folder) is not empty (\(name)); split writes its parts into a new or empty folder")
         }
     }
 
@@ -169,9 +157,9 @@ public enum StateSplit {
 
     static func removeAll(_ paths: [String]) {
         for p in paths {
-            unlink(p)
-            unlink(p + "-wal")
-            unlink(p + "-shm")
+            System.removeFile(p)
+            System.removeFile(p + "-wal")
+            System.removeFile(p + "-shm")
         }
     }
 

@@ -2,12 +2,6 @@
 // MiB kept and the ring of the last MiB (memcpy). Relies on every copy's count being bounded
 // by the room left in its target (the head's missing bytes, the ring's end).
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 extension StreamedInputDigest {
     /// Adds the next `bytes` read.
     package func add(_ bytes: UnsafeRawBufferPointer) {
@@ -21,8 +15,8 @@ extension StreamedInputDigest {
         ring.withUnsafeMutableBytes { r in
             guard let ringBase = r.baseAddress else { return }
             let first = min(keep, end - ringEnd)
-            memcpy(ringBase + ringEnd, from, first)
-            if keep > first { memcpy(ringBase, from + first, keep - first) }
+            System.memcpy(ringBase + ringEnd, from, first)
+            if keep > first { System.memcpy(ringBase, from + first, keep - first) }
         }
         ringEnd = (ringEnd + keep) % end
     }

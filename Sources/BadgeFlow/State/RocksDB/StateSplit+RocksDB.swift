@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Split and merge of RocksDB states (folders): keys and values are copied as RocksDB holds
 /// them, read through one iterator per state and written in bounded batches
 /// (`RocksDBStore.RawBatch`); every RocksDB call is `RocksDBStore`'s.
@@ -21,13 +15,9 @@ extension StateSplit {
     /// Removes the folders of a split or merge that failed.
     private static func removeFolders(_ paths: [String]) {
         for path in paths {
-            guard let dir = opendir(path) else { continue }
-            while let entry = readdir(dir) {
-                let name: String = System.entryName(entry)
-                if name != "." && name != ".." { unlink(path + "/" + name) }
-            }
-            closedir(dir)
-            rmdir(path)
+            guard let names = System.folderNames(path) else { continue }
+            for name in names { System.removeFile(path + "/" + name) }
+            System.removeEmptyFolder(path)
         }
     }
 
@@ -95,7 +85,7 @@ extension StateSplit {
                     file: part.path, at: "meta.rules",
                     message: "its rules differ from \(first.path)'s; the parts of one split were run with the same rules"))
         }
-        let temp = out + ".tmp.\(getpid())"
+        let temp = out + ".tmp.\(System.processID)"
         var done = false
         removeFolders([temp])
         defer { if !done { removeFolders([temp]) } }
@@ -155,8 +145,8 @@ extension StateSplit {
         } catch {
             throw .state(error)
         }
-        guard rename(temp, out) == 0 else {
-            throw .io(FileIO.Failure(path: out, message: "cannot rename \(temp) over it: \(String(cString: strerror(errno)))"))
+        guard System.rename(temp, over: out) else {
+            throw .io(FileIO.Failure(path: out, message: "cannot rename \(temp) over it: \(System.errorMessage)"))
         }
         FileIO.syncFolder(of: out)
         done = true

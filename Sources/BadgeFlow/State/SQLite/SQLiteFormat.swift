@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The SQLite format's entry in the registry of formats (``StateFormat/all``): a database
 /// file (WAL mode) that commits checkpoints and can be read live.
 extension StateFormat {
@@ -37,9 +31,9 @@ extension SQLiteStateStore {
 
     /// Removes the database at `path` and the `-wal` and `-shm` files beside it.
     static func remove(_ path: String) {
-        unlink(path)
-        unlink(path + "-wal")
-        unlink(path + "-shm")
+        System.removeFile(path)
+        System.removeFile(path + "-wal")
+        System.removeFile(path + "-shm")
     }
 }
 

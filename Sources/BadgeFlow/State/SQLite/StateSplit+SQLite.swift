@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A connection for copying rows between SQLite states (split and merge): the states are
 /// opened (created, checked) by ``SQLiteStore`` first, and only their rows go through here,
 /// each value copied as it is (``SQLiteStatement/bind(_:valueOf:column:)``).
@@ -91,10 +85,10 @@ final class SQLiteRowCopier {
 
 /// fsync(2) of `path` (a database closed by SQLite, before it is renamed into place).
 private func syncFile(_ path: String) {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    let fd = System.openForReading(path)
     guard fd >= 0 else { return }
-    _ = fsync(fd)
-    close(fd)
+    System.sync(fd)
+    System.closeDescriptor(fd)
 }
 
 extension StateSplit {
@@ -198,7 +192,7 @@ extension StateSplit {
                     file: part.path, at: "meta.rules",
                     message: "its rules differ from \(first.path)'s; the parts of one split were run with the same rules"))
         }
-        let temp = out + ".tmp.\(getpid())"
+        let temp = out + ".tmp.\(System.processID)"
         var done = false
         defer { if !done { removeAll([temp]) } }
         removeAll([temp])
@@ -271,8 +265,8 @@ extension StateSplit {
         try target.finish()
         for db in sources { db.close() }
         syncFile(temp)
-        guard rename(temp, out) == 0 else {
-            throw .io(FileIO.Failure(path: out, message: "cannot rename \(temp) over it: \(String(cString: strerror(errno)))"))
+        guard System.rename(temp, over: out) else {
+            throw .io(FileIO.Failure(path: out, message: "cannot rename \(temp) over it: \(System.errorMessage)"))
         }
         FileIO.syncFolder(of: out)
         done = true
