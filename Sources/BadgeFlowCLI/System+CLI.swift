@@ -1,7 +1,7 @@
 // The `badgeflow` command's system calls: thin wrappers over the C library for the files
 // that need a few of its calls (the folder walk, `serve`'s exec and lookup, the progress
-// line, the report's temporary files), and the signal handlers (``Signals``). The one other
-// file of the module that imports the C library is OutputFile.swift (to move here).
+// line, the report's temporary files), and the signal handlers (``Signals``): the only file
+// of the module that imports the C library (results go through BadgeFlow's ResultsFile).
 
 #if canImport(Glibc)
 import Glibc

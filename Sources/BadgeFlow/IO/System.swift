@@ -6,7 +6,7 @@
 //
 // The only files of the module that import the C library: this one, the ones built on the
 // system calls in IO/ (FileIO, FileIO+Unsafe, MappedFile, OwnedThread, OwnedThread+Unsafe,
-// SignalWake, SignalWake+Unsafe, StateLock) and the C-binding stores (SQLiteStore,
+// SignalWake, SignalWake+Unsafe, StateLock, ResultsFile) and the C-binding stores (SQLiteStore,
 // RocksDBStore). Scripts/check-unsafe-boundaries.sh holds that list.
 
 #if canImport(Glibc)
